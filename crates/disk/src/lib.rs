@@ -1,0 +1,1 @@
+//! drive models (in progress)

@@ -1,0 +1,42 @@
+//! # headway-sched — the scheduling core
+//!
+//! Disk I/O scheduling as pure decision logic: work-conserving [`policy`]s (noop, deadline,
+//! cscan, sptf, aged-sptf) and the non-work-conserving [`framework`]s that wrap any of them
+//! (stream scheduling). This crate never reads a clock, does no I/O, starts no thread and
+//! draws no random number: time comes in as an argument ([`Time`], integer nanoseconds) and
+//! decisions go out as values ([`Decision`]). The simulator and the block server are two
+//! drivers of the same objects.
+//!
+//! ```
+//! use headway_sched::{build, Settings, Decision, Request, ReqId, Dir, Time, ServiceCurve, CurveView};
+//! let mut s = build("stream:deadline", &mut Settings::new()).unwrap();
+//! let curve = ServiceCurve::from_knots(vec![(0, 200_000), (1 << 30, 15_000_000)]);
+//! let dev = CurveView { head: 0, curve: &curve, capacity: 1 << 31 };
+//! let rq = Request { id: ReqId(1), sector: 2048, len: 8, dir: Dir::Read, sync: true,
+//!                    arrival: Time(0), ctx: None };
+//! s.arrive(Time(0), rq);
+//! assert!(matches!(s.decide(Time(0), &dev), Decision::Dispatch(r) if r.id == ReqId(1)));
+//! ```
+
+pub mod device;
+pub mod estimate;
+pub mod framework;
+pub mod idmap;
+pub mod params;
+pub mod policy;
+pub mod registry;
+pub mod request;
+pub mod scheduler;
+pub mod time;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+pub use device::{CurveView, DeviceView};
+pub use estimate::ServiceCurve;
+pub use params::{ParamError, Settings, Tunable};
+pub use policy::Policy;
+pub use registry::{build, scheduler_names, tunables, BuildError};
+pub use request::{ContextId, Dir, ReqId, Request, Sector, SECTOR_BYTES};
+pub use scheduler::{Arrival, Decision, Scheduler, WorkConserving};
+pub use time::{Duration, Time};

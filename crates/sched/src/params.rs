@@ -1,0 +1,245 @@
+//! Tunables: one table of name / unit / default / doc, and the `--set NAME=VALUE` settings
+//! that override them.
+//!
+//! Every policy and framework declares its knobs as [`Tunable`]s (Linux sysfs names where
+//! Linux has the knob) and reads them from [`Settings`] at construction. A value that does
+//! not parse or is out of range is an error; a setting nothing read is an error too (see
+//! [`Settings::unused`]) — never silently ignored, never clamped.
+
+use std::fmt;
+
+use crate::time::Duration;
+
+/// The unit a tunable's value is given in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A time; a bare number is taken in the given default unit.
+    Time(TimeUnit),
+    /// A whole number (count, sectors, KiB, ...); the string names what it counts.
+    Count(&'static str),
+    /// A real number (a factor).
+    Factor,
+    /// 0/1, true/false.
+    Flag,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TimeUnit {
+    Ns,
+    Us,
+    Ms,
+    S,
+}
+
+impl TimeUnit {
+    fn nanos(self) -> u64 {
+        match self {
+            TimeUnit::Ns => 1,
+            TimeUnit::Us => 1_000,
+            TimeUnit::Ms => 1_000_000,
+            TimeUnit::S => 1_000_000_000,
+        }
+    }
+}
+
+/// One knob.
+#[derive(Copy, Clone, Debug)]
+pub struct Tunable {
+    pub name: &'static str,
+    pub unit: Unit,
+    /// Default as a user would type it.
+    pub default: &'static str,
+    /// Which schedulers read it.
+    pub scope: &'static str,
+    pub doc: &'static str,
+}
+
+/// A bad setting.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParamError {
+    #[error("setting `{0}` is not NAME=VALUE")]
+    Syntax(String),
+    #[error("bad value `{value}` for {name}: {why}")]
+    BadValue { name: String, value: String, why: String },
+    #[error("unknown setting `{0}` for the chosen scheduler(s) (see `headway tunables`)")]
+    Unknown(String),
+}
+
+/// Parse a time like `500ms`, `5s`, `124ms`, `10us`, `250ns`; a bare number is in `unit`.
+pub fn parse_time(s: &str, unit: TimeUnit) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, suffix) = s.split_at(split);
+    if num.is_empty() {
+        return Err("expected a number".into());
+    }
+    let scale = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" => unit.nanos(),
+        "ns" => 1,
+        "us" | "usec" | "µs" => 1_000,
+        "ms" | "msec" => 1_000_000,
+        "s" | "sec" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        other => return Err(format!("unknown time unit `{other}` (use ns, us, ms, s, m)")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("`{num}` is not a number"))?;
+    let ns = v * scale as f64;
+    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
+        return Err("out of range".into());
+    }
+    Ok(Duration(ns.round() as u64))
+}
+
+/// User overrides, in the order given, each remembering whether something read it.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    entries: Vec<(String, String, bool)>,
+}
+
+impl Settings {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add `NAME=VALUE`. A later setting of the same name wins.
+    pub fn push_kv(&mut self, kv: &str) -> Result<(), ParamError> {
+        let (k, v) = kv.split_once('=').ok_or_else(|| ParamError::Syntax(kv.to_string()))?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() {
+            return Err(ParamError::Syntax(kv.to_string()));
+        }
+        self.set(k, v);
+        Ok(())
+    }
+
+    pub fn set(&mut self, name: &str, value: &str) {
+        self.entries.retain(|e| e.0 != name);
+        self.entries.push((name.to_string(), value.to_string(), false));
+    }
+
+    fn raw(&mut self, t: &Tunable) -> &str {
+        match self.entries.iter_mut().find(|e| e.0 == t.name) {
+            Some(e) => {
+                e.2 = true;
+                &e.1
+            }
+            None => t.default,
+        }
+    }
+
+    fn bad(t: &Tunable, value: &str, why: impl Into<String>) -> ParamError {
+        ParamError::BadValue { name: t.name.to_string(), value: value.to_string(), why: why.into() }
+    }
+
+    pub fn time(&mut self, t: &Tunable) -> Result<Duration, ParamError> {
+        let Unit::Time(u) = t.unit else { panic!("{} is not a time tunable", t.name) };
+        let v = self.raw(t).to_string();
+        parse_time(&v, u).map_err(|why| Self::bad(t, &v, why))
+    }
+
+    /// A whole number in `min..=max`.
+    pub fn count(&mut self, t: &Tunable, min: u64, max: u64) -> Result<u64, ParamError> {
+        let v = self.raw(t).to_string();
+        let n: u64 = v.parse().map_err(|_| Self::bad(t, &v, "expected a whole number"))?;
+        if n < min || n > max {
+            return Err(Self::bad(t, &v, format!("must be between {min} and {max}")));
+        }
+        Ok(n)
+    }
+
+    /// A real number in `min..=max`.
+    pub fn factor(&mut self, t: &Tunable, min: f64, max: f64) -> Result<f64, ParamError> {
+        let v = self.raw(t).to_string();
+        let x: f64 = v.parse().map_err(|_| Self::bad(t, &v, "expected a number"))?;
+        if !(min..=max).contains(&x) {
+            return Err(Self::bad(t, &v, format!("must be between {min} and {max}")));
+        }
+        Ok(x)
+    }
+
+    pub fn flag(&mut self, t: &Tunable) -> Result<bool, ParamError> {
+        let v = self.raw(t).to_string();
+        match v.as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(Self::bad(t, &v, "expected 0 or 1")),
+        }
+    }
+
+    /// Settings nothing has read: after building every scheduler, these are errors.
+    pub fn unused(&self) -> Vec<String> {
+        self.entries.iter().filter(|e| !e.2).map(|e| e.0.clone()).collect()
+    }
+
+    /// Forget which settings were read (before building another scheduler from the same set).
+    pub fn reset_used(&mut self) {
+        for e in &mut self.entries {
+            e.2 = false;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|e| (e.0.as_str(), e.1.as_str()))
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unit::Time(u) => write!(
+                f,
+                "time (bare number in {})",
+                match u {
+                    TimeUnit::Ns => "ns",
+                    TimeUnit::Us => "us",
+                    TimeUnit::Ms => "ms",
+                    TimeUnit::S => "s",
+                }
+            ),
+            Unit::Count(what) => write!(f, "{what}"),
+            Unit::Factor => write!(f, "factor"),
+            Unit::Flag => write!(f, "0/1"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Tunable = Tunable {
+        name: "read_expire",
+        unit: Unit::Time(TimeUnit::Ms),
+        default: "500",
+        scope: "deadline",
+        doc: "",
+    };
+
+    #[test]
+    fn times_parse_with_and_without_units() {
+        assert_eq!(parse_time("500", TimeUnit::Ms), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_time("5s", TimeUnit::Ms), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_time("2.5ms", TimeUnit::Ms), Ok(Duration::from_micros(2500)));
+        assert!(parse_time("5 parsecs", TimeUnit::Ms).is_err());
+        assert!(parse_time("ms", TimeUnit::Ms).is_err());
+    }
+
+    #[test]
+    fn settings_override_defaults_and_track_use() {
+        let mut s = Settings::new();
+        assert_eq!(s.time(&T), Ok(Duration::from_millis(500)));
+        s.push_kv("read_expire=125ms").unwrap();
+        s.push_kv("bogus=1").unwrap();
+        assert_eq!(s.time(&T), Ok(Duration::from_millis(125)));
+        assert_eq!(s.unused(), vec!["bogus".to_string()]);
+        assert!(matches!(s.push_kv("novalue"), Err(ParamError::Syntax(_))));
+        s.push_kv("read_expire=fast").unwrap();
+        let e = s.time(&T).unwrap_err().to_string();
+        assert!(e.contains("read_expire") && e.contains("fast"), "{e}");
+    }
+}

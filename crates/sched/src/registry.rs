@@ -1,0 +1,171 @@
+//! Scheduler names and construction: the one place that maps `stream:deadline` to objects.
+//!
+//! Names: a policy (`noop`, `deadline`, `cscan`, `sptf`, `aged-sptf`) is a work-conserving
+//! scheduler; `FRAMEWORK:POLICY` wraps a policy in a non-work-conserving framework
+//! (`stream:cscan`); a bare framework name uses its default policy (`stream` is
+//! `stream:deadline`, as in 000 Section 3).
+
+use crate::device::DeviceView;
+use crate::framework::stream::{Stream, StreamParams};
+use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
+use crate::policy::{self, Policy};
+use crate::request::{ReqId, Request};
+use crate::scheduler::{Scheduler, WorkConserving};
+use crate::time::Time;
+
+/// Why a scheduler could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    #[error("unknown scheduler `{name}` (known: {known})")]
+    UnknownScheduler { name: String, known: String },
+    #[error("unknown policy `{policy}` in `{name}` (known policies: {known})")]
+    UnknownPolicy { name: String, policy: String, known: String },
+    #[error(transparent)]
+    Param(#[from] ParamError),
+}
+
+/// Work-conserving policies, by name.
+pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf"];
+/// Frameworks, with the policy a bare name wraps.
+pub const FRAMEWORKS: &[(&str, &str)] = &[("stream", "deadline")];
+
+/// Every name `build` accepts (bare frameworks and `framework:policy` pairs included).
+pub fn scheduler_names() -> Vec<String> {
+    let mut v: Vec<String> = POLICIES.iter().map(|s| s.to_string()).collect();
+    for (fw, _) in FRAMEWORKS {
+        v.push(fw.to_string());
+        v.extend(POLICIES.iter().map(|p| format!("{fw}:{p}")));
+    }
+    v
+}
+
+/// Driver merge bound, Linux's name and default.
+pub const MAX_SECTORS_KB: Tunable = Tunable {
+    name: "max_sectors_kb",
+    unit: Unit::Count("KiB"),
+    default: "512",
+    scope: "all",
+    doc: "largest request a merge may build",
+};
+
+/// The whole tunable table: what `headway tunables` prints and `--set` accepts.
+pub fn tunables() -> Vec<Tunable> {
+    let mut v = vec![MAX_SECTORS_KB];
+    v.extend_from_slice(policy::TUNABLES);
+    v.extend_from_slice(crate::framework::stream::TUNABLES);
+    v
+}
+
+fn known_policies() -> String {
+    POLICIES.join(", ")
+}
+
+/// Build a policy by name, reading its tunables from `settings`.
+pub fn build_policy(name: &str, settings: &mut Settings) -> Result<Box<dyn Policy>, BuildError> {
+    policy::build(name, settings)?.ok_or_else(|| BuildError::UnknownPolicy {
+        name: name.to_string(),
+        policy: name.to_string(),
+        known: known_policies(),
+    })
+}
+
+/// Build a scheduler by name. Settings that the scheduler does not read are left unread
+/// (the caller reports them with [`Settings::unused`] after building all it needs).
+pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
+    let max_kb = settings.count(&MAX_SECTORS_KB, 4, 1 << 20)?;
+    let max_sectors = (max_kb * 2) as u32;
+    let (fw, pol) = match name.split_once(':') {
+        Some((fw, pol)) => (Some(fw), pol),
+        None => match FRAMEWORKS.iter().find(|f| f.0 == name) {
+            Some((fw, pol)) => (Some(*fw), *pol),
+            None => (None, name),
+        },
+    };
+    let policy = match policy::build(pol, settings)? {
+        Some(p) => p,
+        None if fw.is_none() => {
+            return Err(BuildError::UnknownScheduler {
+                name: name.to_string(),
+                known: scheduler_names().join(", "),
+            })
+        }
+        None => {
+            return Err(BuildError::UnknownPolicy {
+                name: name.to_string(),
+                policy: pol.to_string(),
+                known: known_policies(),
+            })
+        }
+    };
+    match fw {
+        None => Ok(Box::new(WorkConserving::new(policy, max_sectors))),
+        Some("stream") => {
+            let params = StreamParams::from_settings(settings)?;
+            Ok(Box::new(Stream::new(policy, params, max_sectors)))
+        }
+        Some(other) => Err(BuildError::UnknownScheduler {
+            name: format!("{other}:{pol}"),
+            known: scheduler_names().join(", "),
+        }),
+    }
+}
+
+/// Frameworks are generic over `P: Policy`; this lets them hold a policy chosen by name.
+impl Policy for Box<dyn Policy> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn merge(&mut self, now: Time, rq: &Request, max_sectors: u32) -> Option<ReqId> {
+        (**self).merge(now, rq, max_sectors)
+    }
+    fn add(&mut self, now: Time, rq: Request) {
+        (**self).add(now, rq)
+    }
+    fn select(&mut self, now: Time, dev: &dyn DeviceView) -> Option<ReqId> {
+        (**self).select(now, dev)
+    }
+    fn take(&mut self, now: Time, id: ReqId) -> Request {
+        (**self).take(now, id)
+    }
+    fn get(&self, id: ReqId) -> Option<&Request> {
+        (**self).get(id)
+    }
+    fn urgent(&self, now: Time) -> bool {
+        (**self).urgent(now)
+    }
+    fn next_urgent_at(&self) -> Option<Time> {
+        (**self).next_urgent_at()
+    }
+    fn completed(&mut self, now: Time, rq: &Request) {
+        (**self).completed(now, rq)
+    }
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+}
+
+#[allow(dead_code)]
+const _UNIT_USED: TimeUnit = TimeUnit::Ms;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_builds() {
+        for n in scheduler_names() {
+            let mut s = Settings::new();
+            let sched = build(&n, &mut s).unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert!(sched.name().contains(n.split(':').last().unwrap()) || n == "stream");
+        }
+    }
+
+    #[test]
+    fn unknown_names_are_errors_naming_them() {
+        let e = build("elevator9000", &mut Settings::new()).err().unwrap().to_string();
+        assert!(e.contains("elevator9000") && e.contains("deadline"), "{e}");
+        let e = build("stream:nope", &mut Settings::new()).err().unwrap().to_string();
+        assert!(e.contains("nope"), "{e}");
+    }
+}

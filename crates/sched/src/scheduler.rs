@@ -1,0 +1,86 @@
+//! The scheduler contract every driver (simulator, server) runs.
+//!
+//! A driver calls [`Scheduler::decide`] whenever the device can take a request. The answer
+//! is a value, never a side effect on time: dispatch this request, come back at `t` (a
+//! non-work-conserving wait), or nothing to do. On `WaitUntil(t)` the driver arms a timer
+//! and calls `decide` again at `t` or at the next arrival, whichever is first.
+
+use crate::device::DeviceView;
+use crate::policy::Policy;
+use crate::request::{ReqId, Request};
+use crate::time::Time;
+
+/// What to do next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Send this request to the device now.
+    Dispatch(Request),
+    /// Keep the device idle; ask again at this time (or on the next arrival).
+    WaitUntil(Time),
+    /// Nothing is pending and nothing is worth waiting for.
+    Idle,
+}
+
+/// Outcome of an arrival.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The request is queued under its own id.
+    Queued,
+    /// The request was merged into queued request `into`; it completes when `into` does.
+    Merged { into: ReqId },
+}
+
+pub trait Scheduler {
+    /// Full name, e.g. `stream:deadline`.
+    fn name(&self) -> String;
+    /// A request reaches the scheduler.
+    fn arrive(&mut self, now: Time, rq: Request) -> Arrival;
+    /// The device can take a request: what now?
+    fn decide(&mut self, now: Time, dev: &dyn DeviceView) -> Decision;
+    /// A dispatched request entered the device queue.
+    fn dispatched_to_device(&mut self, _now: Time, _rq: &Request) {}
+    /// The device finished `rq` (as dispatched, merged extent included).
+    fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView);
+    /// Requests held by the scheduler (not yet dispatched).
+    fn pending(&self) -> usize;
+}
+
+/// Driver-level merge bound (Linux max_sectors_kb = 512 KiB), in sectors.
+pub const DEFAULT_MAX_SECTORS: u32 = 1024;
+
+/// A plain work-conserving scheduler: dispatches the policy's choice, never waits.
+pub struct WorkConserving<P: Policy> {
+    pub policy: P,
+    pub max_sectors: u32,
+}
+
+impl<P: Policy> WorkConserving<P> {
+    pub fn new(policy: P, max_sectors: u32) -> Self {
+        WorkConserving { policy, max_sectors }
+    }
+}
+
+impl<P: Policy> Scheduler for WorkConserving<P> {
+    fn name(&self) -> String {
+        self.policy.name().to_string()
+    }
+    fn arrive(&mut self, now: Time, rq: Request) -> Arrival {
+        if let Some(into) = self.policy.merge(now, &rq, self.max_sectors) {
+            return Arrival::Merged { into };
+        }
+        self.policy.add(now, rq);
+        Arrival::Queued
+    }
+    fn decide(&mut self, now: Time, dev: &dyn DeviceView) -> Decision {
+        match self.policy.select(now, dev) {
+            Some(id) => Decision::Dispatch(self.policy.take(now, id)),
+            None => Decision::Idle,
+        }
+    }
+    fn completed(&mut self, now: Time, rq: &Request, _dev: &dyn DeviceView) {
+        self.policy.completed(now, rq);
+    }
+    fn pending(&self) -> usize {
+        self.policy.len()
+    }
+}

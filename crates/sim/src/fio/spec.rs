@@ -1,0 +1,134 @@
+//! What a fio job file means to headway, after parsing: one [`JobSpec`] per job section.
+//! Numeric values are already in bytes / nanoseconds; `numjobs` is not yet expanded.
+
+use headway_sched::Duration;
+
+/// Where an option was set, for error messages and reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub file: String,
+    pub line: usize,
+}
+
+/// `rw=` access pattern.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// sequential reads (`read`)
+    Read,
+    /// sequential writes (`write`)
+    Write,
+    /// random reads (`randread`)
+    RandRead,
+    /// random writes (`randwrite`)
+    RandWrite,
+    /// sequential mixed (`rw`, `readwrite`), split by `rwmixread`
+    ReadWrite,
+    /// random mixed (`randrw`), split by `rwmixread`
+    RandRw,
+}
+
+impl Pattern {
+    pub fn is_random(self) -> bool {
+        matches!(self, Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw)
+    }
+}
+
+/// How the job issues I/O.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// psync / sync / pvsync / pvsync2 / vsync: one synchronous request outstanding.
+    Sync,
+    /// libaio / io_uring / posixaio: up to `iodepth` outstanding, asynchronous.
+    Async,
+}
+
+/// `zonemode=strided`: `zonesize` bytes are accessed out of every `zonerange` bytes
+/// (fio: after zonesize bytes of I/O, skip to the next zone), plus an extra `zoneskip`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Strided {
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
+}
+
+/// One job section with `[global]` applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    /// Line of the `[name]` header.
+    pub origin: Origin,
+    pub pattern: Pattern,
+    /// `rw=read:8k` — a gap of this many bytes after every I/O (fio's `:N` suffix).
+    pub skip: u64,
+    /// Percentage of reads for mixed patterns (default 50).
+    pub rwmixread: u32,
+    /// Block size for reads and writes, bytes (`bs=4k`, or `bs=4k,16k` read,write).
+    pub bs_read: u64,
+    pub bs_write: u64,
+    /// Region size in bytes (`size`); `None` = to the end of the device.
+    pub size: Option<u64>,
+    /// Total bytes to transfer (`io_size`); `None` = `size`.
+    pub io_size: Option<u64>,
+    /// Start of the region, bytes.
+    pub offset: u64,
+    /// Added to `offset` for each clone `i` of `numjobs` (`offset + i * offset_increment`).
+    pub offset_increment: u64,
+    pub numjobs: u32,
+    pub engine: Engine,
+    pub iodepth: u32,
+    pub direct: bool,
+    /// Pause after every `thinktime_blocks` I/Os.
+    pub thinktime: Duration,
+    pub thinktime_blocks: u32,
+    /// Stop after this long (`runtime`); with `time_based`, loop over the region until then.
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    /// Cap on I/Os per second (`rate_iops`), reads,writes.
+    pub rate_iops: Option<u64>,
+    pub strided: Option<Strided>,
+    /// Wait for all earlier jobs to finish before starting (`stonewall` / `wait_for_previous`).
+    pub stonewall: bool,
+    /// Delay before the job starts (`startdelay`).
+    pub startdelay: Duration,
+    /// Random seed offset (`randseed`), mixed into the simulator seed when given.
+    pub randseed: Option<u64>,
+}
+
+impl JobSpec {
+    /// fio's defaults for a job with nothing set.
+    pub fn defaults(name: &str, origin: Origin) -> Self {
+        JobSpec {
+            name: name.to_string(),
+            origin,
+            pattern: Pattern::Read,
+            skip: 0,
+            rwmixread: 50,
+            bs_read: 4096,
+            bs_write: 4096,
+            size: None,
+            io_size: None,
+            offset: 0,
+            offset_increment: 0,
+            numjobs: 1,
+            engine: Engine::Sync,
+            iodepth: 1,
+            direct: false,
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+            runtime: None,
+            time_based: false,
+            rate_iops: None,
+            strided: None,
+            stonewall: false,
+            startdelay: Duration::ZERO,
+            randseed: None,
+        }
+    }
+}
+
+/// A parsed job file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobFile {
+    pub path: String,
+    pub jobs: Vec<JobSpec>,
+}
