@@ -14,7 +14,7 @@
 //! let dev = CurveView { head: 0, curve: &curve, capacity: 1 << 31 };
 //! let rq = Request { id: ReqId(1), sector: 2048, len: 8, dir: Dir::Read, sync: true,
 //!                    arrival: Time(0), ctx: None };
-//! s.arrive(Time(0), rq);
+//! s.arrive(Time(0), rq, &dev);
 //! assert!(matches!(s.decide(Time(0), &dev), Decision::Dispatch(r) if r.id == ReqId(1)));
 //! ```
 

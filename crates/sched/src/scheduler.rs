@@ -33,8 +33,8 @@ pub enum Arrival {
 pub trait Scheduler {
     /// Full name, e.g. `stream:deadline`.
     fn name(&self) -> String;
-    /// A request reaches the scheduler.
-    fn arrive(&mut self, now: Time, rq: Request) -> Arrival;
+    /// A request reaches the scheduler. `dev` prices moves (stream scheduling's child test).
+    fn arrive(&mut self, now: Time, rq: Request, dev: &dyn DeviceView) -> Arrival;
     /// The device can take a request: what now?
     fn decide(&mut self, now: Time, dev: &dyn DeviceView) -> Decision;
     /// A dispatched request entered the device queue.
@@ -64,7 +64,7 @@ impl<P: Policy> Scheduler for WorkConserving<P> {
     fn name(&self) -> String {
         self.policy.name().to_string()
     }
-    fn arrive(&mut self, now: Time, rq: Request) -> Arrival {
+    fn arrive(&mut self, now: Time, rq: Request, _dev: &dyn DeviceView) -> Arrival {
         if let Some(into) = self.policy.merge(now, &rq, self.max_sectors) {
             return Arrival::Merged { into };
         }

@@ -1,19 +1,424 @@
-//! placeholder, replaced below
+//! Stream scheduling (SS): a process-agnostic framework that turns any work-conserving
+//! policy into a non-work-conserving scheduler. Paper 000 (Stream Scheduling), Section 2.1
+//! and its Figure 2 pseudo-code; defaults from Section 3.
+//!
+//! ## The idea
+//! Waiting for a request that has not arrived is judicious when
+//! `wait_time(R) + service_time(R) < service_time(selected pending request)`. Without knowing
+//! which process sent what, SS learns from arrival times and locations alone: a request `N`
+//! that arrives after `R` completed is `R`'s *child* when
+//!
+//! ```text
+//! N.arrival - R.completion + est(R.pos, N.pos) < R.service_time
+//! ```
+//!
+//! where `R.service_time = est(R.pos, selected_pending.pos)` is priced when `R` completes.
+//! Children chain into *streams*; only the newest member and the stream's length are kept.
+//! A stream of length >= `stream_threshold` is *established*: when its newest member
+//! completes, the device is kept idle until the child arrives (then dispatched at once) or
+//! until `R.deadline = R.completion + R.service_time`, after which no child can qualify.
+//!
+//! ## The procedures (Figure 2)
+//! - completion of `R`: price the policy's choice, insert `R` into the *parent-to-be* queue
+//!   (sorted by deadline, expired entries dropped), wait if `R`'s stream is established.
+//! - arrival of `N`: the first parent (in deadline order) for which the child test holds
+//!   adopts `N` (`N.stream_size = R.stream_size + 1`, `R` leaves the queue); if we were waiting
+//!   for `R`, `N` is dispatched next. Otherwise `N.stream_size = 1`.
+//! - timer expiry: a stream at least `(1 + tolerance_factor) x stream_threshold` long gets a
+//!   *second chance*: the wait is extended by `tolerance_factor x service_time`, the service
+//!   time scaled by `1 + tolerance_factor`, and the stream size reset to the threshold.
+//!   Otherwise the parent leaves the queue and the policy's choice is dispatched.
+//!
+//! ## What the pseudo-code leaves out, and what headway does
+//! - `stream_time_slice`: once the device has served one stream for longer than the slice,
+//!   SS dispatches the policy's choice instead of waiting — only when other requests are
+//!   pending. The slice starts when SS first waits for a stream after serving another.
+//! - The wrapped policy's urgent requests (deadline's expired FIFO, aged requests) are
+//!   dispatched immediately: SS never waits while the policy reports `urgent`, and a wait
+//!   ends when the policy's next urgency time comes.
+//! - Nothing pending when `R` completes: the alternative is unknown, so `R.service_time` is
+//!   provisionally the cost of an arbitrary request, `est` over a third of the disk (the
+//!   mean distance between two uniform random positions); waiting on an idle device costs
+//!   nothing, and a far request arriving later cannot pass for a child. (Tightening the
+//!   bound when a non-child arrives would change nothing: a request fails the child test
+//!   exactly when `gap + est` already exceeds the bound.)
+//! - Stream formation never depends on the scheduling decision, only on arrivals and
+//!   locations (000 Section 2.1): the child test runs whether or not SS waited.
+//! - Never process identity: `Request::ctx` is not read anywhere in this module.
+//!
+//! ## Tunables
+//! | name | unit | default | trade-off |
+//! |---|---|---|---|
+//! | `stream_threshold` | requests | 4 | lower waits sooner, risks waiting on chance locality |
+//! | `tolerance_factor` | factor | 0.5 | second chance for long streams; larger = longer fruitless waits |
+//! | `stream_time_slice` | time (ms) | 124 ms | longer = fewer long seeks, longer waits for others (Fig. 7) |
+//!
+//! Invariants: every request arriving is queued in the policy or merged into a queued one;
+//! at most one parent is waited for; the parent queue holds only unexpired parents after
+//! each pass and is sorted by deadline.
+
 use crate::device::DeviceView;
-use crate::params::{ParamError, Settings, Tunable};
+use crate::idmap::IdMap;
+use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::Policy;
-use crate::request::Request;
-use crate::scheduler::{Arrival, Decision, Scheduler, WorkConserving};
-use crate::time::Time;
-pub const TUNABLES: &[Tunable] = &[];
-pub struct StreamParams;
-impl StreamParams { pub fn from_settings(_s: &mut Settings) -> Result<Self, ParamError> { Ok(StreamParams) } }
-pub struct Stream<P: Policy>(WorkConserving<P>);
-impl<P: Policy> Stream<P> { pub fn new(p: P, _x: StreamParams, m: u32) -> Self { Stream(WorkConserving::new(p, m)) } }
-impl<P: Policy> Scheduler for Stream<P> {
-    fn name(&self) -> String { format!("stream:{}", self.0.name()) }
-    fn arrive(&mut self, now: Time, rq: Request) -> Arrival { self.0.arrive(now, rq) }
-    fn decide(&mut self, now: Time, dev: &dyn DeviceView) -> Decision { self.0.decide(now, dev) }
-    fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) { self.0.completed(now, rq, dev) }
-    fn pending(&self) -> usize { self.0.pending() }
+use crate::request::{ReqId, Request, Sector};
+use crate::scheduler::{Arrival, Decision, Scheduler};
+use crate::time::{Duration, Time};
+
+/// Default stream threshold, requests (000 Section 3: 4).
+pub const STREAM_THRESHOLD: u32 = 4;
+/// Default tolerance factor (000 Section 2.1: 50%).
+pub const TOLERANCE_FACTOR: f64 = 0.5;
+/// Default stream time slice (000 Section 3: 124 ms, as Linux AS).
+pub const STREAM_TIME_SLICE: Duration = Duration::from_millis(124);
+
+pub const T_STREAM_THRESHOLD: Tunable = Tunable {
+    name: "stream_threshold",
+    unit: Unit::Count("requests"),
+    default: "4",
+    scope: "stream",
+    doc: "stream length at which SS starts waiting for the next member",
+};
+pub const T_TOLERANCE_FACTOR: Tunable = Tunable {
+    name: "tolerance_factor",
+    unit: Unit::Factor,
+    default: "0.5",
+    scope: "stream",
+    doc: "second chance: streams longer than (1+f)*threshold wait f*service_time more",
+};
+pub const T_STREAM_TIME_SLICE: Tunable = Tunable {
+    name: "stream_time_slice",
+    unit: Unit::Time(TimeUnit::Ms),
+    default: "124",
+    scope: "stream",
+    doc: "longest uninterrupted service of one stream while others are pending",
+};
+
+pub const TUNABLES: &[Tunable] = &[T_STREAM_THRESHOLD, T_TOLERANCE_FACTOR, T_STREAM_TIME_SLICE];
+
+/// Stream scheduling settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamParams {
+    pub stream_threshold: u32,
+    pub tolerance_factor: f64,
+    pub stream_time_slice: Duration,
 }
+
+impl Default for StreamParams {
+    fn default() -> Self {
+        StreamParams {
+            stream_threshold: STREAM_THRESHOLD,
+            tolerance_factor: TOLERANCE_FACTOR,
+            stream_time_slice: STREAM_TIME_SLICE,
+        }
+    }
+}
+
+impl StreamParams {
+    pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
+        Ok(StreamParams {
+            stream_threshold: s.count(&T_STREAM_THRESHOLD, 1, 1 << 20)? as u32,
+            tolerance_factor: s.factor(&T_TOLERANCE_FACTOR, 0.0, 100.0)?,
+            stream_time_slice: s.time(&T_STREAM_TIME_SLICE)?,
+        })
+    }
+
+    /// Stream size that earns a second chance: `ceil((1 + tolerance_factor) * threshold)`.
+    fn second_chance_size(&self) -> u32 {
+        ((1.0 + self.tolerance_factor) * self.stream_threshold as f64).ceil() as u32
+    }
+}
+
+/// A request's stream membership, decided at arrival.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Tag {
+    size: u32,
+    stream: u64,
+}
+
+/// A completed request that may still get a child.
+#[derive(Clone, Debug)]
+struct Parent {
+    key: u64,
+    pos: Sector,
+    completion: Time,
+    service_time: Duration,
+    deadline: Time,
+    size: u32,
+    stream: u64,
+}
+
+/// What SS is waiting for.
+#[derive(Clone, Debug)]
+struct Wait {
+    parent: u64,
+    until: Time,
+}
+
+/// Counters for reports and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StreamStats {
+    /// Times SS kept the device idle for a stream.
+    pub waits: u64,
+    /// Waits that ended with the child dispatched.
+    pub children_dispatched: u64,
+    /// Waits that ended at the parent's deadline.
+    pub timeouts: u64,
+    /// Second chances given.
+    pub second_chances: u64,
+    /// Waits cut short (or skipped) by the time slice.
+    pub slice_expiries: u64,
+    /// Waits cut short (or skipped) by the policy's urgent requests.
+    pub urgent_preemptions: u64,
+}
+
+/// Stream scheduling around policy `P`.
+pub struct Stream<P: Policy> {
+    policy: P,
+    params: StreamParams,
+    max_sectors: u32,
+    /// Parent-to-be queue, sorted by deadline (small: expired parents leave).
+    parents: Vec<Parent>,
+    tags: IdMap<Tag>,
+    wait: Option<Wait>,
+    /// A child that ended a wait: dispatch it next.
+    child_ready: Option<ReqId>,
+    /// The stream being served and when its slice began.
+    slice: Option<(u64, Time)>,
+    next_stream: u64,
+    next_key: u64,
+    stats: StreamStats,
+}
+
+impl<P: Policy> Stream<P> {
+    pub fn new(policy: P, params: StreamParams, max_sectors: u32) -> Self {
+        Stream {
+            policy,
+            params,
+            max_sectors,
+            parents: Vec::with_capacity(16),
+            tags: IdMap::default(),
+            wait: None,
+            child_ready: None,
+            slice: None,
+            next_stream: 0,
+            next_key: 0,
+            stats: StreamStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &StreamStats {
+        &self.stats
+    }
+
+    pub fn params(&self) -> &StreamParams {
+        &self.params
+    }
+
+    /// Is SS currently holding the device idle for a stream?
+    pub fn is_waiting(&self) -> bool {
+        self.wait.is_some()
+    }
+
+    fn insert_parent(&mut self, p: Parent) {
+        let at = self.parents.partition_point(|q| q.deadline <= p.deadline);
+        self.parents.insert(at, p);
+    }
+
+    fn drop_expired(&mut self, now: Time) {
+        // The waited-for parent is kept until its timer fires (second chance).
+        let waited = self.wait.as_ref().map(|w| w.parent);
+        self.parents.retain(|p| p.deadline >= now || Some(p.key) == waited);
+    }
+
+    fn parent_index(&self, key: u64) -> Option<usize> {
+        self.parents.iter().position(|p| p.key == key)
+    }
+
+    /// The wait's timer fired: second chance or give up (Figure 2, timer procedure).
+    fn timer_expired(&mut self, now: Time) {
+        let Some(w) = self.wait.take() else { return };
+        let Some(i) = self.parent_index(w.parent) else { return };
+        if self.parents[i].size >= self.params.second_chance_size() {
+            let mut p = self.parents.remove(i);
+            let tf = self.params.tolerance_factor;
+            let extra = Duration((p.service_time.0 as f64 * tf) as u64);
+            p.service_time = Duration((p.service_time.0 as f64 * (1.0 + tf)) as u64);
+            p.deadline = p.completion + p.service_time;
+            p.size = self.params.stream_threshold;
+            let until = (now + extra).max(p.deadline);
+            self.wait = Some(Wait { parent: p.key, until });
+            self.insert_parent(p);
+            self.stats.second_chances += 1;
+        } else {
+            self.parents.remove(i);
+            self.stats.timeouts += 1;
+        }
+    }
+
+    fn slice_expired(&self, now: Time, stream: u64) -> bool {
+        match self.slice {
+            Some((s, start)) if s == stream => now.saturating_since(start) >= self.params.stream_time_slice,
+            _ => false,
+        }
+    }
+
+    fn dispatch_selected(&mut self, now: Time, dev: &dyn DeviceView) -> Decision {
+        match self.policy.select(now, dev) {
+            Some(id) => Decision::Dispatch(self.policy.take(now, id)),
+            None => Decision::Idle,
+        }
+    }
+}
+
+impl<P: Policy> Scheduler for Stream<P> {
+    fn name(&self) -> String {
+        format!("stream:{}", self.policy.name())
+    }
+
+    fn arrive(&mut self, now: Time, rq: Request, dev: &dyn DeviceView) -> Arrival {
+        self.drop_expired(now);
+        // Child test against parents in deadline order (Figure 2, arrival procedure).
+        let mut tag = None;
+        let mut adopted = None;
+        for (i, p) in self.parents.iter().enumerate() {
+            let gap = now.saturating_since(p.completion);
+            if gap + dev.estimate(p.pos, rq.sector) < p.service_time {
+                tag = Some(Tag { size: p.size.saturating_add(1), stream: p.stream });
+                adopted = Some(i);
+                break;
+            }
+        }
+        if let Some(i) = adopted {
+            let p = self.parents.remove(i);
+            if self.wait.as_ref().is_some_and(|w| w.parent == p.key) {
+                // We were waiting for exactly this: dispatch it next.
+                self.wait = None;
+                self.child_ready = Some(rq.id);
+                self.stats.children_dispatched += 1;
+            }
+        }
+        let tag = tag.unwrap_or_else(|| {
+            self.next_stream += 1;
+            Tag { size: 1, stream: self.next_stream }
+        });
+        if let Some(into) = self.policy.merge(now, &rq, self.max_sectors) {
+            // The merged extent carries the longer stream.
+            let t = self.tags.entry(into).or_insert(tag);
+            if tag.size > t.size {
+                *t = tag;
+            }
+            if self.child_ready == Some(rq.id) {
+                self.child_ready = Some(into);
+            }
+            return Arrival::Merged { into };
+        }
+        self.tags.insert(rq.id, tag);
+        self.policy.add(now, rq);
+        Arrival::Queued
+    }
+
+    fn decide(&mut self, now: Time, dev: &dyn DeviceView) -> Decision {
+        let d = self.decide_inner(now, dev);
+        if let Decision::Dispatch(rq) = &d {
+            // Serving another stream ends the current stream's slice.
+            let stream = self.tags.get(&rq.id).map(|t| t.stream);
+            if self.slice.is_some_and(|(s, _)| Some(s) != stream) {
+                self.slice = None;
+            }
+        }
+        d
+    }
+
+    fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
+        self.completed_inner(now, rq, dev)
+    }
+
+    fn pending(&self) -> usize {
+        self.policy.len()
+    }
+}
+
+impl<P: Policy> Stream<P> {
+    fn decide_inner(&mut self, now: Time, dev: &dyn DeviceView) -> Decision {
+        if let Some(id) = self.child_ready.take() {
+            if self.policy.get(id).is_some() {
+                return Decision::Dispatch(self.policy.take(now, id));
+            }
+        }
+        if let Some(w) = &self.wait {
+            if now >= w.until {
+                self.timer_expired(now);
+            }
+        }
+        let Some(w) = self.wait.clone() else {
+            return self.dispatch_selected(now, dev);
+        };
+        let pending = !self.policy.is_empty();
+        if pending && self.policy.urgent(now) {
+            self.wait = None;
+            self.stats.urgent_preemptions += 1;
+            return self.dispatch_selected(now, dev);
+        }
+        let stream = self.parent_index(w.parent).map(|i| self.parents[i].stream);
+        if pending && stream.is_some_and(|s| self.slice_expired(now, s)) {
+            self.wait = None;
+            self.slice = None;
+            self.stats.slice_expiries += 1;
+            return self.dispatch_selected(now, dev);
+        }
+        let mut until = w.until;
+        if pending {
+            if let Some(t) = self.policy.next_urgent_at() {
+                until = until.min(t.max(now));
+            }
+            if let Some((_, start)) = self.slice {
+                until = until.min(start + self.params.stream_time_slice);
+            }
+        }
+        Decision::WaitUntil(until.max(now))
+    }
+
+    fn completed_inner(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
+        self.policy.completed(now, rq);
+        let tag = self.tags.remove(&rq.id).unwrap_or(Tag { size: 1, stream: 0 });
+        // A completion while waiting (a request dispatched earlier) ends the old wait: the
+        // newest completed request is the one that decides now.
+        self.wait = None;
+        self.drop_expired(now);
+        let pos = rq.end();
+        let service_time = match self.policy.select(now, dev) {
+            Some(id) => dev.estimate(pos, self.policy.get(id).expect("selected request is queued").sector),
+            None => dev.estimate(0, dev.capacity() / 3),
+        };
+        self.next_key += 1;
+        let p = Parent {
+            key: self.next_key,
+            pos,
+            completion: now,
+            service_time,
+            deadline: now + service_time,
+            size: tag.size,
+            stream: tag.stream,
+        };
+        if p.size >= self.params.stream_threshold {
+            let pending = !self.policy.is_empty();
+            if pending && self.policy.urgent(now) {
+                self.stats.urgent_preemptions += 1;
+            } else if pending && self.slice_expired(now, p.stream) {
+                self.slice = None;
+                self.stats.slice_expiries += 1;
+            } else {
+                if self.slice.is_none_or(|(s, _)| s != p.stream) {
+                    self.slice = Some((p.stream, now));
+                }
+                self.wait = Some(Wait { parent: p.key, until: p.deadline });
+                self.stats.waits += 1;
+            }
+        }
+        self.insert_parent(p);
+    }
+}
+
+#[cfg(test)]
+mod tests;
