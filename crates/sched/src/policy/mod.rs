@@ -9,8 +9,14 @@
 //! `select` and then `take` of the chosen — or of any other queued — id on dispatch;
 //! `completed` when the device finishes. Every added request is taken exactly once.
 
+use std::collections::BTreeSet;
+use std::ops::RangeInclusive;
+
 use crate::device::DeviceView;
-use crate::request::{ReqId, Request};
+use crate::idmap::IdMap;
+use crate::params::{Settings, Tunable};
+use crate::registry::BuildError;
+use crate::request::{ReqId, Request, Sector};
 use crate::time::Time;
 
 pub trait Policy {
@@ -66,22 +72,182 @@ pub fn front_mergeable(q: &Request, rq: &Request, max_sectors: u32) -> bool {
     q.dir == rq.dir && rq.end() == q.sector && q.len as u64 + rq.len as u64 <= max_sectors as u64
 }
 
+/// Queued requests indexed by start and by end sector: the index the sorted policies share
+/// (deadline keeps one per direction; cscan, sptf and aged-sptf one for both).
+///
+/// Invariant: `by_start` holds `(rq.sector, id)` and `by_end` holds `(rq.end(), id)` for
+/// exactly the requests in `reqs`. Every operation is O(log n) but the merge lookups, which
+/// are O(log n + k) for k queued requests sharing the merge boundary (almost always 0 or 1).
+#[derive(Default)]
+pub(crate) struct SortedQueue {
+    reqs: IdMap<Request>,
+    by_start: BTreeSet<(Sector, ReqId)>,
+    by_end: BTreeSet<(Sector, ReqId)>,
+}
 
+/// All keys at one sector: `(s, ReqId(0))..=(s, ReqId(u64::MAX))`.
+fn at(s: Sector) -> RangeInclusive<(Sector, ReqId)> {
+    (s, ReqId(0))..=(s, ReqId(u64::MAX))
+}
 
+impl SortedQueue {
+    pub(crate) fn insert(&mut self, rq: Request) {
+        self.by_start.insert((rq.sector, rq.id));
+        self.by_end.insert((rq.end(), rq.id));
+        let prev = self.reqs.insert(rq.id, rq);
+        debug_assert!(prev.is_none(), "request {:?} added twice", rq.id);
+    }
+
+    pub(crate) fn remove(&mut self, id: ReqId) -> Option<Request> {
+        let rq = self.reqs.remove(&id)?;
+        let (a, b) = (self.by_start.remove(&(rq.sector, id)), self.by_end.remove(&(rq.end(), id)));
+        debug_assert!(a && b, "sorted queue indexes disagree on {id:?}");
+        Some(rq)
+    }
+
+    pub(crate) fn get(&self, id: ReqId) -> Option<&Request> {
+        self.reqs.get(&id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.reqs.len()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Request> {
+        self.reqs.values()
+    }
+
+    /// The lowest-sectored request (lowest id among equals).
+    pub(crate) fn first(&self) -> Option<ReqId> {
+        self.by_start.first().map(|k| k.1)
+    }
+
+    /// The first request starting at or after `pos` (lowest id among equals).
+    pub(crate) fn first_from(&self, pos: Sector) -> Option<ReqId> {
+        self.by_start.range((pos, ReqId(0))..).next().map(|k| k.1)
+    }
+
+    /// The request starting closest below `pos` (lowest id among equals).
+    pub(crate) fn last_before(&self, pos: Sector) -> Option<ReqId> {
+        let &(s, _) = self.by_start.range(..(pos, ReqId(0))).next_back()?;
+        self.by_start.range(at(s)).next().map(|k| k.1)
+    }
+
+    /// Append `rq` to a queued request ending where `rq` starts. Returns the id grown and
+    /// its arrival before the merge (the merged request keeps the earlier arrival, so a
+    /// caller keying on arrival re-keys when the two differ).
+    pub(crate) fn back_merge(&mut self, rq: &Request, max_sectors: u32) -> Option<(ReqId, Time)> {
+        let reqs = &self.reqs;
+        let &(end, id) =
+            self.by_end.range(at(rq.sector)).find(|k| back_mergeable(&reqs[&k.1], rq, max_sectors))?;
+        let q = self.reqs.get_mut(&id).expect("index and map agree");
+        let before = q.arrival;
+        self.by_end.remove(&(end, id));
+        q.len += rq.len;
+        q.sync |= rq.sync;
+        q.arrival = q.arrival.min(rq.arrival);
+        self.by_end.insert((q.end(), id));
+        Some((id, before))
+    }
+
+    /// Prepend `rq` to a queued request starting where `rq` ends; re-keys the start index.
+    /// Returns as [`SortedQueue::back_merge`] does.
+    pub(crate) fn front_merge(&mut self, rq: &Request, max_sectors: u32) -> Option<(ReqId, Time)> {
+        let reqs = &self.reqs;
+        let &(start, id) =
+            self.by_start.range(at(rq.end())).find(|k| front_mergeable(&reqs[&k.1], rq, max_sectors))?;
+        let q = self.reqs.get_mut(&id).expect("index and map agree");
+        let before = q.arrival;
+        self.by_start.remove(&(start, id));
+        q.sector = rq.sector;
+        q.len += rq.len;
+        q.sync |= rq.sync;
+        q.arrival = q.arrival.min(rq.arrival);
+        self.by_start.insert((q.sector, id));
+        Some((id, before))
+    }
+
+    /// Check the invariant (tests; O(n)).
+    #[cfg(test)]
+    pub(crate) fn check(&self) {
+        assert_eq!(self.by_start.len(), self.reqs.len());
+        assert_eq!(self.by_end.len(), self.reqs.len());
+        for rq in self.reqs.values() {
+            assert!(self.by_start.contains(&(rq.sector, rq.id)), "{rq:?} missing from by_start");
+            assert!(self.by_end.contains(&(rq.end(), rq.id)), "{rq:?} missing from by_end");
+        }
+    }
+}
+
+pub mod aged_sptf;
+pub mod cscan;
+pub mod deadline;
 pub mod noop;
+pub mod sptf;
 
+pub use aged_sptf::{AgedSptf, AgedSptfParams};
+pub use cscan::Cscan;
+pub use deadline::{Deadline, DeadlineParams};
 pub use noop::Noop;
-
-use crate::params::{Settings, Tunable};
-use crate::registry::BuildError;
+pub use sptf::Sptf;
 
 /// Every policy tunable, for the registry's table.
-pub const TUNABLES: &[Tunable] = &[];
+pub const TUNABLES: &[Tunable] = &[
+    deadline::knob::READ_EXPIRE,
+    deadline::knob::WRITE_EXPIRE,
+    deadline::knob::WRITES_STARVED,
+    deadline::knob::FIFO_BATCH,
+    deadline::knob::FRONT_MERGES,
+    aged_sptf::knob::AGING_WEIGHT,
+    aged_sptf::knob::MAX_LATENCY,
+];
 
 /// Build a work-conserving policy by name; `Ok(None)` when the name is not a policy.
-pub fn build(name: &str, _settings: &mut Settings) -> Result<Option<Box<dyn super::Policy>>, BuildError> {
+pub fn build(name: &str, settings: &mut Settings) -> Result<Option<Box<dyn super::Policy>>, BuildError> {
     Ok(match name {
         "noop" => Some(Box::new(Noop::new())),
+        "deadline" => Some(Box::new(Deadline::new(DeadlineParams::from_settings(settings)?))),
+        "cscan" => Some(Box::new(Cscan::new())),
+        "sptf" => Some(Box::new(Sptf::new())),
+        "aged-sptf" => Some(Box::new(AgedSptf::new(AgedSptfParams::from_settings(settings)?))),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_module_tunable_is_listed_once() {
+        for t in deadline::TUNABLES.iter().chain(aged_sptf::TUNABLES) {
+            assert_eq!(TUNABLES.iter().filter(|x| x.name == t.name).count(), 1, "{}", t.name);
+        }
+        assert_eq!(TUNABLES.len(), deadline::TUNABLES.len() + aged_sptf::TUNABLES.len());
+    }
+
+    #[test]
+    fn every_policy_name_builds_and_reports_its_name() {
+        for &n in crate::registry::POLICIES {
+            let p = build(n, &mut Settings::new()).unwrap().unwrap_or_else(|| panic!("{n} not built"));
+            assert_eq!(p.name(), n);
+        }
+    }
+
+    #[test]
+    fn sorted_queue_neighbours_prefer_lowest_id_at_a_sector() {
+        use crate::testutil::rq;
+        let mut q = SortedQueue::default();
+        for (id, s) in [(5, 100), (3, 100), (9, 50), (7, 50), (1, 200)] {
+            q.insert(rq(id, s, 8));
+        }
+        assert_eq!(q.first(), Some(ReqId(7)));
+        assert_eq!(q.first_from(100), Some(ReqId(3)));
+        assert_eq!(q.first_from(101), Some(ReqId(1)));
+        assert_eq!(q.first_from(201), None);
+        assert_eq!(q.last_before(100), Some(ReqId(7)));
+        assert_eq!(q.last_before(50), None);
+        assert_eq!(q.last_before(u64::MAX), Some(ReqId(1)));
+        q.check();
+    }
 }

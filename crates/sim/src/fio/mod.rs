@@ -1,5 +1,106 @@
 //! fio job files: the workload format fio users already write.
+//!
+//! [`parse_file`] / [`parse_str`] turn a job file into a [`JobFile`]: one [`JobSpec`] per
+//! job section, with the `[global]` sections above it applied, sizes in bytes and times in
+//! nanoseconds. `numjobs` is recorded, not expanded.
+//!
+//! ```
+//! use headway_sim::fio::{parse_str, Engine, Pattern};
+//! let file = parse_str("
+//! [global]
+//! ioengine=psync
+//! direct=1
+//! bs=4k
+//! size=1g
+//! [par-read]
+//! rw=read
+//! numjobs=4
+//! offset_increment=51g   ; 1 GiB file + 50 GiB gap
+//! ", "par-read.fio").unwrap();
+//! let job = &file.jobs[0];
+//! assert_eq!(job.name, "par-read");
+//! assert_eq!((job.pattern, job.engine), (Pattern::Read, Engine::Sync));
+//! assert_eq!((job.size, job.offset_increment), (Some(1 << 30), 51 << 30));
+//!
+//! let err = parse_str("[j]\nioscheduler=deadline\n", "x.fio").unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "x.fio:2: unknown option `ioscheduler` (headway does not implement it)"
+//! );
+//! ```
+//!
+//! # Syntax (fio's ini format)
+//!
+//! - `[name]` starts a job; `[global]` sets defaults for the jobs *below* it. A later
+//!   `[global]` updates those defaults (it does not reset them) for the jobs after it.
+//! - `key=value` (spaces around `=` allowed), or a bare `key` for a flag (`time_based`,
+//!   `stonewall`, `direct` — a bare flag means 1).
+//! - Comments: a line starting with `;` or `#`, and the rest of a line after ` ;` or ` #`
+//!   (a `;`/`#` that follows whitespace). fio also cuts at a `;`/`#` inside a value; headway
+//!   keeps it there, so `bs=4k;x` is an error instead of a silent `4k`.
+//! - Not supported, and an error naming the line: `include FILE`, `$VAR` / `${VAR}` /
+//!   `$pagesize` substitution, `(arithmetic)` values, percentages (`size=10%`), ranges
+//!   (`bsrange`, `startdelay=1-5`), options before the first section.
+//!
+//! # Values
+//!
+//! - Sizes: `512`, `4k`, `4KB`, `1m`, `1g`, `1t`, `1p` (case-insensitive, optional `b`),
+//!   `0x1000`. `k` is 1024 under fio's default `kb_base=1024` and 1000 under `kb_base=1000`.
+//!   `KiB`/`MiB`/... are 1024-based under `kb_base=1000`; under the default `kb_base=1024` fio
+//!   reads them as powers of *1000* (its "compatibility mode", so `1GiB` is 10⁹ bytes) — a
+//!   trap that headway refuses with a hint rather than guessing either way. `kb_base` applies
+//!   to its whole section wherever it is written (fio parses it first) and is inherited from
+//!   `[global]`.
+//! - Times: a whole number with `ns`, `us`/`usec`, `ms`/`msec`, `s`/`sec`, `m`/`min`, `h` or
+//!   `d`; a bare number is in the option's unit (`thinktime`: µs; `runtime`, `startdelay`: s).
+//! - Garbage is an error, never truncated: fio reads `4q` as 4 and `0.5s` as 0; headway
+//!   rejects both. Counts (`numjobs`, `iodepth`, ...) take no suffix.
+//!
+//! # Options
+//!
+//! Implemented (details, units and defaults in [`OPTIONS`]):
+//! `kb_base`; `rw`/`readwrite` (read, write, randread, randwrite, rw/readwrite, randrw;
+//! `:SIZE` gap suffix on sequential patterns); `rwmixread`, `rwmixwrite`; `bs`/`blocksize`
+//! (`R,W`; > 0, multiple of 512); `size`; `io_size`/`io_limit`; `offset`;
+//! `offset_increment`; `numjobs`; `ioengine` (psync, sync, pvsync, pvsync2, vsync →
+//! [`Engine::Sync`]; libaio, io_uring, posixaio → [`Engine::Async`]); `iodepth` (1 in effect
+//! for a sync engine, as in fio); `direct`, `buffered`; `thinktime`, `thinktime_blocks`;
+//! `rate_iops` (`N` or `R,W`, per direction as in fio); `runtime` (0 = none), `time_based`
+//! (needs `runtime`), `startdelay`; `stonewall`/`wait_for_previous`; `randseed`;
+//! `zonemode` (none, strided; strided is implied by `zonesize` alone, as in fio), `zonesize`,
+//! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
+//!
+//! Accepted, value checked, but without effect in a simulation:
+//!
+//! | option | why it changes nothing |
+//! |---|---|
+//! | `description` | free text that fio only prints |
+//! | `filename` | the simulated disk is the target; offsets are device offsets (`a:b` refused) |
+//! | `group_reporting` | headway reports every job and the aggregate anyway |
+//! | `thread` | a job is a simulated issuer either way; `--context` says what the scheduler sees |
+//! | `invalidate` | every simulation starts with a cold cache |
+//! | `randrepeat` | simulations are always repeatable: seeds come from `--seed` and `randseed` |
+//! | `gtod_reduce` | simulated time costs nothing to read; latencies are always reported |
+//! | `clocksource` | the simulator has one exact clock |
+//! | `fallocate` | no files are laid out on the simulated disk |
+//! | `unit_base` | results are JSON in bytes |
+//!
+//! Every other option is an error naming the option, file and line — headway never ignores
+//! an option it does not implement, since the run would then not be the workload the file
+//! describes. Notably `ioscheduler` is refused: the scheduler is headway's `--scheduler`.
+//!
+//! # Adding an option
+//!
+//! One entry in [`OPTIONS`] (names, doc, setter), a field in [`JobSpec`] if it needs one,
+//! and a test in the same place in `options.rs`'s tests.
 
+mod error;
+mod options;
+mod parse;
 pub mod spec;
+pub mod units;
 
+pub use error::JobFileError;
+pub use options::{FioOption, OPTIONS};
+pub use parse::{parse_file, parse_str};
 pub use spec::*;

@@ -1,5 +1,8 @@
 //! What a fio job file means to headway, after parsing: one [`JobSpec`] per job section.
 //! Numeric values are already in bytes / nanoseconds; `numjobs` is not yet expanded.
+//! Produced by [`parse_str`](super::parse_str) / [`parse_file`](super::parse_file).
+
+use std::fmt;
 
 use headway_sched::Duration;
 
@@ -7,7 +10,15 @@ use headway_sched::Duration;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
     pub file: String,
+    /// 1-based.
     pub line: usize,
+}
+
+impl fmt::Display for Origin {
+    /// `jobs/par-read.fio:7`, the prefix of every job-file error.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
 }
 
 /// `rw=` access pattern.
@@ -29,7 +40,10 @@ pub enum Pattern {
 
 impl Pattern {
     pub fn is_random(self) -> bool {
-        matches!(self, Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw)
+        matches!(
+            self,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw
+        )
     }
 }
 
@@ -75,6 +89,8 @@ pub struct JobSpec {
     pub offset_increment: u64,
     pub numjobs: u32,
     pub engine: Engine,
+    /// Requests outstanding at once; always 1 for [`Engine::Sync`] (fio accepts a larger
+    /// `iodepth` with a sync engine but it has no effect there).
     pub iodepth: u32,
     pub direct: bool,
     /// Pause after every `thinktime_blocks` I/Os.
@@ -83,8 +99,11 @@ pub struct JobSpec {
     /// Stop after this long (`runtime`); with `time_based`, loop over the region until then.
     pub runtime: Option<Duration>,
     pub time_based: bool,
-    /// Cap on I/Os per second (`rate_iops`), reads,writes.
+    /// Cap on read I/Os per second (`rate_iops=R` or the first of `rate_iops=R,W`).
+    /// fio caps each direction separately; a single value caps both.
     pub rate_iops: Option<u64>,
+    /// Cap on write I/Os per second (the second of `rate_iops=R,W`; `rate_iops=R` sets both).
+    pub rate_iops_write: Option<u64>,
     pub strided: Option<Strided>,
     /// Wait for all earlier jobs to finish before starting (`stonewall` / `wait_for_previous`).
     pub stonewall: bool,
@@ -118,6 +137,7 @@ impl JobSpec {
             runtime: None,
             time_based: false,
             rate_iops: None,
+            rate_iops_write: None,
             strided: None,
             stonewall: false,
             startdelay: Duration::ZERO,
