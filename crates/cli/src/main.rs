@@ -1,1 +1,214 @@
-fn main() {}
+//! `headway`: the command-line face of headway. Argument parsing and glue only; the work is
+//! in headway-sched (schedulers), headway-disk (drive models) and headway-sim (simulator).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use headway_sched::Settings;
+use headway_sim::{fio, simulate, ContextMode, SimConfig};
+
+/// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
+#[derive(Parser)]
+#[command(name = "headway", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a fio job file on a modelled disk, once per scheduler, and compare.
+    Simulate {
+        /// fio job file
+        jobfile: PathBuf,
+        /// Drive model (see `headway disks`)
+        #[arg(long, default_value = "wd5000aaks")]
+        disk: String,
+        /// Scheduler(s), comma-separated (see `headway schedulers`)
+        #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+        scheduler: Vec<String>,
+        /// What the scheduler learns about who issued a request: process | none
+        #[arg(long, default_value = "process")]
+        context: String,
+        /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Seed of the simulator's random numbers
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Write fio-shaped JSON results here
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Do not print the comparison table
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// List the built-in drive models with their parameters and sources.
+    Disks {
+        /// Show every parameter of one model
+        name: Option<String>,
+    },
+    /// List scheduler names.
+    Schedulers,
+    /// List tunables (name, unit, default, who reads it).
+    Tunables,
+    /// Measure simulated requests per second (wall clock) on a fixed workload.
+    Bench {
+        /// Requests to simulate per scheduler
+        #[arg(long, default_value_t = 1_000_000)]
+        requests: u64,
+        /// Scheduler(s) to measure, comma-separated
+        #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+        scheduler: Vec<String>,
+        /// Drive model
+        #[arg(long, default_value = "wd5000aaks")]
+        disk: String,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("headway: error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, json, quiet } => {
+            let context = ContextMode::parse(&context)
+                .with_context(|| format!("--context `{context}`: expected `process` or `none`"))?;
+            let disk_spec = headway_disk::builtin(&disk).with_context(|| {
+                format!("--disk `{disk}`: unknown drive model (known: {})", headway_disk::builtin_names().join(", "))
+            })?;
+            let mut settings = Settings::new();
+            for kv in &set {
+                settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
+            }
+            let jobfile = fio::parse_file(&jobfile)?;
+            let cfg = SimConfig { jobfile, disk: disk_spec, schedulers: scheduler, context, settings, seed };
+            let report = with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?;
+            if let Some(path) = json {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                }
+                std::fs::write(&path, report.to_json()).with_context(|| format!("writing {}", path.display()))?;
+            }
+            if !quiet {
+                print!("{}", report.table());
+            }
+            Ok(())
+        }
+        Cmd::Disks { name } => {
+            match name {
+                None => {
+                    for n in headway_disk::builtin_names() {
+                        let d = headway_disk::builtin(n).expect("listed model exists");
+                        println!("{n:<14} {}", d.description);
+                    }
+                    println!("\n`headway disks NAME` shows a model's parameters and their sources.");
+                }
+                Some(n) => {
+                    let Some(d) = headway_disk::builtin(&n) else {
+                        bail!("unknown drive model `{n}` (known: {})", headway_disk::builtin_names().join(", "))
+                    };
+                    println!("{d:#?}");
+                }
+            }
+            Ok(())
+        }
+        Cmd::Bench { requests, scheduler, disk } => bench(requests, &scheduler, &disk),
+        Cmd::Schedulers => {
+            for n in headway_sched::scheduler_names() {
+                println!("{n}");
+            }
+            Ok(())
+        }
+        Cmd::Tunables => {
+            println!("{:<20} {:<26} {:<9} {:<22} doc", "name", "unit", "default", "read by");
+            for t in headway_sched::tunables() {
+                println!("{:<20} {:<26} {:<9} {:<22} {}", t.name, t.unit.to_string(), t.default, t.scope, t.doc);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Run `f` with a progress bar that appears only once the work has taken two seconds.
+fn with_progress<T>(runs: usize, f: impl FnOnce(&mut dyn FnMut(usize, f64)) -> T) -> T {
+    let start = Instant::now();
+    let mut bar: Option<ProgressBar> = None;
+    let total = (runs as u64) * 1000;
+    let mut cb = |run: usize, frac: f64| {
+        if bar.is_none() && start.elapsed().as_secs_f64() > 2.0 {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {percent}% run {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_message(format!("{}/{}", run + 1, runs));
+            b.set_position(run as u64 * 1000 + (frac.clamp(0.0, 1.0) * 1000.0) as u64);
+        }
+    };
+    let out = f(&mut cb);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out
+}
+
+/// The benchmark workload: 4 synchronous jobs, half sequential, half random 4 KiB reads,
+/// `requests` in all.
+fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
+    let per_job = requests / 4 * 4096;
+    let text = format!(
+        "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=40g\nio_size={per_job}\n\
+         [seq]\nrw=read\nnumjobs=2\noffset_increment=100g\n\
+         [rand]\nrw=randread\nnumjobs=2\noffset=200g\noffset_increment=100g\n"
+    );
+    Ok(fio::parse_str(&text, "<bench>")?)
+}
+
+fn bench(requests: u64, schedulers: &[String], disk: &str) -> Result<()> {
+    let disk_spec = headway_disk::builtin(disk).with_context(|| format!("--disk `{disk}`: unknown drive model"))?;
+    println!("workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {disk}");
+    println!("{:<22} {:>12} {:>14} {:>12}", "scheduler", "wall s", "requests/s", "sim time s");
+    for name in schedulers {
+        let cfg = SimConfig {
+            jobfile: bench_jobfile(requests)?,
+            disk: disk_spec.clone(),
+            schedulers: vec![name.clone()],
+            context: ContextMode::Process,
+            settings: Settings::new(),
+            seed: 1,
+        };
+        let t0 = Instant::now();
+        let report = simulate(&cfg, |_, _| {})?;
+        let wall = t0.elapsed().as_secs_f64();
+        let run = &report.runs[0];
+        let n = run.device.requests;
+        println!(
+            "{:<22} {:>12.3} {:>14.0} {:>12.1}",
+            run.scheduler,
+            wall,
+            n as f64 / wall,
+            run.aggregate.runtime_ns as f64 * 1e-9
+        );
+    }
+    Ok(())
+}

@@ -1,1 +1,105 @@
+//! # headway-sim — the deterministic disk simulator
+//!
+//! fio job files in, fio-shaped results out: [`simulate`] expands the jobs, calibrates the
+//! drive's service-time curve (as the papers calibrate real disks), and runs the workload
+//! once per scheduler on a fresh drive model. Same inputs and seed, byte-identical output.
+
+pub mod calibrate;
+pub mod engine;
 pub mod fio;
+pub mod hist;
+pub mod report;
+pub mod workload;
+
+use headway_disk::{DiskSpec, Hdd};
+use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
+
+pub use engine::{Engine, EngineError, RunInput};
+pub use report::{Report, RunReport};
+pub use workload::{ContextMode, Job, WorkloadError};
+
+/// Everything a simulation needs.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub jobfile: fio::JobFile,
+    pub disk: DiskSpec,
+    pub schedulers: Vec<String>,
+    pub context: ContextMode,
+    pub settings: Settings,
+    pub seed: u64,
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimError {
+    #[error("scheduler `{name}`: {source}")]
+    Scheduler { name: String, source: BuildError },
+    #[error("unknown setting(s) {0} for scheduler(s) {1} (see `headway tunables`)")]
+    UnusedSettings(String, String),
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("no scheduler given")]
+    NoScheduler,
+    #[error("{0}: no jobs in the job file")]
+    NoJobs(String),
+}
+
+/// Build every scheduler once to check names and settings before anything runs.
+pub fn check_schedulers(names: &[String], settings: &Settings) -> Result<(), SimError> {
+    if names.is_empty() {
+        return Err(SimError::NoScheduler);
+    }
+    let mut used = std::collections::BTreeSet::new();
+    for n in names {
+        let mut s = settings.clone();
+        build(n, &mut s).map_err(|source| SimError::Scheduler { name: n.clone(), source })?;
+        let unused: std::collections::BTreeSet<_> = s.unused().into_iter().collect();
+        used.extend(settings.iter().map(|(k, _)| k.to_string()).filter(|k| !unused.contains(k)));
+    }
+    let bad: Vec<String> =
+        settings.iter().map(|(k, _)| k.to_string()).filter(|k| !used.contains(k)).map(|k| format!("`{k}`")).collect();
+    if !bad.is_empty() {
+        return Err(SimError::UnusedSettings(bad.join(", "), names.join(", ")));
+    }
+    Ok(())
+}
+
+/// Expand the job file into job clones (stonewall groups numbered from 0).
+pub fn expand_jobs(cfg: &SimConfig, capacity_sectors: u64) -> Result<Vec<Job>, SimError> {
+    if cfg.jobfile.jobs.is_empty() {
+        return Err(SimError::NoJobs(cfg.jobfile.path.clone()));
+    }
+    let mut jobs = Vec::new();
+    let mut group = 0;
+    for (i, spec) in cfg.jobfile.jobs.iter().enumerate() {
+        if spec.stonewall && i > 0 {
+            group += 1;
+        }
+        let clones = Job::expand(spec, group, jobs.len(), capacity_sectors * SECTOR_BYTES, cfg.context, cfg.seed)?;
+        jobs.extend(clones);
+    }
+    Ok(jobs)
+}
+
+/// Run the workload once per scheduler. `progress(run_index, fraction)` is called now and
+/// then from the simulation loop.
+pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result<Report, SimError> {
+    check_schedulers(&cfg.schedulers, &cfg.settings)?;
+    let capacity = Hdd::new(cfg.disk.clone()).capacity();
+    let jobs = expand_jobs(cfg, capacity)?;
+    let curve = calibrate::curve_for(&cfg.disk);
+    let input = RunInput { disk: &cfg.disk, curve: &curve, context: cfg.context, seed: cfg.seed };
+    let mut runs = Vec::with_capacity(cfg.schedulers.len());
+    for (i, name) in cfg.schedulers.iter().enumerate() {
+        let mut s = cfg.settings.clone();
+        let sched = build(name, &mut s).map_err(|source| SimError::Scheduler { name: name.clone(), source })?;
+        let mut run = Engine::new(sched, jobs.clone(), &input).run(|f| progress(i, f))?;
+        run.context = cfg.context.name().to_string();
+        run.seed = cfg.seed;
+        runs.push(run);
+    }
+    Ok(Report::new(runs))
+}

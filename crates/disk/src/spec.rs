@@ -1,0 +1,366 @@
+//! Drive parameters: everything that describes one drive model, as plain data.
+//!
+//! A [`DiskSpec`] is what `headway disks` prints and what a config file or the (later)
+//! DiskSim importer produces. It is validated once, by [`DiskSpec::validate`] (called from
+//! [`crate::Hdd::try_new`]); the hot path never checks it again.
+//!
+//! Units are in the field docs: times are [`Duration`]s (integer ns), sizes are 512-byte
+//! sectors unless a name says otherwise. Serialised, a `Duration` is an integer of ns.
+
+use headway_sched::Duration;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// One recording zone: a band of adjacent cylinders with the same number of sectors per
+/// track. A spec lists zones outer (lowest LBN, densest) first.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zone {
+    /// Cylinders in this zone.
+    pub cylinders: u32,
+    /// 512-byte sectors on each track of this zone.
+    pub sectors_per_track: u32,
+    /// Track skew in sectors: how far (in sectors, in the direction of rotation) the first
+    /// LBN of a track is shifted from the first LBN of the previous track of the same
+    /// cylinder, so that a sequential transfer survives the head switch.
+    #[serde(default)]
+    pub track_skew: u32,
+    /// Cylinder skew in sectors: the same shift from the last track of a cylinder to the
+    /// first track of the next, covering a single-cylinder seek.
+    #[serde(default)]
+    pub cylinder_skew: u32,
+}
+
+impl Zone {
+    /// A zone without skews (fill them with [`DiskSpec::derive_skews`]).
+    pub const fn new(cylinders: u32, sectors_per_track: u32) -> Zone {
+        Zone { cylinders, sectors_per_track, track_skew: 0, cylinder_skew: 0 }
+    }
+}
+
+/// Seek time as a function of cylinder distance. Distance 0 costs nothing (a head switch
+/// within a cylinder is [`DiskSpec::head_switch`]); every curve includes settling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SeekModel {
+    /// Measured `(cylinder distance, seek time)` knots, distances strictly increasing and
+    /// at least 1, interpolated linearly between knots (DiskSim's "extracted" seek curves).
+    /// Distances below the first knot cost the first knot's time; beyond the last knot the
+    /// last segment's slope is extrapolated.
+    Table(#[serde(with = "crate::serde_ns::knots")] Vec<(u32, Duration)>),
+    /// The three-point curve of Lee and Katz ("An analytic performance model of disk
+    /// arrays", SIGMETRICS 1993; DiskSim's "3-point curve" seek type):
+    /// `t(d) = single_cylinder + a*sqrt(d-1) + b*(d-1)` for `d >= 1`, with `a` and `b`
+    /// chosen so that `t(1)` is the single-cylinder (track-to-track) seek, `t(max)` the
+    /// full stroke, and the mean over uniformly random start and end cylinders the
+    /// average seek. This is exactly the three numbers drive data sheets publish.
+    ThreePoint {
+        #[serde(with = "crate::serde_ns")]
+        single_cylinder: Duration,
+        #[serde(with = "crate::serde_ns")]
+        average: Duration,
+        #[serde(with = "crate::serde_ns")]
+        full_stroke: Duration,
+    },
+}
+
+/// Per-command controller overheads (DiskSim's "Read hit over. after read" and friends):
+/// the time from a command's arrival to the moment the drive starts positioning (misses,
+/// writes) or transferring (hits). They depend on the previous command's direction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overheads {
+    #[serde(with = "crate::serde_ns")]
+    pub read_miss_after_read: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub read_miss_after_write: Duration,
+    /// Cache hits and streaming continuations.
+    #[serde(with = "crate::serde_ns")]
+    pub read_hit_after_read: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub read_hit_after_write: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub write_after_read: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub write_after_write: Duration,
+}
+
+impl Overheads {
+    /// The same overheads whatever the previous command was.
+    pub const fn uniform(read_miss: Duration, read_hit: Duration, write: Duration) -> Overheads {
+        Overheads {
+            read_miss_after_read: read_miss,
+            read_miss_after_write: read_miss,
+            read_hit_after_read: read_hit,
+            read_hit_after_write: read_hit,
+            write_after_read: write,
+            write_after_write: write,
+        }
+    }
+}
+
+/// The on-board buffer as read-ahead segments (write-through: writes are not cached).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheSpec {
+    /// Number of segments; 0 disables the cache (every read goes to the media, no
+    /// read-ahead), as the papers do when they calibrate.
+    pub segments: u32,
+    /// Sectors one segment holds. A segment keeps the most recent `segment_sectors` it has
+    /// read (a ring), so a long sequential stream slides through it.
+    pub segment_sectors: u32,
+    /// How far past the end of the last request read-ahead may run, in sectors. The drive
+    /// stops prefetching there until a new request moves the limit.
+    pub max_read_ahead_sectors: u32,
+}
+
+impl CacheSpec {
+    pub const DISABLED: CacheSpec = CacheSpec { segments: 0, segment_sectors: 0, max_read_ahead_sectors: 0 };
+    pub const fn enabled(&self) -> bool {
+        self.segments > 0 && self.segment_sectors > 0
+    }
+}
+
+/// All parameters of one hard-disk model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DiskSpec {
+    /// Short name (`wd5000aaks`), as `builtin` knows it.
+    pub name: String,
+    /// One line: make, model, size, rpm, interface.
+    pub description: String,
+    /// Where each number comes from: data sheets, papers, DiskSim files, or
+    /// "documented estimate" with the reason.
+    pub sources: String,
+    /// Spindle speed, revolutions per minute.
+    pub rpm: u32,
+    /// Recording surfaces (= heads = tracks per cylinder).
+    pub surfaces: u32,
+    /// Zones, outer (LBN 0) first.
+    pub zones: Vec<Zone>,
+    /// Exported capacity in 512-byte sectors. The zones must hold at least this many;
+    /// anything beyond (spares, rounding) is not addressable.
+    pub capacity_sectors: u64,
+    pub seek: SeekModel,
+    /// Switching to another surface of the same cylinder (includes settling).
+    #[serde(with = "crate::serde_ns")]
+    pub head_switch: Duration,
+    /// Extra settling before a write after the head has moved (seek or head switch).
+    #[serde(with = "crate::serde_ns")]
+    pub write_settle: Duration,
+    pub overheads: Overheads,
+    /// Host interface time per 512-byte sector (SATA 3 Gb/s moves ~300 MB/s: 1707 ns).
+    #[serde(with = "crate::serde_ns")]
+    pub bus_per_sector: Duration,
+    pub cache: CacheSpec,
+}
+
+/// Why a spec cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    #[error("rpm must be positive")]
+    ZeroRpm,
+    #[error("a disk needs at least one surface")]
+    NoSurfaces,
+    #[error("a disk needs at least one zone")]
+    NoZones,
+    #[error("zone {zone}: {what} must be positive")]
+    EmptyZone { zone: usize, what: &'static str },
+    #[error("zone {zone}: skew {skew} is not below sectors per track {spt}")]
+    SkewTooLarge { zone: usize, skew: u32, spt: u32 },
+    #[error("zones hold {geometry} sectors, fewer than the stated capacity {capacity}")]
+    CapacityExceedsGeometry { geometry: u64, capacity: u64 },
+    #[error("capacity must be positive")]
+    ZeroCapacity,
+    #[error("seek table: {0}")]
+    SeekTable(&'static str),
+    #[error("three-point seek curve: need single_cylinder < average < full_stroke and a non-decreasing curve ({0})")]
+    SeekThreePoint(&'static str),
+    #[error("cache: {0}")]
+    Cache(&'static str),
+}
+
+impl DiskSpec {
+    /// Sectors the zones hold (before truncation to `capacity_sectors`).
+    pub fn geometry_sectors(&self) -> u64 {
+        self.zones
+            .iter()
+            .map(|z| z.cylinders as u64 * self.surfaces as u64 * z.sectors_per_track as u64)
+            .sum()
+    }
+
+    /// Total cylinders over all zones.
+    pub fn cylinders(&self) -> u32 {
+        self.zones.iter().map(|z| z.cylinders).sum()
+    }
+
+    /// One revolution, in ns (60e9 / rpm, rounded to the ns: the 0.3 ns rounding of a
+    /// 7200 rpm period is a constant spindle-speed error of 4e-8, far below real drives').
+    pub fn revolution(&self) -> Duration {
+        Duration((60_000_000_000 + self.rpm as u64 / 2) / self.rpm.max(1) as u64)
+    }
+
+    /// Check every constraint the model relies on.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.rpm == 0 {
+            return Err(SpecError::ZeroRpm);
+        }
+        if self.surfaces == 0 {
+            return Err(SpecError::NoSurfaces);
+        }
+        if self.zones.is_empty() {
+            return Err(SpecError::NoZones);
+        }
+        for (i, z) in self.zones.iter().enumerate() {
+            if z.cylinders == 0 {
+                return Err(SpecError::EmptyZone { zone: i, what: "cylinders" });
+            }
+            if z.sectors_per_track == 0 {
+                return Err(SpecError::EmptyZone { zone: i, what: "sectors_per_track" });
+            }
+            for skew in [z.track_skew, z.cylinder_skew] {
+                if skew >= z.sectors_per_track {
+                    return Err(SpecError::SkewTooLarge { zone: i, skew, spt: z.sectors_per_track });
+                }
+            }
+        }
+        if self.capacity_sectors == 0 {
+            return Err(SpecError::ZeroCapacity);
+        }
+        let geometry = self.geometry_sectors();
+        if geometry < self.capacity_sectors {
+            return Err(SpecError::CapacityExceedsGeometry { geometry, capacity: self.capacity_sectors });
+        }
+        match &self.seek {
+            SeekModel::Table(knots) => {
+                if knots.is_empty() {
+                    return Err(SpecError::SeekTable("needs at least one knot"));
+                }
+                if knots[0].0 == 0 {
+                    return Err(SpecError::SeekTable("distances start at 1 (distance 0 costs nothing)"));
+                }
+                if knots.windows(2).any(|w| w[0].0 >= w[1].0) {
+                    return Err(SpecError::SeekTable("distances must be strictly increasing"));
+                }
+            }
+            SeekModel::ThreePoint { single_cylinder, average, full_stroke } => {
+                if !(single_cylinder < average && average < full_stroke) {
+                    return Err(SpecError::SeekThreePoint("ordering"));
+                }
+                let (a, b) = crate::seek::lee_coefficients(
+                    single_cylinder.0 as f64,
+                    average.0 as f64,
+                    full_stroke.0 as f64,
+                );
+                if a < 0.0 || b < 0.0 {
+                    return Err(SpecError::SeekThreePoint("a or b negative"));
+                }
+            }
+        }
+        let c = &self.cache;
+        if c.segments > 0 && c.segment_sectors == 0 {
+            return Err(SpecError::Cache("segments without a segment size"));
+        }
+        if c.segments > 1024 {
+            return Err(SpecError::Cache("more than 1024 segments"));
+        }
+        Ok(())
+    }
+
+    /// Set every zone's track and cylinder skew to the smallest whole number of sectors
+    /// that covers a head switch (track skew) or a single-cylinder seek (cylinder skew),
+    /// plus one sector of margin: the way drives are formatted so that a sequential
+    /// transfer loses only the switch time, never a revolution. Used for drives whose
+    /// skews are not published.
+    pub fn derive_skews(&mut self) {
+        let rev = self.revolution().0;
+        let one_cyl = crate::seek::SeekCurve::new(&self.seek, self.cylinders()).time(1).0;
+        let cover = |t: u64, spt: u32| -> u32 {
+            let s = (t * spt as u64).div_ceil(rev) + 1;
+            (s as u32).min(spt.saturating_sub(1))
+        };
+        for z in &mut self.zones {
+            z.track_skew = cover(self.head_switch.0, z.sectors_per_track);
+            z.cylinder_skew = cover(one_cyl, z.sectors_per_track);
+        }
+    }
+
+    /// `count` zones of `cylinders_each` cylinders whose sectors per track fall linearly
+    /// from `outer_spt` to `inner_spt` (constant linear bit density on evenly spaced
+    /// zones). Skews are left at zero.
+    pub fn linear_zones(count: u32, cylinders_each: u32, outer_spt: u32, inner_spt: u32) -> Vec<Zone> {
+        assert!(count >= 1);
+        (0..count)
+            .map(|i| {
+                let spt = if count == 1 {
+                    outer_spt
+                } else {
+                    let span = outer_spt as i64 - inner_spt as i64;
+                    let num = span * i as i64;
+                    let den = (count - 1) as i64;
+                    // round half away from zero, integer-only
+                    (outer_spt as i64 - (2 * num + den).div_euclid(2 * den)) as u32
+                };
+                Zone::new(cylinders_each, spt)
+            })
+            .collect()
+    }
+
+    /// A copy with the cache disabled (calibration, tests).
+    pub fn without_cache(&self) -> DiskSpec {
+        DiskSpec { cache: CacheSpec::DISABLED, ..self.clone() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_zones_span_the_range() {
+        let z = DiskSpec::linear_zones(24, 10, 2059, 1029);
+        assert_eq!(z.len(), 24);
+        assert_eq!(z[0].sectors_per_track, 2059);
+        assert_eq!(z[23].sectors_per_track, 1029);
+        assert!(z.windows(2).all(|w| w[0].sectors_per_track > w[1].sectors_per_track));
+    }
+
+    #[test]
+    fn validation_catches_bad_specs() {
+        let good = crate::builtin("wd5000aaks").unwrap();
+        assert_eq!(good.validate(), Ok(()));
+        let mut s = good.clone();
+        s.capacity_sectors = s.geometry_sectors() + 1;
+        assert!(matches!(s.validate(), Err(SpecError::CapacityExceedsGeometry { .. })));
+        let mut s = good.clone();
+        s.seek = SeekModel::Table(vec![(5, Duration(1)), (5, Duration(2))]);
+        assert!(matches!(s.validate(), Err(SpecError::SeekTable(_))));
+        let mut s = good.clone();
+        s.seek = SeekModel::ThreePoint {
+            single_cylinder: Duration::from_millis(2),
+            average: Duration::from_millis(1),
+            full_stroke: Duration::from_millis(20),
+        };
+        assert!(matches!(s.validate(), Err(SpecError::SeekThreePoint(_))));
+        let mut s = good;
+        s.zones[3].track_skew = s.zones[3].sectors_per_track;
+        assert!(matches!(s.validate(), Err(SpecError::SkewTooLarge { zone: 3, .. })));
+    }
+
+    #[test]
+    fn derived_skews_cover_the_switch_times() {
+        let s = crate::builtin("wd5000aaks").unwrap();
+        let rev = s.revolution().0;
+        for z in &s.zones {
+            let st = |k: u32| k as u64 * rev / z.sectors_per_track as u64;
+            assert!(st(z.track_skew) >= s.head_switch.0);
+            assert!(z.cylinder_skew > z.track_skew);
+        }
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        for name in crate::builtin_names() {
+            let s = crate::builtin(name).unwrap();
+            let json = serde_json::to_string(&s).unwrap();
+            let back: DiskSpec = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, s);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Results, fio-shaped so fio users can read them, and the comparison table.
+//!
+//! JSON layout (a contract): `{"headway_version", "runs": [{"scheduler", "disk", "context",
+//! "seed", "jobs": [{"jobname", "groupid", "job_runtime" (ms), "read": {..}, "write": {..}}],
+//! "aggregate": {"io_bytes", "bw_bytes", "iops", "runtime_ns", "clat_ns"}, "device":
+//! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors"}}]}`.
+//! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
+//! `iops`, `runtime` (ms, as fio), `total_ios`, `clat_ns {min, max, mean, percentile}` with
+//! fio's percentile keys (`"50.000000"`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::hist::Histogram;
+
+/// fio's default completion-latency percentiles.
+pub const PERCENTILES: &[f64] =
+    &[1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Clat {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub percentile: BTreeMap<String, u64>,
+}
+
+impl Clat {
+    pub fn from_hist(h: &Histogram) -> Self {
+        Clat {
+            min: if h.count == 0 { 0 } else { h.min },
+            max: h.max,
+            mean: h.mean(),
+            percentile: PERCENTILES.iter().map(|&p| (format!("{p:.6}"), h.percentile(p))).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DirReport {
+    pub io_bytes: u64,
+    pub bw_bytes: u64,
+    pub iops: f64,
+    /// Milliseconds, as fio reports it.
+    pub runtime: u64,
+    pub total_ios: u64,
+    pub clat_ns: Clat,
+}
+
+impl DirReport {
+    pub fn new(io_bytes: u64, h: &Histogram, runtime_ns: u64) -> Self {
+        let secs = runtime_ns as f64 * 1e-9;
+        DirReport {
+            io_bytes,
+            bw_bytes: if runtime_ns == 0 { 0 } else { (io_bytes as u128 * 1_000_000_000 / runtime_ns as u128) as u64 },
+            iops: if runtime_ns == 0 { 0.0 } else { h.count as f64 / secs },
+            runtime: if h.count == 0 { 0 } else { runtime_ns / 1_000_000 },
+            total_ios: h.count,
+            clat_ns: Clat::from_hist(h),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct JobReport {
+    pub jobname: String,
+    pub groupid: usize,
+    /// Milliseconds from the job's first submission to its last completion.
+    pub job_runtime: u64,
+    pub read: DirReport,
+    pub write: DirReport,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Aggregate {
+    pub io_bytes: u64,
+    pub bw_bytes: u64,
+    pub iops: f64,
+    pub runtime_ns: u64,
+    pub clat_ns: Clat,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DeviceReport {
+    /// Fraction of the run the device was serving a request.
+    pub utilization: f64,
+    /// Time the device sat idle while the scheduler held pending requests (waiting).
+    pub idle_wait_ns: u64,
+    /// Requests that needed a seek (head movement across cylinders).
+    pub seek_count: u64,
+    /// Mean distance of those seeks, sectors.
+    pub mean_seek_distance_sectors: f64,
+    pub requests: u64,
+    pub cache_hits: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunReport {
+    pub scheduler: String,
+    pub disk: String,
+    pub context: String,
+    pub seed: u64,
+    pub jobs: Vec<JobReport>,
+    pub aggregate: Aggregate,
+    pub device: DeviceReport,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Report {
+    pub headway_version: String,
+    pub runs: Vec<RunReport>,
+}
+
+impl Report {
+    pub fn new(runs: Vec<RunReport>) -> Self {
+        Report { headway_version: env!("CARGO_PKG_VERSION").to_string(), runs }
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("report serializes");
+        s.push('\n');
+        s
+    }
+
+    /// The readable comparison: one row per scheduler, throughput relative to the first.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let base = self.runs.first().map(|r| r.aggregate.bw_bytes.max(1)).unwrap_or(1);
+        let _ = writeln!(
+            out,
+            "{:<22} {:>10} {:>8} {:>9} {:>10} {:>10} {:>6} {:>9} {:>8}",
+            "scheduler", "MB/s", "vs 1st", "IOPS", "clat ms", "p99 ms", "util", "idle-wait", "seeks"
+        );
+        for r in &self.runs {
+            let a = &r.aggregate;
+            let p99 = a.clat_ns.percentile.get("99.000000").copied().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "{:<22} {:>10.2} {:>7.2}x {:>9.0} {:>10.3} {:>10.3} {:>5.0}% {:>8.1}s {:>8}",
+                r.scheduler,
+                a.bw_bytes as f64 / 1e6,
+                a.bw_bytes as f64 / base as f64,
+                a.iops,
+                a.clat_ns.mean / 1e6,
+                p99 as f64 / 1e6,
+                r.device.utilization * 100.0,
+                r.device.idle_wait_ns as f64 / 1e9,
+                r.device.seek_count,
+            );
+        }
+        out
+    }
+}
