@@ -33,8 +33,8 @@ pub struct SimConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SimError {
-    #[error("scheduler `{name}`: {source}")]
-    Scheduler { name: String, source: BuildError },
+    #[error("scheduler `{name}`: {err}")]
+    Scheduler { name: String, err: BuildError },
     #[error("unknown setting(s) {0} for scheduler(s) {1} (see `headway tunables`)")]
     UnusedSettings(String, String),
     #[error(transparent)]
@@ -55,7 +55,7 @@ pub fn check_schedulers(names: &[String], settings: &Settings) -> Result<(), Sim
     let mut used = std::collections::BTreeSet::new();
     for n in names {
         let mut s = settings.clone();
-        build(n, &mut s).map_err(|source| SimError::Scheduler { name: n.clone(), source })?;
+        build(n, &mut s).map_err(|err| SimError::Scheduler { name: n.clone(), err })?;
         let unused: std::collections::BTreeSet<_> = s.unused().into_iter().collect();
         used.extend(settings.iter().map(|(k, _)| k.to_string()).filter(|k| !unused.contains(k)));
     }
@@ -95,7 +95,7 @@ pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
         let mut s = cfg.settings.clone();
-        let sched = build(name, &mut s).map_err(|source| SimError::Scheduler { name: name.clone(), source })?;
+        let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
         let mut run = Engine::new(sched, jobs.clone(), &input).run(|f| progress(i, f))?;
         run.context = cfg.context.name().to_string();
         run.seed = cfg.seed;
