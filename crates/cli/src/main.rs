@@ -52,6 +52,9 @@ enum Cmd {
     Disks {
         /// Show every parameter of one model
         name: Option<String>,
+        /// Print the model's full parameter set as JSON
+        #[arg(long, requires = "name")]
+        json: bool,
     },
     /// List scheduler names.
     Schedulers,
@@ -110,7 +113,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Disks { name } => {
+        Cmd::Disks { name, json } => {
             match name {
                 None => {
                     for n in headway_disk::builtin_names() {
@@ -123,7 +126,11 @@ fn run(cli: Cli) -> Result<()> {
                     let Some(d) = headway_disk::builtin(&n) else {
                         bail!("unknown drive model `{n}` (known: {})", headway_disk::builtin_names().join(", "))
                     };
-                    println!("{d:#?}");
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&d)?);
+                    } else {
+                        print!("{}", d.summary());
+                    }
                 }
             }
             Ok(())
