@@ -25,7 +25,7 @@ demo: build
 	@echo "(JSON results in out/par-read.json; 'vs 1st' is throughput relative to noop)"
 
 test: deps
-	$(CARGO) test --workspace --release
+	$(CARGO) test --workspace --profile ci
 
 bench: build
 	$(HEADWAY) bench
