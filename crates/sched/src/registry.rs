@@ -9,7 +9,7 @@ use crate::device::DeviceView;
 use crate::framework::stream::{Stream, StreamParams};
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::{self, Policy};
-use crate::request::{ReqId, Request};
+use crate::request::{ContextId, ReqId, Request};
 use crate::scheduler::{Scheduler, WorkConserving};
 use crate::time::Time;
 
@@ -142,6 +142,9 @@ impl Policy for Box<dyn Policy> {
     }
     fn len(&self) -> usize {
         (**self).len()
+    }
+    fn set_weight(&mut self, ctx: ContextId, weight: u32) {
+        (**self).set_weight(ctx, weight)
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::device::DeviceView;
 use crate::policy::Policy;
-use crate::request::{ReqId, Request};
+use crate::request::{ContextId, ReqId, Request};
 use crate::time::Time;
 
 /// What to do next.
@@ -43,6 +43,10 @@ pub trait Scheduler {
     fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView);
     /// Requests held by the scheduler (not yet dispatched).
     fn pending(&self) -> usize;
+    /// Proportional share: context `ctx` is entitled to `weight` shares (default 1).
+    fn set_weight(&mut self, _ctx: ContextId, _weight: u32) {}
+    /// The issuer `ctx` has gone (process exit, connection closed): stop anticipating it.
+    fn context_exited(&mut self, _now: Time, _ctx: ContextId) {}
 }
 
 /// Driver-level merge bound (Linux max_sectors_kb = 512 KiB), in sectors.
@@ -82,5 +86,8 @@ impl<P: Policy> Scheduler for WorkConserving<P> {
     }
     fn pending(&self) -> usize {
         self.policy.len()
+    }
+    fn set_weight(&mut self, ctx: ContextId, weight: u32) {
+        self.policy.set_weight(ctx, weight)
     }
 }

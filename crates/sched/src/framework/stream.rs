@@ -61,7 +61,7 @@ use crate::device::DeviceView;
 use crate::idmap::IdMap;
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::Policy;
-use crate::request::{ReqId, Request, Sector};
+use crate::request::{ContextId, ReqId, Request, Sector};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};
 
@@ -332,6 +332,10 @@ impl<P: Policy> Scheduler for Stream<P> {
 
     fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
         self.completed_inner(now, rq, dev)
+    }
+
+    fn set_weight(&mut self, ctx: ContextId, weight: u32) {
+        self.policy.set_weight(ctx, weight)
     }
 
     fn pending(&self) -> usize {

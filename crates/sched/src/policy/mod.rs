@@ -54,6 +54,10 @@ pub trait Policy {
     /// The device finished a request this policy dispatched.
     fn completed(&mut self, _now: Time, _rq: &Request) {}
 
+    /// Proportional share: context `ctx` is entitled to `weight` shares (default 1).
+    /// Policies without shares ignore it.
+    fn set_weight(&mut self, _ctx: ContextId, _weight: u32) {}
+
     /// Number of queued requests.
     fn len(&self) -> usize;
 
