@@ -16,7 +16,7 @@ use crate::device::DeviceView;
 use crate::idmap::IdMap;
 use crate::params::{Settings, Tunable};
 use crate::registry::BuildError;
-use crate::request::{ReqId, Request, Sector};
+use crate::request::{ContextId, ReqId, Request, Sector};
 use crate::time::Time;
 
 pub trait Policy {
