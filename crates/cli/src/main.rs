@@ -32,7 +32,8 @@ enum Cmd {
         /// Scheduler(s), comma-separated (see `headway schedulers`)
         #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
         scheduler: Vec<String>,
-        /// What the scheduler learns about who issued a request: process | none
+        /// What the scheduler learns about who issued a request:
+        /// process | thread | none | vm | pool:N
         #[arg(long, default_value = "process")]
         context: String,
         /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
@@ -91,7 +92,9 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, json, quiet } => {
             let context = ContextMode::parse(&context)
-                .with_context(|| format!("--context `{context}`: expected `process` or `none`"))?;
+                .with_context(|| {
+                    format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
+                })?;
             let disk_spec = headway_disk::builtin(&disk).with_context(|| {
                 format!("--disk `{disk}`: unknown drive model (known: {})", headway_disk::builtin_names().join(", "))
             })?;

@@ -114,7 +114,8 @@ fn unknown_scheduler_disk_setting_and_context_are_errors() {
     fails_with(&["simulate", j, "--set", "no_such_knob=1"], &["no_such_knob"]);
     fails_with(&["simulate", j, "--set", "read_expire=soon"], &["read_expire", "soon"]);
     fails_with(&["simulate", j, "--set", "fifo_batch=8", "--scheduler", "noop"], &["fifo_batch"]);
-    fails_with(&["simulate", j, "--context", "thread"], &["--context", "thread"]);
+    fails_with(&["simulate", j, "--context", "pool:0"], &["--context", "pool:0"]);
+    fails_with(&["simulate", j, "--context", "user"], &["--context", "user", "pool:N"]);
 }
 
 #[test]

@@ -13,6 +13,10 @@ use headway_sched::{Dir, Duration, Time};
 /// Request size of each probe: 4 KiB.
 pub const PROBE_SECTORS: u32 = 8;
 
+/// Time between a probe's positioning read returning and the probe being issued: the
+/// host's turnaround, as in the simulator's workloads (20 us; up to 1 us more, varied).
+pub const PROBE_GAP: Duration = Duration::from_micros(20);
+
 /// Multiplicative hash constants for two independent Weyl sequences (golden ratio and
 /// sqrt(2) - 1 in 0.64 fixed point): low-discrepancy, deterministic, integer-only.
 const WEYL_A: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -26,23 +30,24 @@ fn weyl(i: u64, w: u64, n: u64) -> u64 {
 /// `count` forward-only `(distance_sectors, service_time)` samples.
 ///
 /// Each sample positions the head with a 4 KiB read at some LBN `a` (so the head is at
-/// `a + 8`, the end of that request, which is what `DeviceView::head` reports), waits a
-/// pseudo-varied fraction of a revolution, then times a 4 KiB read at `a + 8 + distance`
-/// from issue to completion (overheads, seek, rotation, transfer). Distances are spread
-/// logarithmically from 0 to the full stroke (sample 0 is distance 0, the last is the
-/// longest possible); start positions `a` are spread over the room each distance leaves,
-/// and the waits over one revolution, by two Weyl sequences, so rotational latency and
-/// zone effects average out. The cache is disabled, as on real disks when calibrating.
+/// `a + 8`, the end of that request, which is what `DeviceView::head` reports), then, as
+/// a calibration program does, issues the next 4 KiB read at `a + 8 + distance` right
+/// after the first returns ([`PROBE_GAP`] later) and times it from issue to completion
+/// (overheads, seek, rotation, transfer — or a read-ahead hit for short forward moves,
+/// which is what a scheduler deciding right after a completion will see). Distances are
+/// spread logarithmically from 0 to the full stroke (sample 0 is distance 0, the last is
+/// the longest possible); start positions `a` are spread over the room each distance
+/// leaves by a Weyl sequence, so rotational latency and zone effects average out over
+/// samples of similar distance. The drive's cache stays on, as it is on a real disk.
 ///
 /// Backward moves are not sampled: the scheduler's `ServiceCurve` derives backward cost
 /// from the forward curve (+50%, seeds/000 Section 3.2). The mechanics are symmetric, so
 /// backward samples of the model would repeat the forward ones.
 pub fn calibration_samples(spec: &DiskSpec, count: usize) -> Vec<(u64, Duration)> {
-    let mut hdd = Hdd::new(spec.without_cache());
+    let mut hdd = Hdd::new(spec.clone());
     let cap = hdd.capacity();
     let len = PROBE_SECTORS as u64;
     let max_d = cap.saturating_sub(2 * len);
-    let rev = spec.revolution().0;
     let mut out = Vec::with_capacity(count);
     let mut t = 0u64;
     for i in 0..count as u64 {
@@ -57,7 +62,7 @@ pub fn calibration_samples(spec: &DiskSpec, count: usize) -> Vec<(u64, Duration)
         let room = max_d - d;
         let a = weyl(i, WEYL_A, room + 1);
         let first = hdd.access(Time(t), a, PROBE_SECTORS, Dir::Read);
-        let issue = first.done.0 + weyl(i, WEYL_B, rev);
+        let issue = first.done.0 + PROBE_GAP.0 + weyl(i, WEYL_B, 1_000);
         let probe = hdd.access(Time(issue), a + len + d, PROBE_SECTORS, Dir::Read);
         out.push((d, probe.done - Time(issue)));
         t = probe.done.0;
@@ -88,7 +93,8 @@ mod tests {
             let short = mean(1_000, 10_000);
             let mid = mean(cap / 100, cap / 10);
             let long = mean(cap / 3, cap);
-            assert!(short < mid && mid < long, "{name}: {short} {mid} {long}");
+            // (rotational latency blurs short against mid-range moves: 10% slack there)
+            assert!(short < mid * 1.1 && mid < long, "{name}: {short} {mid} {long}");
             let rev = spec.revolution().0 as f64;
             assert!(long > short + rev / 4.0, "{name}: long seeks cost noticeably more");
         }
@@ -99,9 +105,12 @@ mod tests {
         let spec = builtin("wd5000aaks").unwrap();
         let s = calibration_samples(&spec, 4000);
         let c = headway_sched::ServiceCurve::fit(&s, 6);
-        let near = c.forward(64).as_millis_f64();
+        let ahead = c.forward(64).as_millis_f64();
+        let near = c.forward(20_000).as_millis_f64();
         let far = c.forward(spec.capacity_sectors / 2).as_millis_f64();
-        // short: overhead + ~half a revolution; half the disk: a long seek + half a turn
+        // just ahead: the running read-ahead reaches it; a short move beyond the read-ahead:
+        // overhead + short seek + ~half a revolution; half the disk: a long seek + half a turn
+        assert!(ahead < 1.0, "ahead {ahead} ms");
         assert!((3.0..8.0).contains(&near), "near {near} ms");
         assert!((12.0..22.0).contains(&far), "far {far} ms");
     }

@@ -9,7 +9,8 @@
 //!    command's direction (DiskSim's "... over. after read/write").
 //! 2. **Cache lookup** (reads): a read entirely inside a segment's valid range is a *hit*:
 //!    overhead + bus transfer. A read that starts inside the streaming segment's valid
-//!    range, or exactly at its read-ahead frontier, while read-ahead is still running, is a
+//!    range, at its read-ahead frontier, or ahead of it within the read-ahead limit, while
+//!    read-ahead is still running, is a
 //!    *continuation*: no seek; it completes when read-ahead has read its last sector (plus
 //!    one sector of bus time), or after overhead + bus transfer if that is later.
 //! 3. **Positioning** (misses and writes): read-ahead stops (the head is needed); seek by
@@ -269,7 +270,11 @@ impl Hdd {
                 let front = self.frontier(&st, now);
                 let seg = self.segs[st.seg];
                 let vstart = seg.start.max(front.saturating_sub(self.seg_sectors));
-                if vstart <= s && s <= front {
+                // A read a little ahead of the frontier, within the read-ahead limit, is
+                // also served by the running read-ahead: the drive reads on until the data
+                // arrives instead of repositioning (a strided reader's next block).
+                let ahead = front < s && s <= st.stop && front < st.stop;
+                if (vstart <= s && s <= front) || ahead {
                     let over = self.overhead_read(true);
                     if e <= front {
                         self.lru.touch(st.seg);

@@ -16,8 +16,11 @@ use std::collections::BinaryHeap;
 use headway_disk::{DiskSpec, Hdd};
 use headway_sched::idmap::IdMap;
 use headway_sched::{
-    Arrival, CurveView, Decision, Dir, ReqId, Request, Scheduler, ServiceCurve, Time, SECTOR_BYTES,
+    Arrival, ContextId, CurveView, Decision, Dir, ReqId, Request, Scheduler, ServiceCurve, Time, SECTOR_BYTES,
 };
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use crate::hist::Histogram;
 use crate::report::{Aggregate, Clat, DeviceReport, DirReport, JobReport, RunReport};
@@ -45,6 +48,10 @@ struct Meta {
 struct JobStats {
     bytes: [u64; 2],
     clat: [Histogram; 2],
+    /// Device time spent on the job's requests (merged requests split by bytes).
+    disk_ns: u64,
+    /// Requests submitted since the job last passed its process's barrier.
+    since_barrier: u32,
 }
 
 /// Everything one run needs besides the jobs.
@@ -80,7 +87,10 @@ pub struct Engine<'a> {
     next_id: u64,
     head: u64,
     busy: Option<Request>,
+    busy_since: Time,
     timer_gen: u64,
+    /// Draws daemon-thread ids for `--context pool:N`.
+    pool: Option<(u32, ChaCha8Rng)>,
     // device figures
     busy_ns: u64,
     idle_wait_ns: u64,
@@ -95,7 +105,20 @@ pub struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(sched: Box<dyn Scheduler>, jobs: Vec<Job>, input: &RunInput<'a>) -> Self {
+    pub fn new(mut sched: Box<dyn Scheduler>, jobs: Vec<Job>, input: &RunInput<'a>) -> Self {
+        // Weights reach the scheduler once per issuer: the first job of an issuer decides.
+        let mut weighted = std::collections::BTreeSet::new();
+        for j in &jobs {
+            if let Some(c) = j.ctx {
+                if weighted.insert(c) && j.weight != 1 {
+                    sched.set_weight(c, j.weight);
+                }
+            }
+        }
+        let pool = match input.context {
+            ContextMode::Pool(n) => Some((n, ChaCha8Rng::seed_from_u64(input.seed ^ 0x706f_6f6c))),
+            _ => None,
+        };
         let hdd = Hdd::new(input.disk.clone());
         let capacity = hdd.capacity();
         let ngroups = jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
@@ -122,7 +145,9 @@ impl<'a> Engine<'a> {
             next_id: 1,
             head: 0,
             busy: None,
+            busy_since: Time::ZERO,
             timer_gen: 0,
+            pool,
             busy_ns: 0,
             idle_wait_ns: 0,
             seeks: 0,
@@ -209,7 +234,10 @@ impl<'a> Engine<'a> {
             job.started_at = Some(now);
         }
         let mut submitted = false;
-        while job.inflight < job.iodepth && job.wants_more(now) {
+        while job.inflight < job.iodepth
+            && job.wants_more(now)
+            && (job.barrier == 0 || self.stats[j].since_barrier < job.barrier)
+        {
             if let Some(gap) = job.rate_gap {
                 if now < self.next_allowed[j] {
                     let at = self.next_allowed[j];
@@ -221,9 +249,14 @@ impl<'a> Engine<'a> {
             }
             let io = job.next_io();
             job.inflight += 1;
+            self.stats[j].since_barrier += 1;
+            let ctx = match &mut self.pool {
+                Some((n, rng)) => Some(ContextId(rng.gen_range(0..*n))),
+                None => job.ctx,
+            };
             let id = ReqId(self.next_id);
             self.next_id += 1;
-            let rq = Request { id, sector: io.sector, len: io.len, dir: io.dir, sync: job.sync, arrival: now, ctx: job.ctx };
+            let rq = Request { id, sector: io.sector, len: io.len, dir: io.dir, sync: job.sync, arrival: now, ctx };
             self.meta.insert(id, Meta { job: j as u32, submit: now, bytes: io.len * SECTOR_BYTES as u32, dir: io.dir });
             self.first_submit.get_or_insert(now);
             let view = CurveView { head: self.head, curve: self.curve, capacity: self.capacity };
@@ -255,6 +288,7 @@ impl<'a> Engine<'a> {
                 }
                 self.busy_ns += acc.done.0 - now.0;
                 self.busy = Some(rq);
+                self.busy_since = now;
                 self.push(acc.done, Ev::Complete);
             }
             Decision::WaitUntil(t) => {
@@ -275,32 +309,71 @@ impl<'a> Engine<'a> {
         self.last_complete = now;
         let view = self.view();
         self.sched.completed(now, &rq, &view);
-        self.finish(rq.id);
+        let service = now.0 - self.busy_since.0;
+        let total = rq.bytes().max(1);
+        self.finish(rq.id, service, total);
         if let Some(children) = self.merged.remove(&rq.id) {
             for c in children {
-                self.finish(c);
+                self.finish(c, service, total);
             }
         }
         self.dispatch();
     }
 
     /// One request (original or merged part) is done: account it and let its job go on.
-    fn finish(&mut self, id: ReqId) {
+    /// `service` is the device time of the carrier request, `total` its bytes.
+    fn finish(&mut self, id: ReqId, service: u64, total: u64) {
         let now = self.now;
         let m = self.meta.remove(&id).expect("completed request has metadata");
         let j = m.job as usize;
         let st = &mut self.stats[j];
+        st.disk_ns += (service as u128 * m.bytes as u128 / total as u128) as u64;
         st.bytes[m.dir.index()] += m.bytes as u64;
         st.clat[m.dir.index()].record(now.0 - m.submit.0);
         self.done_bytes += m.bytes as u64;
         let job = &mut self.jobs[j];
         job.inflight -= 1;
         job.completed += 1;
+        let at_barrier = job.barrier > 0 && self.stats[j].since_barrier >= job.barrier;
         if job.wants_more(now) {
-            let gap = if job.sync { job.gap_after_completion() } else { HOST_OVERHEAD };
-            self.push(now + gap, Ev::Wake(j as u32));
+            if at_barrier {
+                if job.inflight == 0 {
+                    let p = job.process;
+                    self.try_release_barrier(p);
+                }
+            } else {
+                let gap = if job.sync { job.gap_after_completion() } else { HOST_OVERHEAD };
+                self.push(now + gap, Ev::Wake(j as u32));
+            }
         } else if job.inflight == 0 && job.finished_at.is_none() {
             job.finished_at = Some(now);
+            let (ctx, process) = (job.ctx, job.process);
+            if let Some(c) = ctx {
+                if self.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
+                    self.sched.context_exited(now, c);
+                }
+            }
+            // A finished thread no longer holds its process's barrier.
+            self.try_release_barrier(process);
+        }
+    }
+
+    /// Threads of `process` that use a barrier go on once every one still running has
+    /// submitted its `barrier` requests and seen them complete.
+    fn try_release_barrier(&mut self, process: u32) {
+        let now = self.now;
+        let members = || self.jobs.iter().filter(|o| o.process == process && o.barrier > 0);
+        let all_there = members().all(|o| {
+            o.finished_at.is_some() || (self.stats[o.index].since_barrier >= o.barrier && o.inflight == 0)
+        });
+        if !all_there || members().all(|o| o.finished_at.is_some()) {
+            return;
+        }
+        let waiting: Vec<usize> = members().filter(|o| o.finished_at.is_none()).map(|o| o.index).collect();
+        for j in waiting {
+            self.stats[j].since_barrier = 0;
+            let gap = if self.jobs[j].sync { self.jobs[j].gap_after_completion() } else { HOST_OVERHEAD };
+            self.push(now + gap, Ev::Wake(j as u32));
         }
     }
 
@@ -318,6 +391,7 @@ impl<'a> Engine<'a> {
                 jobname: job.name.clone(),
                 groupid: job.group,
                 job_runtime: rt / 1_000_000,
+                disk_time_ns: st.disk_ns,
                 read: DirReport::new(st.bytes[0], &st.clat[0], rt),
                 write: DirReport::new(st.bytes[1], &st.clat[1], rt),
             });

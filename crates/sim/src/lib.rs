@@ -11,6 +11,8 @@ pub mod hist;
 pub mod report;
 pub mod workload;
 
+use std::collections::BTreeMap;
+
 use headway_disk::{DiskSpec, Hdd};
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
@@ -74,13 +76,30 @@ pub fn expand_jobs(cfg: &SimConfig, capacity_sectors: u64) -> Result<Vec<Job>, S
     }
     let mut jobs = Vec::new();
     let mut group = 0;
+    // Issuer identities: a named process (or VM) gets the number of its first job clone;
+    // an unnamed clone is a process of its own; jobs without a VM share VM 0.
+    let (mut procs, mut vms) = (Vec::new(), Vec::new());
+    let mut proc_names: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut vm_names: BTreeMap<&str, u32> = BTreeMap::new();
     for (i, spec) in cfg.jobfile.jobs.iter().enumerate() {
         if spec.stonewall && i > 0 {
             group += 1;
         }
         let clones = Job::expand(spec, group, jobs.len(), capacity_sectors * SECTOR_BYTES, cfg.context, cfg.seed)?;
+        for c in &clones {
+            procs.push(match &spec.headway_process {
+                Some(n) => *proc_names.entry(n).or_insert(c.index as u32),
+                None => c.index as u32,
+            });
+            let next_vm = vm_names.len() as u32 + 1;
+            vms.push(match &spec.headway_vm {
+                Some(n) => *vm_names.entry(n).or_insert(next_vm),
+                None => 0,
+            });
+        }
         jobs.extend(clones);
     }
+    Job::assign_contexts(&mut jobs, cfg.context, &procs, &vms);
     Ok(jobs)
 }
 
@@ -97,7 +116,7 @@ pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result
         let mut s = cfg.settings.clone();
         let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
         let mut run = Engine::new(sched, jobs.clone(), &input).run(|f| progress(i, f))?;
-        run.context = cfg.context.name().to_string();
+        run.context = cfg.context.name();
         run.seed = cfg.seed;
         runs.push(run);
     }

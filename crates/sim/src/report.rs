@@ -1,7 +1,8 @@
 //! Results, fio-shaped so fio users can read them, and the comparison table.
 //!
 //! JSON layout (a contract): `{"headway_version", "runs": [{"scheduler", "disk", "context",
-//! "seed", "jobs": [{"jobname", "groupid", "job_runtime" (ms), "read": {..}, "write": {..}}],
+//! "seed", "jobs": [{"jobname", "groupid", "job_runtime" (ms), "disk_time_ns", "read": {..},
+//! "write": {..}}],
 //! "aggregate": {"io_bytes", "bw_bytes", "iops", "runtime_ns", "clat_ns"}, "device":
 //! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors"}}]}`.
 //! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
@@ -69,6 +70,9 @@ pub struct JobReport {
     pub groupid: usize,
     /// Milliseconds from the job's first submission to its last completion.
     pub job_runtime: u64,
+    /// Device time spent serving the job's requests (a merged request's time is split by
+    /// bytes among its parts), ns.
+    pub disk_time_ns: u64,
     pub read: DirReport,
     pub write: DirReport,
 }

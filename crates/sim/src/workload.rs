@@ -27,27 +27,45 @@ use crate::fio::{Engine, JobSpec, Pattern};
 /// it at tens of microseconds on the papers' hardware; 20 us is a documented estimate.
 pub const HOST_OVERHEAD: Duration = Duration::from_micros(20);
 
-/// What the scheduler is told about who issued a request.
+/// What the scheduler is told about who issued a request (`--context`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ContextMode {
-    /// Each job clone is a process: its index is the context.
+    /// The process: each job clone is a process, except that jobs sharing a
+    /// `headway_process` name are threads of one process and look like one issuer.
     Process,
+    /// The thread: every job clone its own issuer, even when grouped into one process.
+    Thread,
     /// Nothing: the "process information hidden" setting of 000 Section 3.3.
     None,
+    /// Only the virtual machine a job runs in (`headway_vm`; jobs without one share a
+    /// default VM), as a host scheduler under Xen sees it (000 Section 3.4).
+    Vm,
+    /// Each request carries one of N daemon-thread ids drawn at random, like requests
+    /// relayed by a server's thread pool (the PVFS server of 000 Section 3.4).
+    Pool(u32),
 }
 
 impl ContextMode {
+    /// `process`, `thread`, `none`, `vm` or `pool:N` (N >= 1).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "process" => Some(ContextMode::Process),
+            "thread" => Some(ContextMode::Thread),
             "none" => Some(ContextMode::None),
-            _ => None,
+            "vm" => Some(ContextMode::Vm),
+            _ => {
+                let n: u32 = s.strip_prefix("pool:")?.parse().ok()?;
+                (n >= 1).then_some(ContextMode::Pool(n))
+            }
         }
     }
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            ContextMode::Process => "process",
-            ContextMode::None => "none",
+            ContextMode::Process => "process".into(),
+            ContextMode::Thread => "thread".into(),
+            ContextMode::None => "none".into(),
+            ContextMode::Vm => "vm".into(),
+            ContextMode::Pool(n) => format!("pool:{n}"),
         }
     }
 }
@@ -59,7 +77,15 @@ pub struct Job {
     /// Index among all clones, in file order.
     pub index: usize,
     pub group: usize,
+    /// The issuer the scheduler is told about (fixed for every mode but `pool:N`, where
+    /// the engine draws one per request).
     pub ctx: Option<ContextId>,
+    /// Process number (jobs sharing `headway_process` share it), VM number.
+    pub process: u32,
+    pub vm: u32,
+    pub weight: u32,
+    /// Meet the process's other threads after every `barrier` requests (0 = never).
+    pub barrier: u32,
     pattern: Pattern,
     rwmixread: u32,
     bs: [u64; 2],
@@ -161,9 +187,13 @@ impl Job {
                 index,
                 group,
                 ctx: match ctx {
-                    ContextMode::Process => Some(ContextId(index as u32)),
-                    ContextMode::None => None,
+                    ContextMode::Process | ContextMode::Thread => Some(ContextId(index as u32)),
+                    ContextMode::None | ContextMode::Vm | ContextMode::Pool(_) => None,
                 },
+                process: index as u32,
+                vm: 0,
+                weight: spec.headway_weight,
+                barrier: spec.headway_barrier,
                 pattern: spec.pattern,
                 rwmixread: spec.rwmixread,
                 bs: [spec.bs_read, spec.bs_write],
@@ -193,6 +223,21 @@ impl Job {
             });
         }
         Ok(out)
+    }
+
+    /// Complete the issuer identities once every job is known: `processes[i]` and `vms[i]`
+    /// are job `i`'s process and VM numbers.
+    pub fn assign_contexts(jobs: &mut [Job], mode: ContextMode, processes: &[u32], vms: &[u32]) {
+        for (j, (&p, &v)) in jobs.iter_mut().zip(processes.iter().zip(vms)) {
+            j.process = p;
+            j.vm = v;
+            j.ctx = match mode {
+                ContextMode::Process => Some(ContextId(p)),
+                ContextMode::Thread => Some(ContextId(j.index as u32)),
+                ContextMode::Vm => Some(ContextId(v)),
+                ContextMode::None | ContextMode::Pool(_) => None,
+            };
+        }
     }
 
     /// May the job submit another request at `now`?

@@ -156,6 +156,15 @@ impl Draft {
 }
 
 /// The value of an option that needs one.
+/// A name for grouping jobs: non-empty, no whitespace.
+fn ident(v: Option<&str>) -> Result<String, String> {
+    let v = val(v)?;
+    if v.is_empty() || v.chars().any(char::is_whitespace) {
+        return Err(format!("`{v}` is not a name (non-empty, no spaces)"));
+    }
+    Ok(v.to_string())
+}
+
 fn val(v: Option<&str>) -> Result<&str, String> {
     match v {
         Some(v) if !v.is_empty() => Ok(v),
@@ -553,6 +562,52 @@ pub static OPTIONS: &[FioOption] = &[
             Ok(())
         },
     },
+    // ---- headway extensions: what fio cannot say -----------------------------------------
+    FioOption {
+        names: &["headway_process"],
+        doc: "Jobs (and clones) sharing this name are threads of one process: with \
+              `--context process` the scheduler sees one issuer for all of them. Default: each \
+              clone is its own process.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.headway_process = Some(ident(v)?);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_barrier"],
+        doc: "Threads of one process (`headway_process`) wait for each other after every N \
+              requests each (the multi-threads benchmark of 000 Section 3.4). 0 = no barrier.",
+        no_effect: None,
+        set: |d, v| {
+            let n = parse_count(val(v)?)?;
+            d.spec.headway_barrier = u32::try_from(n).map_err(|_| format!("{n} is too large"))?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_vm"],
+        doc: "The virtual machine the job runs in: with `--context vm` the scheduler sees only \
+              this. Default: one VM for all jobs without the option.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.headway_vm = Some(ident(v)?);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_weight"],
+        doc: "Proportional-share weight of the job's issuer (default 1, at most 1000).",
+        no_effect: None,
+        set: |d, v| {
+            let n = parse_count(val(v)?)?;
+            if !(1..=1000).contains(&n) {
+                return Err(format!("{n} is not between 1 and 1000"));
+            }
+            d.spec.headway_weight = n as u32;
+            Ok(())
+        },
+    },
     // ---- naming --------------------------------------------------------------------------
     FioOption {
         names: &["name"],
@@ -923,6 +978,21 @@ mod tests {
         assert!(fails("zonerange=16k").contains("has no effect"));
         assert!(fails("zonesize=0").contains("must be > 0"));
         assert!(fails("zoneskip=lots").contains("malformed size"));
+    }
+
+    #[test]
+    fn headway_extensions() {
+        let j = job("headway_process=db\nheadway_barrier=5\nheadway_vm=guest1\nheadway_weight=2");
+        assert_eq!(j.headway_process.as_deref(), Some("db"));
+        assert_eq!(j.headway_barrier, 5);
+        assert_eq!(j.headway_vm.as_deref(), Some("guest1"));
+        assert_eq!(j.headway_weight, 2);
+        let d = job("rw=read");
+        assert_eq!((d.headway_process, d.headway_barrier, d.headway_vm, d.headway_weight), (None, 0, None, 1));
+        assert!(fails("headway_process=").contains("needs a value") || fails("headway_process=").contains("not a name"));
+        assert!(fails("headway_barrier=five").contains("not a whole number"));
+        assert!(fails("headway_weight=0").contains("between 1 and 1000"));
+        assert!(fails("headway_vm=a b").contains("not a name"));
     }
 
     #[test]

@@ -111,6 +111,14 @@ pub struct JobSpec {
     pub startdelay: Duration,
     /// Random seed offset (`randseed`), mixed into the simulator seed when given.
     pub randseed: Option<u64>,
+    /// `headway_process`: jobs sharing it are threads of one process.
+    pub headway_process: Option<String>,
+    /// `headway_barrier`: threads of one process meet after every N requests each (0 = off).
+    pub headway_barrier: u32,
+    /// `headway_vm`: the virtual machine the job runs in.
+    pub headway_vm: Option<String>,
+    /// `headway_weight`: proportional-share weight (default 1).
+    pub headway_weight: u32,
 }
 
 impl JobSpec {
@@ -142,6 +150,10 @@ impl JobSpec {
             stonewall: false,
             startdelay: Duration::ZERO,
             randseed: None,
+            headway_process: None,
+            headway_barrier: 0,
+            headway_vm: None,
+            headway_weight: 1,
         }
     }
 }
