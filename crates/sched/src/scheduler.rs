@@ -47,6 +47,10 @@ pub trait Scheduler {
     fn set_weight(&mut self, _ctx: ContextId, _weight: u32) {}
     /// The issuer `ctx` has gone (process exit, connection closed): stop anticipating it.
     fn context_exited(&mut self, _now: Time, _ctx: ContextId) {}
+    /// Counters worth reporting (waits, timeouts, ...), by name, in a fixed order.
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Driver-level merge bound (Linux max_sectors_kb = 512 KiB), in sectors.

@@ -419,6 +419,7 @@ impl<'a> Engine<'a> {
                 requests: self.dispatched,
                 cache_hits: self.hits,
             },
+            scheduler_stats: self.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }
     }
 }

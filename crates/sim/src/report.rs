@@ -4,7 +4,8 @@
 //! "seed", "jobs": [{"jobname", "groupid", "job_runtime" (ms), "disk_time_ns", "read": {..},
 //! "write": {..}}],
 //! "aggregate": {"io_bytes", "bw_bytes", "iops", "runtime_ns", "clat_ns"}, "device":
-//! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors"}}]}`.
+//! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors"},
+//! "scheduler_stats": {..}}]}`.
 //! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
 //! `iops`, `runtime` (ms, as fio), `total_ios`, `clat_ns {min, max, mean, percentile}` with
 //! fio's percentile keys (`"50.000000"`).
@@ -109,6 +110,8 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     pub aggregate: Aggregate,
     pub device: DeviceReport,
+    /// The scheduler's own counters (stream: waits, timeouts, ...); empty for policies.
+    pub scheduler_stats: BTreeMap<String, u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -338,6 +338,18 @@ impl<P: Policy> Scheduler for Stream<P> {
         self.policy.set_weight(ctx, weight)
     }
 
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        vec![
+            ("waits", s.waits),
+            ("children_dispatched", s.children_dispatched),
+            ("timeouts", s.timeouts),
+            ("second_chances", s.second_chances),
+            ("slice_expiries", s.slice_expiries),
+            ("urgent_preemptions", s.urgent_preemptions),
+        ]
+    }
+
     fn pending(&self) -> usize {
         self.policy.len()
     }
