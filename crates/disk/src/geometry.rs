@@ -294,6 +294,7 @@ mod tests {
         assert_eq!(geo("hd080hj").capacity(), 156_301_488);
         assert_eq!(geo("cheetah9lp").capacity(), 17_783_240);
         assert_eq!(geo("ibm18es").capacity(), 17_916_240);
+        assert_eq!(geo("deskstar-34gxp").capacity(), 40_088_160);
         let last = g.locate(g.capacity() - 1);
         assert!(last.cylinder < g.cylinders());
     }
@@ -357,7 +358,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn round_trip_and_inside_geometry(frac in 0.0f64..1.0, which in 0usize..4) {
+        fn round_trip_and_inside_geometry(frac in 0.0f64..1.0, which in 0..crate::builtin_names().len()) {
             let name = crate::builtin_names()[which];
             let g = geo(name);
             let lbn = ((g.capacity() as f64 * frac) as u64).min(g.capacity() - 1);
