@@ -308,6 +308,56 @@ impl DiskSpec {
     }
 }
 
+impl DiskSpec {
+    /// A readable page of the model's parameters and their sources (`headway disks NAME`).
+    pub fn summary(&self) -> String {
+        use std::fmt::Write as _;
+        let ms = |d: Duration| format!("{:.3} ms", d.0 as f64 / 1e6);
+        let mut s = String::new();
+        let _ = writeln!(s, "{} — {}", self.name, self.description);
+        let _ = writeln!(
+            s,
+            "capacity        {} sectors ({:.1} GB)",
+            self.capacity_sectors,
+            self.capacity_sectors as f64 * 512.0 / 1e9
+        );
+        let _ = writeln!(s, "spindle         {} rpm (revolution {})", self.rpm, ms(self.revolution()));
+        let _ = writeln!(s, "geometry        {} surfaces, {} cylinders, {} zones", self.surfaces, self.cylinders(), self.zones.len());
+        if let (Some(o), Some(i)) = (self.zones.first(), self.zones.last()) {
+            let rate = |spt: u32| spt as f64 * 512.0 * self.rpm as f64 / 60.0 / 1e6;
+            let _ = writeln!(
+                s,
+                "                sectors/track {} (outer) .. {} (inner): media {:.0} .. {:.0} MB/s",
+                o.sectors_per_track,
+                i.sectors_per_track,
+                rate(o.sectors_per_track),
+                rate(i.sectors_per_track)
+            );
+        }
+        match &self.seek {
+            SeekModel::Table(k) => {
+                let _ = writeln!(s, "seek            table of {} knots, {} .. {}", k.len(),
+                    k.first().map(|x| ms(x.1)).unwrap_or_default(), k.last().map(|x| ms(x.1)).unwrap_or_default());
+            }
+            SeekModel::ThreePoint { single_cylinder, average, full_stroke } => {
+                let _ = writeln!(s, "seek            track-to-track {}, average {}, full stroke {} (three-point curve)",
+                    ms(*single_cylinder), ms(*average), ms(*full_stroke));
+            }
+        }
+        let _ = writeln!(s, "head switch     {}; write settle +{}", ms(self.head_switch), ms(self.write_settle));
+        let o = &self.overheads;
+        let _ = writeln!(s, "overheads       read miss {}, read hit {}, write {}", ms(o.read_miss_after_read),
+            ms(o.read_hit_after_read), ms(o.write_after_write));
+        let _ = writeln!(s, "bus             {} ns per sector ({:.0} MB/s)", self.bus_per_sector.0,
+            512.0 / self.bus_per_sector.0.max(1) as f64 * 1e3);
+        let c = &self.cache;
+        let _ = writeln!(s, "cache           {} segments x {} KiB, read-ahead up to {} KiB, write-through",
+            c.segments, c.segment_sectors / 2, c.max_read_ahead_sectors / 2);
+        let _ = writeln!(s, "\nsources: {}", self.sources);
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,55 +412,5 @@ mod tests {
             let back: DiskSpec = serde_json::from_str(&json).unwrap();
             assert_eq!(back, s);
         }
-    }
-}
-
-impl DiskSpec {
-    /// A readable page of the model's parameters and their sources (`headway disks NAME`).
-    pub fn summary(&self) -> String {
-        use std::fmt::Write as _;
-        let ms = |d: Duration| format!("{:.3} ms", d.0 as f64 / 1e6);
-        let mut s = String::new();
-        let _ = writeln!(s, "{} — {}", self.name, self.description);
-        let _ = writeln!(
-            s,
-            "capacity        {} sectors ({:.1} GB)",
-            self.capacity_sectors,
-            self.capacity_sectors as f64 * 512.0 / 1e9
-        );
-        let _ = writeln!(s, "spindle         {} rpm (revolution {})", self.rpm, ms(self.revolution()));
-        let _ = writeln!(s, "geometry        {} surfaces, {} cylinders, {} zones", self.surfaces, self.cylinders(), self.zones.len());
-        if let (Some(o), Some(i)) = (self.zones.first(), self.zones.last()) {
-            let rate = |spt: u32| spt as f64 * 512.0 * self.rpm as f64 / 60.0 / 1e6;
-            let _ = writeln!(
-                s,
-                "                sectors/track {} (outer) .. {} (inner): media {:.0} .. {:.0} MB/s",
-                o.sectors_per_track,
-                i.sectors_per_track,
-                rate(o.sectors_per_track),
-                rate(i.sectors_per_track)
-            );
-        }
-        match &self.seek {
-            SeekModel::Table(k) => {
-                let _ = writeln!(s, "seek            table of {} knots, {} .. {}", k.len(),
-                    k.first().map(|x| ms(x.1)).unwrap_or_default(), k.last().map(|x| ms(x.1)).unwrap_or_default());
-            }
-            SeekModel::ThreePoint { single_cylinder, average, full_stroke } => {
-                let _ = writeln!(s, "seek            track-to-track {}, average {}, full stroke {} (three-point curve)",
-                    ms(*single_cylinder), ms(*average), ms(*full_stroke));
-            }
-        }
-        let _ = writeln!(s, "head switch     {}; write settle +{}", ms(self.head_switch), ms(self.write_settle));
-        let o = &self.overheads;
-        let _ = writeln!(s, "overheads       read miss {}, read hit {}, write {}", ms(o.read_miss_after_read),
-            ms(o.read_hit_after_read), ms(o.write_after_write));
-        let _ = writeln!(s, "bus             {} ns per sector ({:.0} MB/s)", self.bus_per_sector.0,
-            512.0 / self.bus_per_sector.0.max(1) as f64 * 1e3);
-        let c = &self.cache;
-        let _ = writeln!(s, "cache           {} segments x {} KiB, read-ahead up to {} KiB, write-through",
-            c.segments, c.segment_sectors / 2, c.max_read_ahead_sectors / 2);
-        let _ = writeln!(s, "\nsources: {}", self.sources);
-        s
     }
 }

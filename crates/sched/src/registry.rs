@@ -160,7 +160,7 @@ mod tests {
         for n in scheduler_names() {
             let mut s = Settings::new();
             let sched = build(&n, &mut s).unwrap_or_else(|e| panic!("{n}: {e}"));
-            assert!(sched.name().contains(n.split(':').last().unwrap()) || n == "stream");
+            assert!(sched.name().contains(n.split(':').next_back().unwrap()) || n == "stream");
         }
     }
 

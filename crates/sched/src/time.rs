@@ -98,7 +98,7 @@ impl fmt::Display for Duration {
     /// Human units: `124ms`, `2.5us`, `3s`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;
-        let (v, unit) = if ns >= 1_000_000_000 && ns % 1_000_000 == 0 {
+        let (v, unit) = if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000) {
             (ns as f64 / 1e9, "s")
         } else if ns >= 1_000_000 {
             (ns as f64 / 1e6, "ms")

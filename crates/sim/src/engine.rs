@@ -182,8 +182,7 @@ impl<'a> Engine<'a> {
         }
         let mut group = 0usize;
         let mut events = 0u64;
-        loop {
-            let Some(Reverse((t, _, ev))) = self.heap.pop() else { break };
+        while let Some(Reverse((t, _, ev))) = self.heap.pop() {
             let t = Time(t);
             if self.busy.is_none() && self.sched.pending() > 0 {
                 self.idle_wait_ns += t.0 - self.now.0;

@@ -164,7 +164,7 @@ impl Job {
         let mut out = Vec::with_capacity(spec.numjobs as usize);
         for clone in 0..spec.numjobs as u64 {
             let start = spec.offset + clone * spec.offset_increment;
-            if start % SECTOR_BYTES != 0 {
+            if !start.is_multiple_of(SECTOR_BYTES) {
                 return Err(err(format!("offset {start} is not a multiple of 512 bytes")));
             }
             if start >= capacity_bytes {
@@ -308,7 +308,7 @@ impl Job {
     /// Delay before the next submission after a completion (think time every
     /// `thinktime_blocks` completions, host overhead otherwise).
     pub fn gap_after_completion(&self) -> Duration {
-        if self.thinktime.0 == 0 || self.completed % self.thinktime_blocks as u64 != 0 {
+        if self.thinktime.0 == 0 || !self.completed.is_multiple_of(self.thinktime_blocks as u64) {
             HOST_OVERHEAD
         } else {
             HOST_OVERHEAD + self.thinktime
