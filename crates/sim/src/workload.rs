@@ -134,6 +134,27 @@ pub struct WorkloadError {
     pub why: String,
 }
 
+/// Bytes one pass over a region of `len` bytes transfers: fio ends a sequential job with
+/// `:N` holes, or a strided one, at the end of its region (unless `io_size` asks for more,
+/// then it wraps), so a pass moves less than `size`.
+fn one_pass_bytes(spec: &JobSpec, len: u64) -> u64 {
+    if spec.pattern.is_random() {
+        return len;
+    }
+    let bs = spec.bs_read.max(spec.bs_write);
+    if let Some(z) = spec.strided {
+        let stride = (z.zonerange + z.zoneskip).max(1);
+        let per_zone = |room: u64| (z.zonesize.min(room) / bs) * bs;
+        let full = len / stride;
+        let tail = len - full * stride;
+        return (full * per_zone(stride) + per_zone(tail)).max(bs);
+    }
+    if spec.skip == 0 {
+        return len;
+    }
+    ((len - bs) / (bs + spec.skip) + 1) * bs
+}
+
 /// The job's submission cap in I/Os per second: the read cap for reading patterns, the
 /// write cap for writing ones, their sum for mixed patterns (fio caps each direction
 /// separately; headway spaces all submissions by the combined rate).
@@ -200,7 +221,7 @@ impl Job {
                 skip: spec.skip,
                 region_start: start,
                 region_len: len,
-                io_limit: spec.io_size.unwrap_or(len),
+                io_limit: spec.io_size.unwrap_or_else(|| one_pass_bytes(spec, len)),
                 sync,
                 iodepth: if sync { 1 } else { spec.iodepth.max(1) },
                 thinktime: spec.thinktime,
@@ -347,6 +368,19 @@ mod tests {
         let secs: Vec<u64> = (0..3).map(|_| j.next_io().sector).collect();
         assert_eq!(secs, vec![0, 16, 0]);
         assert_eq!(j.ctx, None);
+    }
+
+    #[test]
+    fn one_pass_with_holes_or_zones_ends_at_the_region_end() {
+        let mut s = spec(Pattern::Read);
+        s.size = Some(40 << 20);
+        s.skip = 12 << 10;
+        assert_eq!(one_pass_bytes(&s, 40 << 20), 10 << 20, "4 KiB of every 16 KiB");
+        s.skip = 0;
+        s.strided = Some(Strided { zonesize: 8192, zonerange: 65536, zoneskip: 0 });
+        assert_eq!(one_pass_bytes(&s, 1 << 20), 16 * 8192);
+        s.strided = None;
+        assert_eq!(one_pass_bytes(&s, 1 << 20), 1 << 20);
     }
 
     #[test]
