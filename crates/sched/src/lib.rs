@@ -22,6 +22,7 @@ pub mod device;
 pub mod estimate;
 pub mod framework;
 pub mod idmap;
+pub mod linux;
 pub mod params;
 pub mod policy;
 pub mod registry;

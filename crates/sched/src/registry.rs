@@ -37,6 +37,8 @@ pub fn scheduler_names() -> Vec<String> {
         v.push(fw.to_string());
         v.extend(POLICIES.iter().map(|p| format!("{fw}:{p}")));
     }
+    v.push("as".to_string());
+    v.push("cfq".to_string());
     v
 }
 
@@ -54,6 +56,8 @@ pub fn tunables() -> Vec<Tunable> {
     let mut v = vec![MAX_SECTORS_KB];
     v.extend_from_slice(policy::TUNABLES);
     v.extend_from_slice(crate::framework::stream::TUNABLES);
+    v.extend_from_slice(crate::linux::as_sched::TUNABLES);
+    v.extend_from_slice(crate::linux::cfq::TUNABLES);
     v
 }
 
@@ -73,6 +77,11 @@ pub fn build_policy(name: &str, settings: &mut Settings) -> Result<Box<dyn Polic
 /// Build a scheduler by name. Settings that the scheduler does not read are left unread
 /// (the caller reports them with [`Settings::unused`] after building all it needs).
 pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
+    match name {
+        "as" => return crate::linux::as_sched::build(settings),
+        "cfq" => return crate::linux::cfq::build(settings),
+        _ => {}
+    }
     let max_kb = settings.count(&MAX_SECTORS_KB, 4, 1 << 20)?;
     let max_sectors = (max_kb * 2) as u32;
     let (fw, pol) = match name.split_once(':') {

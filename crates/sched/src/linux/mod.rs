@@ -1,0 +1,2 @@
+pub mod as_sched;
+pub mod cfq;
