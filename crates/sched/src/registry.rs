@@ -1,11 +1,13 @@
 //! Scheduler names and construction: the one place that maps `stream:deadline` to objects.
 //!
-//! Names: a policy (`noop`, `deadline`, `cscan`, `sptf`, `aged-sptf`) is a work-conserving
-//! scheduler; `FRAMEWORK:POLICY` wraps a policy in a non-work-conserving framework
-//! (`stream:cscan`); a bare framework name uses its default policy (`stream` is
-//! `stream:deadline`, as in 000 Section 3).
+//! Names: a policy (`noop`, `deadline`, `cscan`, `sptf`, `aged-sptf`, `stride`) is a
+//! work-conserving scheduler; `FRAMEWORK:POLICY` wraps a policy in a non-work-conserving
+//! framework (`stream:cscan`, `antic:sptf`, `antic-combo:stride`); a bare framework name
+//! uses its default policy (`stream` is `stream:deadline`, as in 000 Section 3; `antic` is
+//! `antic:aged-sptf`, as in 001 Section 4). The Linux schedulers `as` and `cfq` stand alone.
 
 use crate::device::DeviceView;
+use crate::framework::antic;
 use crate::framework::stream::{Stream, StreamParams};
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::{self, Policy};
@@ -26,16 +28,22 @@ pub enum BuildError {
 }
 
 /// Work-conserving policies, by name.
-pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf"];
+pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf", "stride"];
 /// Frameworks, with the policy a bare name wraps.
-pub const FRAMEWORKS: &[(&str, &str)] = &[("stream", "deadline")];
+pub const FRAMEWORKS: &[(&str, &str)] =
+    &[("stream", "deadline"), ("antic", antic::DEFAULT_POLICY), ("antic-combo", antic::COMBO_DEFAULT_POLICY)];
 
 /// Every name `build` accepts (bare frameworks and `framework:policy` pairs included).
 pub fn scheduler_names() -> Vec<String> {
     let mut v: Vec<String> = POLICIES.iter().map(|s| s.to_string()).collect();
     for (fw, _) in FRAMEWORKS {
         v.push(fw.to_string());
-        v.extend(POLICIES.iter().map(|p| format!("{fw}:{p}")));
+        let pols = match *fw {
+            "antic" => antic::POLICIES,
+            "antic-combo" => antic::COMBO_POLICIES,
+            _ => POLICIES,
+        };
+        v.extend(pols.iter().map(|p| format!("{fw}:{p}")));
     }
     v.push("as".to_string());
     v.push("cfq".to_string());
@@ -56,6 +64,7 @@ pub fn tunables() -> Vec<Tunable> {
     let mut v = vec![MAX_SECTORS_KB];
     v.extend_from_slice(policy::TUNABLES);
     v.extend_from_slice(crate::framework::stream::TUNABLES);
+    v.extend_from_slice(antic::TUNABLES);
     v.extend_from_slice(crate::linux::as_sched::TUNABLES);
     v.extend_from_slice(crate::linux::cfq::TUNABLES);
     v
@@ -91,6 +100,9 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, 
             None => (None, name),
         },
     };
+    if let Some(fw @ ("antic" | "antic-combo")) = fw {
+        return antic::build(pol, fw == "antic-combo", max_sectors, settings);
+    }
     let policy = match policy::build(pol, settings)? {
         Some(p) => p,
         None if fw.is_none() => {

@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod engine;
 pub mod fio;
 pub mod hist;
+pub mod readahead;
 pub mod report;
 pub mod workload;
 

@@ -1,4 +1,5 @@
 //! Non-work-conserving frameworks: wrap any [`crate::Policy`] and may decide to keep the
 //! device idle for a request that has not arrived yet.
 
+pub mod antic;
 pub mod stream;

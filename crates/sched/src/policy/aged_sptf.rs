@@ -115,6 +115,18 @@ impl AgedSptf {
         &self.params
     }
 
+    /// The request plain SPTF would choose (no aging, no bound), searched as `sptf` does.
+    /// The anticipation heuristic for Aged-SPTF (001 Section 3.3) does not wait when aging
+    /// overrides this choice.
+    pub fn sptf_choice(&self, dev: &dyn DeviceView) -> Option<ReqId> {
+        let head = dev.head();
+        let cost = |id: ReqId| (dev.estimate(head, self.q.get(id).expect("indexed").sector), id);
+        match (self.q.first_from(head).map(cost), self.q.last_before(head).map(cost)) {
+            (Some(a), Some(b)) => Some(a.min(b).1),
+            (a, b) => a.or(b).map(|c| c.1),
+        }
+    }
+
     fn oldest(&self) -> Option<(Time, ReqId)> {
         self.by_arrival.first().copied()
     }

@@ -188,12 +188,14 @@ pub mod cscan;
 pub mod deadline;
 pub mod noop;
 pub mod sptf;
+pub mod stride;
 
 pub use aged_sptf::{AgedSptf, AgedSptfParams};
 pub use cscan::Cscan;
 pub use deadline::{Deadline, DeadlineParams};
 pub use noop::Noop;
 pub use sptf::Sptf;
+pub use stride::{Stride, StrideParams};
 
 /// Every policy tunable, for the registry's table.
 pub const TUNABLES: &[Tunable] = &[
@@ -204,6 +206,7 @@ pub const TUNABLES: &[Tunable] = &[
     deadline::knob::FRONT_MERGES,
     aged_sptf::knob::AGING_WEIGHT,
     aged_sptf::knob::MAX_LATENCY,
+    stride::knob::TAU,
 ];
 
 /// Build a work-conserving policy by name; `Ok(None)` when the name is not a policy.
@@ -214,6 +217,7 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Option<Box<dyn super
         "cscan" => Some(Box::new(Cscan::new())),
         "sptf" => Some(Box::new(Sptf::new())),
         "aged-sptf" => Some(Box::new(AgedSptf::new(AgedSptfParams::from_settings(settings)?))),
+        "stride" => Some(Box::new(Stride::new(StrideParams::from_settings(settings)?))),
         _ => None,
     })
 }
@@ -224,10 +228,13 @@ mod tests {
 
     #[test]
     fn every_module_tunable_is_listed_once() {
-        for t in deadline::TUNABLES.iter().chain(aged_sptf::TUNABLES) {
+        for t in deadline::TUNABLES.iter().chain(aged_sptf::TUNABLES).chain(stride::TUNABLES) {
             assert_eq!(TUNABLES.iter().filter(|x| x.name == t.name).count(), 1, "{}", t.name);
         }
-        assert_eq!(TUNABLES.len(), deadline::TUNABLES.len() + aged_sptf::TUNABLES.len());
+        assert_eq!(
+            TUNABLES.len(),
+            deadline::TUNABLES.len() + aged_sptf::TUNABLES.len() + stride::TUNABLES.len()
+        );
     }
 
     #[test]
