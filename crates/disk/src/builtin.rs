@@ -7,14 +7,19 @@
 //! * `deskstar-34gxp`: the IDE disk of the Anticipatory Scheduling paper (seeds/001
 //!   Section 4), matched to what the paper measured on it: sequential 64 KiB reads at
 //!   21.7 MB/s, 3.0 ms a block (paper: about 21 MB/s, 3 ms).
+//! * `cheetah-15k3`, `cheetah-10k7`: the 18 GB and 300 GB Ultra320 SCSI disks of the IO-path
+//!   evaluation paper (seeds/002 Sections 3 and 6, Table 3), from the paper, the sizes the
+//!   drives report and their data-sheet figures (the paper's 146 GB Cheetah 15K.4 is not
+//!   modelled).
 //!
-//! For the two SATA drives and the Deskstar, zones are evenly spaced bands whose sectors
-//! per track fall linearly from the outer to the inner edge (constant linear density; the
-//! endpoints are chosen so the sustained rate, switches included, matches published
-//! benchmarks or, for the Deskstar, the paper's measurement), and the cylinder count is the
-//! smallest that holds the capacity: the IDEMA count (97,696,368 + 1,953,504 x (GB - 50)
-//! sectors) for the SATA drives, the LBA count the drive reports for the Deskstar. Skews are
-//! derived from the switch times ([`DiskSpec::derive_skews`]).
+//! For the two SATA drives, the Deskstar and the two Cheetahs, zones are evenly spaced
+//! bands whose sectors per track fall linearly from the outer to the inner edge (constant
+//! linear density; the endpoints are chosen so the sustained rate, switches included,
+//! matches published benchmarks or data sheets or, for the Deskstar, the paper's
+//! measurement), and the cylinder count is the smallest that holds the capacity: the IDEMA
+//! count (97,696,368 + 1,953,504 x (GB - 50) sectors) for the SATA drives, the LBA count the
+//! drive reports for the Deskstar and the Cheetahs. Skews are derived from the switch times
+//! ([`DiskSpec::derive_skews`]).
 //!
 //! What the models deliver (`cargo run --release -p headway-disk --example disk_bench`):
 //!
@@ -25,6 +30,8 @@
 //! | cheetah9lp | 15.6 / 9.4 MB/s | 4.5 MB/s (bus-bound) | 4.9 MB/s (bus-bound) | 110 IOPS |
 //! | ibm18es | 20.5 / 13.0 MB/s | 4.6 MB/s (bus-bound) | 5.1 MB/s (bus-bound) | 84 IOPS |
 //! | deskstar-34gxp | 21.8 / 12.5 MB/s | 21.7 MB/s | 21.7 MB/s | 74 IOPS (13.5 ms) |
+//! | cheetah-15k3 | 75.0 / 49.1 MB/s | 75.0 MB/s | 75.0 MB/s | 174 IOPS (5.7 ms) |
+//! | cheetah-10k7 | 80.5 / 39.1 MB/s | 80.4 MB/s | 80.5 MB/s | 128 IOPS (7.8 ms) |
 //!
 //! (The DiskSim drives' "bulk sector transfer time" of ~0.1 ms per sector is what their
 //! validation measured end to end; it makes them bus-bound for sequential transfers.)
@@ -36,7 +43,8 @@ use headway_sched::Duration;
 /// The default drive.
 pub const DEFAULT: &str = "wd5000aaks";
 
-const NAMES: &[&str] = &["wd5000aaks", "hd080hj", "cheetah9lp", "ibm18es", "deskstar-34gxp"];
+const NAMES: &[&str] =
+    &["wd5000aaks", "hd080hj", "cheetah9lp", "ibm18es", "deskstar-34gxp", "cheetah-15k3", "cheetah-10k7"];
 
 /// Names `builtin` knows, default first.
 pub fn builtin_names() -> &'static [&'static str] {
@@ -51,6 +59,8 @@ pub fn builtin(name: &str) -> Option<DiskSpec> {
         "cheetah9lp" => Some(cheetah9lp()),
         "ibm18es" => Some(ibm18es()),
         "deskstar-34gxp" => Some(deskstar_34gxp()),
+        "cheetah-15k3" => Some(cheetah_15k3()),
+        "cheetah-10k7" => Some(cheetah_10k7()),
         _ => None,
     }
 }
@@ -64,6 +74,9 @@ const SATA_3G_PER_SECTOR: Duration = Duration(1707);
 
 /// Ultra ATA/66 (UDMA mode 4): 66.7 MB/s burst; 512 B / 66.67 MB/s = 7680 ns.
 const UDMA66_PER_SECTOR: Duration = Duration(7680);
+
+/// Ultra320 SCSI: 320 MB/s; 512 B / 320 MB/s = 1600 ns.
+const ULTRA320_PER_SECTOR: Duration = Duration(1600);
 
 /// Cylinders per zone so that `count` zones of linearly falling sectors per track hold at
 /// least `capacity` sectors.
@@ -193,6 +206,92 @@ fn deskstar_34gxp() -> DiskSpec {
         overheads: Overheads::uniform(us(200), us(50), us(200)),
         bus_per_sector: UDMA66_PER_SECTOR,
         cache: CacheSpec { segments: 7, segment_sectors: 560, max_read_ahead_sectors: 560 },
+    };
+    s.derive_skews();
+    s
+}
+
+fn cheetah_15k3() -> DiskSpec {
+    let capacity = 35_843_686;
+    let mut s = DiskSpec {
+        name: "cheetah-15k3".into(),
+        description: "Seagate Cheetah 15K.3 ST318453LW/LC: 18.4 GB, 15,000 rpm, 8 MB cache, Ultra320 SCSI \
+                      (the IO-path evaluation paper's 18 GB disk)"
+            .into(),
+        sources: "IO-path evaluation paper (seeds/002 Sections 3 and 6, Table 3): ST318453LC, 18 GB, \
+                  15,000 rpm, 1 platter, 64K TPI, average seek 3.6 ms read / 4 ms write, 8 MB cache, \
+                  write-through cache unless stated, a command queue of up to 64 (not part of this spec). \
+                  Capacity 35,843,686 sectors: an ST318453LC as the Linux sd driver reports it (18352 MB; \
+                  the same log shows the 73 GB ST373307LC at 143,374,744 = 4 x 35,843,686); the 35,916,545 \
+                  sometimes quoted was not found for this model. 1 platter -> 2 surfaces (the paper's \
+                  Table 3, preferred to the 2 discs / 4 heads sometimes quoted for the 18 GB model, which \
+                  the primary document was not at hand to settle). Seagate 15K.3 data-sheet figures as \
+                  commonly quoted, not checked against the primary document here: track-to-track 0.2 ms \
+                  read / 0.4 ms write, full stroke 7.4 ms read, sustained 49-75 MB/s (three-point seek \
+                  curve through 0.2 / 3.6 / 7.4 ms). Ultra320 bus, 1.6 us per sector. Documented \
+                  estimates: 24 evenly spaced zones (the count only sets how finely the rate steps, 1.5-2% \
+                  between neighbours) of 1,472 cylinders (35,328, the first 35,311 hold the capacity; at \
+                  the paper's 64K TPI a 0.55-inch band, the right order for the family's small 15K \
+                  platters), 613 -> 402 sectors/track, giving a sustained 75 -> 49 MB/s with switches (the \
+                  data-sheet range); head switch 0.15 ms (just below the 0.2 ms track-to-track seek, which \
+                  includes the same settle; the model needs it below a one-cylinder seek); write settle \
+                  +0.3 ms (average write seek 3.9 ms as commonly quoted, the paper's 4 ms, track-to-track \
+                  +0.2 ms); controller overhead 0.1 ms per miss or write, 0.02 ms per cache hit (a 2003 \
+                  Ultra320 controller, below the 0.25-0.28 ms DiskSim extracted from the 1998 Cheetah 9LP \
+                  and Ultrastar 18ES); the 8 MB buffer as 16 read-ahead segments of 1,024 sectors (512 \
+                  KiB), read-ahead up to 1,024 sectors past a request (Seagate's default segmentation is \
+                  not published in the sources at hand); skews derived from the switch times."
+            .into(),
+        rpm: 15_000,
+        surfaces: 2,
+        zones: zones_for(capacity, 2, 24, 613, 402),
+        capacity_sectors: capacity,
+        seek: SeekModel::ThreePoint { single_cylinder: us(200), average: us(3_600), full_stroke: us(7_400) },
+        head_switch: us(150),
+        write_settle: us(300),
+        overheads: Overheads::uniform(us(100), us(20), us(100)),
+        bus_per_sector: ULTRA320_PER_SECTOR,
+        cache: CacheSpec { segments: 16, segment_sectors: 1024, max_read_ahead_sectors: 1024 },
+    };
+    s.derive_skews();
+    s
+}
+
+fn cheetah_10k7() -> DiskSpec {
+    let capacity = 585_937_500;
+    let mut s = DiskSpec {
+        name: "cheetah-10k7".into(),
+        description: "Seagate Cheetah 10K.7 ST3300007LW/LC: 300 GB, 10,000 rpm, 8 MB cache, Ultra320 SCSI \
+                      (the IO-path evaluation paper's 300 GB disk)"
+            .into(),
+        sources: "IO-path evaluation paper (seeds/002 Sections 3 and 6, Table 3): ST3300007LC, 300 GB, \
+                  10,000 rpm, 4 platters, 105K TPI, average seek 4.7 ms read / 5.3 ms write, 8 MB cache, \
+                  write-through cache unless stated, a command queue of up to 64 (not part of this spec). \
+                  Capacity 585,937,500 sectors: an ST3300007LC as the Linux sd driver reports it (300000 \
+                  MB). 4 platters -> 8 surfaces. Seagate 10K.7 data-sheet figures as commonly quoted, not \
+                  checked against the primary document here: track-to-track 0.2 ms read / 0.5 ms write, \
+                  sustained 39-80 MB/s. Ultra320 bus, 1.6 us per sector. Documented estimates: full stroke \
+                  9.7 ms (the 15K.3's full-stroke/average ratio, 7.4/3.6, applied to 4.7 ms; three-point \
+                  seek curve through 0.2 / 4.7 / 9.7 ms); 24 evenly spaced zones (2-5% rate steps) of \
+                  4,236 cylinders (101,664, the first 101,650 hold the capacity; at the paper's 105K TPI a \
+                  0.97-inch band, the right order for 3.5-inch 10K platters), 970 -> 471 sectors/track, \
+                  giving a sustained 80 -> 39 MB/s with switches (the data-sheet range); head switch 0.15 \
+                  ms (just below the 0.2 ms track-to-track seek, as for cheetah-15k3); write settle +0.5 \
+                  ms (average write seek +0.6 ms, track-to-track +0.3 ms in the figures above); controller \
+                  overhead 0.1 ms per miss or write, 0.02 ms per cache hit (as for cheetah-15k3); the 8 MB \
+                  buffer as 16 read-ahead segments of 1,024 sectors, read-ahead up to 1,024 sectors past a \
+                  request; skews derived from the switch times."
+            .into(),
+        rpm: 10_000,
+        surfaces: 8,
+        zones: zones_for(capacity, 8, 24, 970, 471),
+        capacity_sectors: capacity,
+        seek: SeekModel::ThreePoint { single_cylinder: us(200), average: us(4_700), full_stroke: us(9_700) },
+        head_switch: us(150),
+        write_settle: us(500),
+        overheads: Overheads::uniform(us(100), us(20), us(100)),
+        bus_per_sector: ULTRA320_PER_SECTOR,
+        cache: CacheSpec { segments: 16, segment_sectors: 1024, max_read_ahead_sectors: 1024 },
     };
     s.derive_skews();
     s
@@ -382,15 +481,137 @@ mod tests {
     #[test]
     fn deskstar_34gxp_random_reads_cost_seek_plus_half_a_turn() {
         let mut h = crate::Hdd::new(builtin("deskstar-34gxp").unwrap());
-        let cap = h.capacity();
-        let mut x = 42u64;
-        let lbns = (0..20_000).map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((((x >> 11) as u128 * (cap - 8) as u128) >> 53) as u64) & !7
-        });
+        let lbns = random_4k_lbns(h.capacity(), 20_000, 42);
         let (_, mean) = sync_reads(&mut h, lbns, 8);
         // average seek + half a revolution + controller overhead
         let expect = 9.0 + 60e3 / 7200.0 / 2.0 + 0.2;
         assert!((mean / expect - 1.0).abs() < 0.2, "mean {mean} ms vs {expect} ms ± 20%");
+    }
+
+    /// `n` 4 KiB-aligned LBNs uniform over a disk of `cap` sectors (an LCG: deterministic).
+    fn random_4k_lbns(cap: u64, n: usize, seed: u64) -> impl Iterator<Item = u64> {
+        let mut x = seed;
+        (0..n).map(move |_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((((x >> 11) as u128 * (cap - 8) as u128) >> 53) as u64) & !7
+        })
+    }
+
+    /// What the IO-path paper (seeds/002 Table 3) and the data sheets say of one of its disks.
+    struct Sheet {
+        name: &'static str,
+        capacity: u64,
+        surfaces: u32,
+        rpm: u32,
+        /// Average read seek, ms.
+        seek_ms: f64,
+        /// Data-sheet sustained rate, inner and outer edge, MB/s.
+        sustained: (f64, f64),
+    }
+
+    const CHEETAH_15K3: Sheet = Sheet {
+        name: "cheetah-15k3",
+        capacity: 35_843_686,
+        surfaces: 2,
+        rpm: 15_000,
+        seek_ms: 3.6,
+        sustained: (49.0, 75.0),
+    };
+    const CHEETAH_10K7: Sheet = Sheet {
+        name: "cheetah-10k7",
+        capacity: 585_937_500,
+        surfaces: 8,
+        rpm: 10_000,
+        seek_ms: 4.7,
+        sustained: (39.0, 80.0),
+    };
+
+    fn geometry_matches(d: &Sheet) {
+        let h = crate::Hdd::new(builtin(d.name).unwrap());
+        let (g, s) = (h.geometry(), h.spec());
+        assert_eq!(g.capacity(), d.capacity, "{}: the LBA count the drive reports", d.name);
+        assert_eq!((g.surfaces(), s.rpm), (d.surfaces, d.rpm), "{}", d.name);
+        assert_eq!(s.bus_per_sector, ULTRA320_PER_SECTOR);
+        // the 8 MB buffer holds the segments
+        let c = s.cache;
+        assert!(c.segments as u64 * c.segment_sectors as u64 * 512 <= 8 << 20, "{}", d.name);
+        let outer = g.streaming_rate(0) / 1e6;
+        let inner = g.streaming_rate(g.capacity() - 1) / 1e6;
+        let (lo, hi) = d.sustained;
+        assert!((outer / hi - 1.0).abs() < 0.02, "{}: outer {outer} MB/s vs {hi}", d.name);
+        assert!((inner / lo - 1.0).abs() < 0.02, "{}: inner {inner} MB/s vs {lo}", d.name);
+    }
+
+    /// Closed-loop sequential reads of 256 MiB at each edge, 1 MiB and 4 KiB at a time: the
+    /// data sheet's sustained range (the 4 KiB stream rides on read-ahead).
+    fn sequential_within_the_sustained_range(d: &Sheet) {
+        let spec = builtin(d.name).unwrap();
+        let cap = spec.capacity_sectors;
+        let (lo, hi) = d.sustained;
+        let span = 256u64 << 11;
+        for (len, at, want) in [(2048u32, 0, hi), (8, 0, hi), (2048, cap - span, lo)] {
+            let mut h = crate::Hdd::new(spec.clone());
+            let (rate, _) = sync_reads(&mut h, (0..span / len as u64).map(|i| at + i * len as u64), len);
+            let mb = rate / 1e6;
+            assert!(
+                (mb / want - 1.0).abs() < 0.03,
+                "{}: {len}-sector reads at {at}: {mb:.1} MB/s vs {want}",
+                d.name
+            );
+            assert!(mb > lo * 0.97 && mb < hi * 1.03, "{}: {mb:.1} MB/s outside {lo}-{hi}", d.name);
+        }
+    }
+
+    /// Random 4 KiB reads over the whole disk: average seek + half a revolution + controller
+    /// overhead, within 20%; writes pay the write settle on top.
+    fn random_reads_cost_seek_plus_half_a_turn(d: &Sheet) {
+        let spec = builtin(d.name).unwrap();
+        let overhead = spec.overheads.read_miss_after_read.as_millis_f64();
+        let settle = spec.write_settle.as_millis_f64();
+        let mut h = crate::Hdd::new(spec.clone());
+        let (_, mean) = sync_reads(&mut h, random_4k_lbns(d.capacity, 20_000, 42), 8);
+        let expect = d.seek_ms + 60e3 / d.rpm as f64 / 2.0 + overhead;
+        assert!((mean / expect - 1.0).abs() < 0.2, "{}: mean {mean} ms vs {expect} ms ± 20%", d.name);
+        let mut h = crate::Hdd::new(spec);
+        let mut t = Time(0);
+        for lbn in random_4k_lbns(d.capacity, 20_000, 7) {
+            t = h.access(t, lbn, 8, Dir::Write).done;
+        }
+        let w = t.0 as f64 / 1e6 / 20_000.0;
+        assert!(
+            w > mean + settle / 2.0 && w < mean + settle + 0.3,
+            "{}: writes {w} ms vs reads {mean} ms",
+            d.name
+        );
+    }
+
+    #[test]
+    fn cheetah_15k3_matches_its_data_sheet() {
+        geometry_matches(&CHEETAH_15K3);
+        sequential_within_the_sustained_range(&CHEETAH_15K3);
+        random_reads_cost_seek_plus_half_a_turn(&CHEETAH_15K3);
+    }
+
+    #[test]
+    fn cheetah_10k7_matches_its_data_sheet() {
+        geometry_matches(&CHEETAH_10K7);
+        sequential_within_the_sustained_range(&CHEETAH_10K7);
+        random_reads_cost_seek_plus_half_a_turn(&CHEETAH_10K7);
+    }
+
+    /// seeds/002 Section 6: the 300 GB disk has the highest linear density but "the higher
+    /// average seek times and the slower rotation speed" make it the slowest at queue depth 1.
+    /// Shape: the 18 GB disk positions clearly faster (paper: seeks ~30% shorter, 15K vs 10K
+    /// rpm), the 300 GB one streams faster at the outer edge.
+    #[test]
+    fn cheetah_15k3_positions_faster_10k7_streams_faster() {
+        let ms = |d: &Sheet| {
+            let mut h = crate::Hdd::new(builtin(d.name).unwrap());
+            sync_reads(&mut h, random_4k_lbns(d.capacity, 5_000, 3), 8).1
+        };
+        let (fast, slow) = (ms(&CHEETAH_15K3), ms(&CHEETAH_10K7));
+        assert!(slow / fast > 1.25, "random 4 KiB: 15K.3 {fast} ms, 10K.7 {slow} ms");
+        let outer = |d: &Sheet| crate::Hdd::new(builtin(d.name).unwrap()).geometry().streaming_rate(0);
+        assert!(outer(&CHEETAH_10K7) > outer(&CHEETAH_15K3));
     }
 }
