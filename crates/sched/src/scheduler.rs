@@ -47,6 +47,9 @@ pub trait Scheduler {
     fn set_weight(&mut self, _ctx: ContextId, _weight: u32) {}
     /// The issuer `ctx` has gone (process exit, connection closed): stop anticipating it.
     fn context_exited(&mut self, _now: Time, _ctx: ContextId) {}
+    /// The driver's device holds up to `depth` commands (called once, before any request).
+    /// Schedulers that reason about the head position adapt (000 Section 3.2).
+    fn set_device_queue_depth(&mut self, _depth: u32) {}
     /// Counters worth reporting (waits, timeouts, ...), by name, in a fixed order.
     fn stats(&self) -> Vec<(&'static str, u64)> {
         Vec::new()

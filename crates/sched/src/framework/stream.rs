@@ -45,6 +45,10 @@
 //! - Stream formation never depends on the scheduling decision, only on arrivals and
 //!   locations (000 Section 2.1): the child test runs whether or not SS waited.
 //! - Never process identity: `Request::ctx` is not read anywhere in this module.
+//! - A drive that queues commands (depth > 1, 000 Section 3.2): the head will be at the
+//!   end of the request last put into the device queue, so that request — at the moment it
+//!   is dispatched — plays the completed request's part in Figure 2; while SS waits, no
+//!   pending request enters the device queue.
 //!
 //! ## Tunables
 //! | name | unit | default | trade-off |
@@ -188,6 +192,27 @@ pub struct Stream<P: Policy> {
     next_stream: u64,
     next_key: u64,
     stats: StreamStats,
+    /// The device queues commands: decide on the request last put into the device queue,
+    /// not on the one that completed (000 Section 3.2).
+    tail_mode: bool,
+}
+
+/// A device view whose head is where the request just put into the device queue ends.
+struct HeadAt<'a> {
+    dev: &'a dyn DeviceView,
+    head: Sector,
+}
+
+impl DeviceView for HeadAt<'_> {
+    fn head(&self) -> Sector {
+        self.head
+    }
+    fn estimate(&self, from: Sector, to: Sector) -> Duration {
+        self.dev.estimate(from, to)
+    }
+    fn capacity(&self) -> Sector {
+        self.dev.capacity()
+    }
 }
 
 impl<P: Policy> Stream<P> {
@@ -204,6 +229,7 @@ impl<P: Policy> Stream<P> {
             next_stream: 0,
             next_key: 0,
             stats: StreamStats::default(),
+            tail_mode: false,
         }
     }
 
@@ -322,16 +348,33 @@ impl<P: Policy> Scheduler for Stream<P> {
         let d = self.decide_inner(now, dev);
         if let Decision::Dispatch(rq) = &d {
             // Serving another stream ends the current stream's slice.
-            let stream = self.tags.get(&rq.id).map(|t| t.stream);
-            if self.slice.is_some_and(|(s, _)| Some(s) != stream) {
+            let tag = self.tags.get(&rq.id).copied();
+            if self.slice.is_some_and(|(s, _)| Some(s) != tag.map(|t| t.stream)) {
                 self.slice = None;
+            }
+            if self.tail_mode {
+                // The queue's tail is where the head will be: it decides, now.
+                self.wait = None;
+                let at = HeadAt { dev, head: rq.end() };
+                self.become_parent(now, rq.end(), tag.unwrap_or(Tag { size: 1, stream: 0 }), &at);
             }
         }
         d
     }
 
     fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
-        self.completed_inner(now, rq, dev)
+        self.policy.completed(now, rq);
+        let tag = self.tags.remove(&rq.id).unwrap_or(Tag { size: 1, stream: 0 });
+        if !self.tail_mode {
+            // A completion while waiting (a request dispatched earlier) ends the old wait:
+            // the newest completed request is the one that decides now.
+            self.wait = None;
+            self.become_parent(now, rq.end(), tag, dev);
+        }
+    }
+
+    fn set_device_queue_depth(&mut self, depth: u32) {
+        self.tail_mode = depth > 1;
     }
 
     fn set_weight(&mut self, ctx: ContextId, weight: u32) {
@@ -395,14 +438,10 @@ impl<P: Policy> Stream<P> {
         Decision::WaitUntil(until.max(now))
     }
 
-    fn completed_inner(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
-        self.policy.completed(now, rq);
-        let tag = self.tags.remove(&rq.id).unwrap_or(Tag { size: 1, stream: 0 });
-        // A completion while waiting (a request dispatched earlier) ends the old wait: the
-        // newest completed request is the one that decides now.
-        self.wait = None;
+    /// Figure 2's completion procedure for a request ending at `pos` (completed, or put
+    /// into the device queue in tail mode) with stream membership `tag`.
+    fn become_parent(&mut self, now: Time, pos: Sector, tag: Tag, dev: &dyn DeviceView) {
         self.drop_expired(now);
-        let pos = rq.end();
         let service_time = match self.policy.select(now, dev) {
             Some(id) => dev.estimate(pos, self.policy.get(id).expect("selected request is queued").sector),
             None => dev.estimate(0, dev.capacity() / 3),
