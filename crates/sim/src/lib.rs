@@ -11,6 +11,7 @@ pub mod hist;
 pub mod readahead;
 pub mod report;
 pub mod workload;
+pub mod writeback;
 
 use std::collections::BTreeMap;
 
