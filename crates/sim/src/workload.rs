@@ -10,6 +10,9 @@
 //!   (fio's random map, which avoids repeats within a pass, is not modelled);
 //! - mixed patterns pick reads with probability `rwmixread`%.
 //!
+//! A job with `headway_workload=postmark` does not walk: its requests come from a
+//! [`postmark::Postmark`] generator over its region, and it ends when that run is over.
+//!
 //! Synchronous engines keep one request outstanding; asynchronous ones keep up to `iodepth`.
 //! Think time is taken after every `thinktime_blocks` completions; `rate_iops` spaces
 //! submissions at least `1/rate` apart. The simulator's seeded RNG is the only source of
@@ -21,6 +24,13 @@ use rand_chacha::ChaCha8Rng;
 use headway_sched::{ContextId, Dir, Duration, Time, SECTOR_BYTES};
 
 use crate::fio::{Engine, JobSpec, Pattern};
+
+// Lives beside this file (crates/sim/src/postmark.rs); declared here, as the one workload
+// generator that is not a walk, to keep lib.rs untouched.
+#[path = "postmark.rs"]
+pub mod postmark;
+
+use postmark::Postmark;
 
 /// Per-request host cost between a completion and the issuer's next request reaching the
 /// scheduler (system call return, page handling, submission), in ns. Linux measurements put
@@ -105,6 +115,8 @@ pub struct Job {
     pub startdelay: Duration,
     strided: Option<(u64, u64)>,
     rng: ChaCha8Rng,
+    /// `headway_workload=postmark`: the generator that replaces the walk.
+    postmark: Option<Postmark>,
     // walk state
     cursor: u64,
     zone_start: u64,
@@ -195,14 +207,20 @@ impl Job {
             }
             let len = spec.size.unwrap_or(capacity_bytes - start).min(capacity_bytes - start);
             let bs_max = spec.bs_read.max(spec.bs_write);
-            if len < bs_max {
+            if len < bs_max && spec.headway_postmark.is_none() {
                 return Err(err(format!("region of {len} bytes is smaller than the block size {bs_max}")));
             }
             let index = first_index + clone as usize;
             let js = spec.randseed.unwrap_or(0);
-            let rng = ChaCha8Rng::seed_from_u64(
-                seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ js.rotate_left(17),
-            );
+            let job_seed = seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ js.rotate_left(17);
+            let rng = ChaCha8Rng::seed_from_u64(job_seed);
+            let postmark = match &spec.headway_postmark {
+                Some(p) => Some(
+                    Postmark::new(p.clone(), start, len, job_seed)
+                        .map_err(|e| err(format!("clone {clone}: PostMark: {e}")))?,
+                ),
+                None => None,
+            };
             out.push(Job {
                 name: spec.name.clone(),
                 index,
@@ -232,6 +250,7 @@ impl Job {
                 startdelay: spec.startdelay,
                 strided: spec.strided.map(|z| (z.zonesize, z.zonerange + z.zoneskip)),
                 rng,
+                postmark,
                 cursor: 0,
                 zone_start: 0,
                 zone_done: 0,
@@ -268,7 +287,10 @@ impl Job {
                 return false;
             }
         }
-        self.time_based || self.issued_bytes < self.io_limit
+        match &self.postmark {
+            Some(pm) => !pm.done(),
+            None => self.time_based || self.issued_bytes < self.io_limit,
+        }
     }
 
     /// Is the job finished (nothing more to submit, nothing in flight)?
@@ -278,7 +300,15 @@ impl Job {
 
     /// Bytes the job will transfer, when bounded (for progress).
     pub fn planned_bytes(&self) -> Option<u64> {
-        (!self.time_based).then_some(self.io_limit)
+        match &self.postmark {
+            Some(pm) => Some(pm.estimated_bytes()),
+            None => (!self.time_based).then_some(self.io_limit),
+        }
+    }
+
+    /// The PostMark run, for a `headway_workload=postmark` job.
+    pub fn postmark(&self) -> Option<&Postmark> {
+        self.postmark.as_ref()
     }
 
     fn pick_dir(&mut self) -> Dir {
@@ -295,8 +325,14 @@ impl Job {
         }
     }
 
-    /// The next request of the walk; advances the walk state.
+    /// The next request of the walk (or of the PostMark run); advances its state.
     pub fn next_io(&mut self) -> Io {
+        if let Some(pm) = &mut self.postmark {
+            let io = pm.next_io().expect("the engine asks for a request only while wants_more()");
+            self.issued_bytes += io.len as u64 * SECTOR_BYTES;
+            self.issued += 1;
+            return io;
+        }
         let dir = self.pick_dir();
         let bs = self.bs[dir.index()];
         let off = if self.pattern.is_random() {
@@ -406,6 +442,31 @@ mod tests {
         assert!(va.iter().all(|io| io.sector * 512 >= 1 << 20 && io.sector * 512 + 4096 <= 2 << 20));
         let reads = va.iter().filter(|io| io.dir == Dir::Read).count();
         assert!((60..140).contains(&reads), "rwmixread=50 gave {reads}/200 reads");
+    }
+
+    #[test]
+    fn postmark_jobs_end_with_their_run_and_their_regions_must_hold_the_pool() {
+        let mut s = spec(Pattern::Read);
+        s.size = Some(8 << 20);
+        s.numjobs = 2;
+        s.offset_increment = 16 << 20;
+        s.headway_postmark = Some(postmark::PostmarkParams { files: 20, transactions: 30, ..Default::default() });
+        let mut jobs = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap();
+        let j = &mut jobs[1];
+        let mut n = 0;
+        while j.wants_more(Time::ZERO) {
+            let io = j.next_io();
+            assert!(io.sector * 512 >= 16 << 20 && (io.sector + io.len as u64) * 512 <= 24 << 20, "{io:?}");
+            n += 1;
+        }
+        let st = j.postmark().unwrap().stats();
+        assert_eq!(st.transactions, 30);
+        assert_eq!(j.issued, n);
+        assert_eq!(j.issued_bytes, st.created_bytes + st.appended_bytes + st.read_bytes);
+        assert!(j.planned_bytes().is_some_and(|b| b > 0));
+        s.size = Some(64 << 10);
+        let e = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap_err().to_string();
+        assert!(e.contains("t.fio:1") && e.contains("PostMark") && e.contains("cannot hold"), "{e}");
     }
 
     #[test]

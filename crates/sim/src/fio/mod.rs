@@ -70,6 +70,13 @@
 //! `zonemode` (none, strided; strided is implied by `zonesize` alone, as in fio), `zonesize`,
 //! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
 //!
+//! headway's own options, for what fio cannot say: `headway_process`, `headway_barrier`,
+//! `headway_vm`, `headway_weight` (who issues the requests), and `headway_workload=postmark`
+//! with `headway_pm_files`, `headway_pm_size_min`, `headway_pm_size_max`,
+//! `headway_pm_transactions`, `headway_pm_read_bias`, `headway_pm_create_bias`,
+//! `headway_pm_block`, `headway_pm_create_phase` (PostMark on a file pool in the job's region
+//! instead of the `rw` walk; see [`crate::workload::postmark`]).
+//!
 //! Accepted, value checked, but without effect in a simulation:
 //!
 //! | option | why it changes nothing |

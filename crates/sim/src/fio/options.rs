@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use super::error::JobFileError;
 use super::spec::{Engine, JobSpec, Origin, Pattern, Strided};
 use super::units::{parse_count, parse_flag, parse_size, parse_time, KbBase, TimeUnit};
+use crate::workload::postmark::{PostmarkParams, SIZE_LIMIT};
 
 /// Parses an option's value into the draft job. `None` is a bare key (`time_based`).
 /// The error is the reason only; the caller adds file, line and option name.
@@ -66,6 +67,10 @@ pub(crate) struct Draft {
     pub zonesize: Option<u64>,
     pub zonerange: Option<u64>,
     pub zoneskip: Option<u64>,
+    /// `headway_workload=postmark`, and the `headway_pm_*` values so far (PostMark's
+    /// defaults until set); [`Draft::finish`] puts them in the spec.
+    pub postmark: bool,
+    pub pm: PostmarkParams,
     /// Where each option was last set, and the name it was written with, for errors found
     /// in [`Draft::finish`]. Keyed by fio's name.
     pub set_at: BTreeMap<&'static str, (Origin, String)>,
@@ -84,6 +89,8 @@ impl Draft {
             zonesize: None,
             zonerange: None,
             zoneskip: None,
+            postmark: false,
+            pm: PostmarkParams::default(),
             set_at: BTreeMap::new(),
         }
     }
@@ -151,7 +158,83 @@ impl Draft {
                 }
             }
         }
+        self.finish_postmark(&err)?;
         Ok(self.spec)
+    }
+
+    /// `headway_pm_*` only with `headway_workload=postmark`; with it, none of the walk's
+    /// options (they would be silently ignored) and a sync engine (PostMark waits for each
+    /// request).
+    fn finish_postmark(
+        &mut self,
+        err: &dyn Fn(&Draft, &'static str, String) -> JobFileError,
+    ) -> Result<(), JobFileError> {
+        if !self.postmark {
+            if let Some(option) = PM_OPTIONS.into_iter().find(|o| self.set_at.contains_key(*o)) {
+                return Err(err(self, option, "has no effect unless `headway_workload=postmark`".into()));
+            }
+            return Ok(());
+        }
+        let walk = [
+            "rw", "rwmixread", "rwmixwrite", "bs", "io_size", "zonemode", "zonesize", "zonerange", "zoneskip",
+        ];
+        if let Some(option) = walk.into_iter().find(|o| self.set_at.contains_key(*o)) {
+            let msg = "has no effect with `headway_workload=postmark` (PostMark decides what is \
+                       read and written; its request size is `headway_pm_block`)";
+            return Err(err(self, option, msg.into()));
+        }
+        if self.spec.time_based {
+            let msg = "PostMark ends after its transactions; `runtime` alone can cut it short";
+            return Err(err(self, "time_based", msg.into()));
+        }
+        if self.spec.engine == Engine::Async {
+            let msg = "PostMark issues its requests one at a time: use a sync engine (psync)";
+            return Err(err(self, "ioengine", msg.into()));
+        }
+        let pm = &self.pm;
+        if pm.size_min > pm.size_max {
+            let option = if self.set_at.contains_key("headway_pm_size_max") {
+                "headway_pm_size_max"
+            } else {
+                "headway_pm_size_min"
+            };
+            let msg = format!("file sizes {}..{} bytes: the smallest is above the largest", pm.size_min, pm.size_max);
+            return Err(err(self, option, msg));
+        }
+        debug_assert!(pm.check().is_ok(), "setters check each value: {:?}", pm.check());
+        self.spec.headway_postmark = Some(self.pm.clone());
+        Ok(())
+    }
+}
+
+/// The PostMark parameters, by fio name.
+const PM_OPTIONS: [&str; 8] = [
+    "headway_pm_files",
+    "headway_pm_size_min",
+    "headway_pm_size_max",
+    "headway_pm_transactions",
+    "headway_pm_read_bias",
+    "headway_pm_create_bias",
+    "headway_pm_block",
+    "headway_pm_create_phase",
+];
+
+/// A PostMark bias: -1 (off) or 0-10 tenths.
+fn bias(v: Option<&str>) -> Result<i8, String> {
+    match val(v)? {
+        "-1" => Ok(-1),
+        v => match parse_count(v) {
+            Ok(n @ 0..=10) => Ok(n as i8),
+            _ => Err(format!("`{v}` is not -1 (off) or 0 to 10 (tenths)")),
+        },
+    }
+}
+
+/// A PostMark file size: 1 byte to 1 GiB.
+fn pm_size(d: &Draft, v: Option<&str>) -> Result<u64, String> {
+    match size(d, v)? {
+        n @ 1..=SIZE_LIMIT => Ok(n),
+        n => Err(format!("{n} bytes is not between 1 and {SIZE_LIMIT}")),
     }
 }
 
@@ -608,6 +691,110 @@ pub static OPTIONS: &[FioOption] = &[
             Ok(())
         },
     },
+    // ---- headway extension: PostMark (see headway_sim::workload::postmark) ---------------
+    FioOption {
+        names: &["headway_workload"],
+        doc: "What the job does: `fio` (default), the `rw` walk over its region; `postmark`, \
+              PostMark (create, read, append, delete small files) on a file pool laid out in \
+              its region, set by the `headway_pm_*` options. Needs a sync engine; `rw`, `bs`, \
+              `io_size`, zones and `time_based` do not apply.",
+        no_effect: None,
+        set: |d, v| {
+            d.postmark = match val(v)? {
+                "fio" => false,
+                "postmark" => true,
+                other => return Err(format!("`{other}` is not fio or postmark")),
+            };
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_files"],
+        doc: "PostMark: files in the initial pool, >= 1 (default 500, PostMark's `set number`).",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.files = count_u32(v, 1, u32::MAX)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_size_min"],
+        doc: "PostMark: smallest file created, bytes, rounded up to a sector (default 500, \
+              PostMark's `set size` low bound).",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.size_min = pm_size(d, v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_size_max"],
+        doc: "PostMark: largest file created, and the size appends grow a file to, bytes, at \
+              most 1 GiB (default 10000, PostMark's `set size` high bound).",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.size_max = pm_size(d, v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_transactions"],
+        doc: "PostMark: transactions after the creation phase; 0 = creation only (default \
+              500, PostMark's `set transactions`).",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.transactions = parse_count(val(v)?)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_read_bias"],
+        doc: "PostMark: chance of a read over an append, in tenths, 0-10; -1 = neither \
+              (default 5, i.e. 50 %, PostMark's `set bias read`).",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.read_bias = bias(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_create_bias"],
+        doc: "PostMark: chance of a create over a delete, in tenths, 0-10; -1 = neither \
+              (default 5, PostMark's `set bias create`).",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.create_bias = bias(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_block"],
+        doc: "PostMark: largest request, bytes, a multiple of 512 up to 1 GiB; `R,W` sets \
+              reads and writes apart (default 512, PostMark's `set read` / `set write`: one \
+              request per read()/write() call). A file's extents are cut into requests of \
+              this size; for PostMark's buffered mode use the kernel's request size (128k).",
+        no_effect: None,
+        set: |d, v| {
+            let current = [d.pm.block_read, d.pm.block_write];
+            let [r, w] = per_direction(val(v)?, current, |p| match block_size(d, p)? {
+                n if n > SIZE_LIMIT => Err(format!("block size `{p}` is above {SIZE_LIMIT} bytes")),
+                n => Ok(n),
+            })?;
+            d.pm.block_read = r;
+            d.pm.block_write = w;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_pm_create_phase"],
+        doc: "PostMark: 1 (default) = the creation phase's writes are part of the run (PostMark \
+              times it too); 0 = the pool is laid out without I/O and only transactions run.",
+        no_effect: None,
+        set: |d, v| {
+            d.pm.create_phase = parse_flag(v)?;
+            Ok(())
+        },
+    },
     // ---- naming --------------------------------------------------------------------------
     FioOption {
         names: &["name"],
@@ -993,6 +1180,61 @@ mod tests {
         assert!(fails("headway_barrier=five").contains("not a whole number"));
         assert!(fails("headway_weight=0").contains("between 1 and 1000"));
         assert!(fails("headway_vm=a b").contains("not a name"));
+    }
+
+    #[test]
+    fn headway_workload_and_postmark_parameters() {
+        use crate::workload::postmark::PostmarkParams;
+        assert_eq!(job("headway_workload=postmark").headway_postmark, Some(PostmarkParams::default()));
+        assert_eq!(job("headway_workload=fio").headway_postmark, None);
+        assert_eq!(job("headway_workload=postmark\nheadway_workload=fio").headway_postmark, None);
+        let j = job(
+            "headway_pm_files=10000\nheadway_pm_size_min=512\nheadway_pm_size_max=10k\n\
+             headway_pm_transactions=0\nheadway_pm_read_bias=-1\nheadway_pm_create_bias=10\n\
+             headway_pm_block=4k,128k\nheadway_pm_create_phase=0\nheadway_workload=postmark\n\
+             ioengine=psync\nruntime=10",
+        );
+        let want = PostmarkParams {
+            files: 10000,
+            size_min: 512,
+            size_max: 10240,
+            transactions: 0,
+            read_bias: -1,
+            create_bias: 10,
+            block_read: 4096,
+            block_write: 131072,
+            create_phase: false,
+        };
+        assert_eq!(j.headway_postmark, Some(want));
+        let p = job("headway_workload=postmark\nheadway_pm_block=64k").headway_postmark.unwrap();
+        assert_eq!((p.block_read, p.block_write), (65536, 65536));
+        let f = parse_str("[global]\nheadway_pm_files=7\n[j]\nheadway_workload=postmark\n", "t.fio").unwrap();
+        assert_eq!(f.jobs[0].headway_postmark.as_ref().map(|p| p.files), Some(7));
+        // values, one option at a time
+        let pm = |body: &str| fails(&format!("headway_workload=postmark\n{body}"));
+        assert!(fails("headway_workload=filebench").contains("not fio or postmark"));
+        assert!(pm("headway_pm_files=0").contains("out of range"));
+        assert!(pm("headway_pm_size_min=0").contains("not between 1 and"));
+        assert!(pm("headway_pm_size_max=2g").contains("not between 1 and"));
+        assert!(pm("headway_pm_transactions=lots").contains("not a whole number"));
+        assert!(pm("headway_pm_read_bias=11").contains("not -1 (off) or 0 to 10"));
+        assert!(pm("headway_pm_create_bias=-2").contains("not -1 (off) or 0 to 10"));
+        assert!(pm("headway_pm_block=1000").contains("not a multiple of 512"));
+        assert!(pm("headway_pm_block=2g").contains("above"));
+        assert!(pm("headway_pm_create_phase=yes").contains("not a flag"));
+        // across options: the error names the line that set the offending option
+        assert!(pm("headway_pm_size_min=20k").contains("smallest is above the largest"));
+        let e = pm("headway_pm_size_min=4k\nheadway_pm_size_max=2k");
+        assert!(e.starts_with("t.fio:4:") && e.contains("smallest is above"), "{e}");
+        assert_eq!(
+            fails("headway_pm_files=10"),
+            "t.fio:2: option `headway_pm_files`: has no effect unless `headway_workload=postmark`"
+        );
+        for walk in ["rw=randread", "rwmixread=30", "bs=4k", "io_size=1m", "zonesize=4k"] {
+            assert!(pm(walk).contains("has no effect with `headway_workload=postmark`"), "{walk}");
+        }
+        assert!(pm("ioengine=libaio").contains("one at a time"));
+        assert!(pm("runtime=10\ntime_based").contains("ends after its transactions"));
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::fmt;
 
 use headway_sched::Duration;
 
+use crate::workload::postmark::PostmarkParams;
+
 /// Where an option was set, for error messages and reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Origin {
@@ -119,6 +121,9 @@ pub struct JobSpec {
     pub headway_vm: Option<String>,
     /// `headway_weight`: proportional-share weight (default 1).
     pub headway_weight: u32,
+    /// `headway_workload=postmark` with its `headway_pm_*` parameters: PostMark on a file
+    /// pool in the region instead of the `rw` walk. `None`: the walk (`headway_workload=fio`).
+    pub headway_postmark: Option<PostmarkParams>,
 }
 
 impl JobSpec {
@@ -154,6 +159,7 @@ impl JobSpec {
             headway_barrier: 0,
             headway_vm: None,
             headway_weight: 1,
+            headway_postmark: None,
         }
     }
 }
