@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::Settings;
 use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
@@ -42,6 +43,8 @@ enum Cmd {
         /// Seed of the simulator's random numbers
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        drive: DriveArgs,
         /// Write fio-shaped JSON results here
         #[arg(long)]
         json: Option<PathBuf>,
@@ -72,7 +75,40 @@ enum Cmd {
         /// Drive model
         #[arg(long, default_value = "wd5000aaks")]
         disk: String,
+        #[command(flatten)]
+        drive: DriveArgs,
     },
+}
+
+/// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
+#[derive(clap::Args)]
+struct DriveArgs {
+    /// Commands the drive queues, 1-64 (SATA NCQ: 32, SCSI TCQ: 64); 1 = no queueing
+    #[arg(long, value_name = "N", default_value = "1")]
+    queue_depth: String,
+    /// How the drive orders its queue: fcfs | sptf (shortest positioning time first)
+    #[arg(long, value_name = "fcfs|sptf", default_value = "sptf")]
+    drive_scheduler: String,
+    /// When the drive reports a write done: through (on the media) | back (in its cache)
+    #[arg(long, value_name = "back|through", default_value = "through")]
+    write_cache: String,
+}
+
+impl DriveArgs {
+    fn config(&self) -> Result<DriveConfig> {
+        let q = &self.queue_depth;
+        let queue_depth =
+            q.parse::<u32>().ok().filter(|d| (1..=MAX_QUEUE_DEPTH).contains(d)).with_context(|| {
+                format!("--queue-depth `{q}`: expected a number from 1 to {MAX_QUEUE_DEPTH}")
+            })?;
+        let s = &self.drive_scheduler;
+        let scheduler = DriveScheduler::parse(s)
+            .with_context(|| format!("--drive-scheduler `{s}`: expected fcfs or sptf"))?;
+        let w = &self.write_cache;
+        let write_cache =
+            WriteCache::parse(w).with_context(|| format!("--write-cache `{w}`: expected back or through"))?;
+        Ok(DriveConfig { queue_depth, scheduler, write_cache, write_cache_sectors: None })
+    }
 }
 
 fn main() -> ExitCode {
@@ -90,7 +126,8 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, json, quiet } => {
+        Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, drive, json, quiet } => {
+            let drive = drive.config()?;
             let context = ContextMode::parse(&context)
                 .with_context(|| {
                     format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
@@ -103,7 +140,8 @@ fn run(cli: Cli) -> Result<()> {
                 settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
             }
             let jobfile = fio::parse_file(&jobfile)?;
-            let cfg = SimConfig { jobfile, disk: disk_spec, schedulers: scheduler, context, settings, seed };
+            let cfg =
+                SimConfig { jobfile, disk: disk_spec, schedulers: scheduler, context, settings, seed, drive };
             let report = with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?;
             if let Some(path) = json {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -138,7 +176,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { requests, scheduler, disk } => bench(requests, &scheduler, &disk),
+        Cmd::Bench { requests, scheduler, disk, drive } => {
+            bench(requests, &scheduler, &disk, drive.config()?)
+        }
         Cmd::Schedulers => {
             for n in headway_sched::scheduler_names() {
                 println!("{n}");
@@ -194,9 +234,15 @@ fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
     Ok(fio::parse_str(&text, "<bench>")?)
 }
 
-fn bench(requests: u64, schedulers: &[String], disk: &str) -> Result<()> {
+fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -> Result<()> {
     let disk_spec = headway_disk::builtin(disk).with_context(|| format!("--disk `{disk}`: unknown drive model"))?;
-    println!("workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {disk}");
+    println!(
+        "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {disk}, \
+         queue depth {} ({}), write-{}",
+        drive.queue_depth,
+        drive.scheduler.name(),
+        drive.write_cache.name()
+    );
     println!("{:<22} {:>12} {:>14} {:>12}", "scheduler", "wall s", "requests/s", "sim time s");
     for name in schedulers {
         let cfg = SimConfig {
@@ -206,6 +252,7 @@ fn bench(requests: u64, schedulers: &[String], disk: &str) -> Result<()> {
             context: ContextMode::Process,
             settings: Settings::new(),
             seed: 1,
+            drive,
         };
         let t0 = Instant::now();
         let report = simulate(&cfg, |_, _| {})?;

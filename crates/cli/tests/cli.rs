@@ -137,3 +137,33 @@ fn listings_work() {
         assert!(s.contains(n), "tunables lacks {n}");
     }
 }
+
+#[test]
+fn drive_flags_reach_the_json_and_bad_values_name_the_flag() {
+    let job =
+        tmp("drive.fio", "[j]\nrw=randwrite\nsize=1g\nio_size=256k\nioengine=libaio\niodepth=8\ndirect=1\n");
+    let j = job.to_str().unwrap();
+    let json = job.with_extension("json");
+    let args =
+        ["--queue-depth", "32", "--drive-scheduler", "fcfs", "--write-cache", "back", "--scheduler", "noop"];
+    let out = headway(&[&["simulate", j, "--quiet", "--json", json.to_str().unwrap()][..], &args].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let d = &v["runs"][0]["device"];
+    assert_eq!((d["queue_depth"].as_u64(), d["drive_scheduler"].as_str()), (Some(32), Some("fcfs")));
+    assert_eq!(d["write_cache"], "back");
+    assert_eq!(d["requests_in"]["count"], 64);
+    for k in ["queue_occupancy", "cache_hit_ratio", "destages", "write_cache_full_ns"] {
+        assert!(d[k].is_number(), "device lacks {k}");
+    }
+    assert!(d["requests_out"]["mean_bytes"].is_number());
+    fails_with(&["simulate", j, "--queue-depth", "0"], &["--queue-depth", "`0`", "1 to 64"]);
+    fails_with(&["simulate", j, "--queue-depth", "65"], &["--queue-depth", "65"]);
+    fails_with(&["simulate", j, "--queue-depth", "deep"], &["--queue-depth", "deep"]);
+    fails_with(
+        &["simulate", j, "--drive-scheduler", "elevator"],
+        &["--drive-scheduler", "elevator", "fcfs or sptf"],
+    );
+    fails_with(&["simulate", j, "--write-cache", "around"], &["--write-cache", "around", "back or through"]);
+    fails_with(&["bench", "--requests", "10", "--queue-depth", "100"], &["--queue-depth", "100"]);
+}

@@ -40,6 +40,16 @@
 //! there once the frontier sector comes around again (DiskSim's "read-ahead on idle hit").
 //! Segments are replaced least-recently-used; a miss that starts inside a stopped segment
 //! reuses it and reads only what it lacks. Writes invalidate every segment they overlap.
+//!
+//! ## For a drive with a command queue ([`crate::drive`])
+//! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:
+//!   the same lookup as step 2 (hit, continuation, miss) and the same positioning as step 3
+//!   (overhead + seek or head switch + settle + rotational latency, from where a miss would
+//!   stop read-ahead). A unit test checks it against what [`Hdd::access`] then pays.
+//! - [`Hdd::destage`] writes buffered data to the media (positioning and media transfer
+//!   only: no command overhead, no bus transfer), invalidating overlapped segments.
+//! - [`Hdd::serve_from_buffer`] answers a command from the buffer without the arm (a
+//!   write-back write, a read of dirty data): overhead + bus transfer.
 
 use crate::geometry::{FastDiv, Geometry, Location};
 use crate::seek::SeekCurve;
@@ -59,6 +69,47 @@ pub struct Access {
     pub positioning: Duration,
     /// Served entirely from the on-board cache, without touching the media.
     pub cache_hit: bool,
+}
+
+/// What serving a request would cost, from [`Hdd::estimate`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    /// Time until the first sector passes under the head (overhead included; zero for
+    /// hits and continuations).
+    pub positioning: Duration,
+    /// Served from the read cache without the media.
+    pub cache_hit: bool,
+}
+
+/// The arm at one instant, as [`Hdd::arm`] snapshots it for a round of estimates.
+#[derive(Copy, Clone, Debug)]
+pub struct Arm {
+    at: u64,
+    cyl: u32,
+    head: u32,
+    /// Streaming segment and its frontier at `at` (`usize::MAX` when none).
+    stream_seg: usize,
+    front: u64,
+}
+
+impl Arm {
+    /// The instant the snapshot is for.
+    pub fn at(&self) -> Time {
+        Time(self.at)
+    }
+}
+
+/// Where a read is served from (module docs, step 2).
+#[derive(Copy, Clone, Debug)]
+enum ReadPath {
+    /// Entirely inside the streaming segment's data (frontier `front`).
+    StreamHit { front: u64 },
+    /// Served by the running read-ahead, which has reached `front`.
+    Continuation { front: u64 },
+    /// Entirely inside segment `.0`.
+    Hit(usize),
+    /// The head is needed; `partial` is a segment the read starts in or right after.
+    Miss { partial: Option<usize> },
 }
 
 #[derive(Copy, Clone, Debug, Default)]
@@ -244,6 +295,124 @@ impl Hdd {
         acc
     }
 
+    /// When the arm finishes the last media operation started ([`Hdd::access`] or
+    /// [`Hdd::destage`]).
+    pub fn busy_until(&self) -> Time {
+        self.busy_until
+    }
+
+    /// Where the arm will be for a command started at `at` (or when the drive is next
+    /// free, if later): over the track read-ahead has reached by then, which is where a
+    /// miss would stop it. Take one snapshot per decision and price every candidate with
+    /// [`Hdd::estimate`] against it.
+    pub fn arm(&self, at: Time) -> Arm {
+        let t = at.0.max(self.busy_until.0);
+        let (mut cyl, mut head) = (self.head_cyl, self.head_head);
+        let (mut stream_seg, mut front) = (usize::MAX, 0);
+        if let Some(st) = self.stream {
+            front = self.frontier(&st, t);
+            stream_seg = st.seg;
+            // as `stop_stream` would move it
+            if front > self.head_track_end {
+                let loc = self.geo.locate(front.saturating_sub(1).min(self.capacity() - 1));
+                cyl = loc.cylinder;
+                head = loc.head;
+            }
+        }
+        Arm { at: t, cyl, head, stream_seg, front }
+    }
+
+    /// What serving a request would cost, without serving it: cheap enough to evaluate
+    /// over a command queue (no allocation, no state change). `positioning` is the time from
+    /// `arm`'s instant until the first sector to transfer passes under the head: the
+    /// controller overhead, the seek or head switch, the write settle and the rotational
+    /// latency, exactly as [`Hdd::access`] would compute them; zero for cache hits and for
+    /// reads the running read-ahead serves (continuations).
+    pub fn estimate(&self, arm: &Arm, sector: u64, len: u32, dir: Dir) -> Estimate {
+        let (s, e) = self.clamp(sector, len);
+        let (start, over, write) = match dir {
+            Dir::Read => match self.lookup(arm.at, s, e) {
+                ReadPath::StreamHit { .. } | ReadPath::Hit(_) => {
+                    return Estimate { positioning: Duration::ZERO, cache_hit: true }
+                }
+                ReadPath::Continuation { .. } => {
+                    return Estimate { positioning: Duration::ZERO, cache_hit: false }
+                }
+                ReadPath::Miss { partial } => {
+                    // (a miss stops read-ahead first: the streaming segment ends at `front`)
+                    let start = partial.map_or(s, |i| {
+                        let end = if i == arm.stream_seg { arm.front } else { self.segs[i].end };
+                        end.max(s)
+                    });
+                    (start, self.overhead_read(false), false)
+                }
+            },
+            Dir::Write => (s, self.overhead_write(), true),
+        };
+        Estimate {
+            positioning: Duration(over + self.position_time(arm, over, start, write)),
+            cache_hit: false,
+        }
+    }
+
+    /// [`Hdd::estimate`] for a [`Hdd::destage`] of data starting at `sector`: seek, settle
+    /// and rotational latency (a destage has no command overhead).
+    pub fn estimate_destage(&self, arm: &Arm, sector: u64) -> Duration {
+        Duration(self.position_time(arm, 0, sector.min(self.capacity() - 1), true))
+    }
+
+    /// Seek/switch (+ settle) and rotational wait to `start`, from `arm` after `delay`.
+    #[inline]
+    fn position_time(&self, arm: &Arm, delay: u64, start: u64, write: bool) -> u64 {
+        let loc = self.geo.locate(start);
+        let (mv, _) = self.move_time(arm.cyl, arm.head, &loc, write);
+        mv + self.rot_wait(&loc, arm.at + delay + mv)
+    }
+
+    /// Write `len` sectors from the drive's buffer to the media (a write-back cache
+    /// destaging dirty data): positioning and media transfer as for a write, but no
+    /// command overhead and no bus transfer. The drive must be idle at `now`, as for
+    /// [`Hdd::access`]. The previous command's direction (for overheads) is unchanged.
+    pub fn destage(&mut self, now: Time, sector: u64, len: u32) -> Access {
+        debug_assert!(now >= self.last_now, "time went backwards: {now} < {}", self.last_now);
+        debug_assert!(now >= self.busy_until, "drive busy until {} at {now}", self.busy_until);
+        let (s, e) = self.clamp(sector, len);
+        self.last_now = now;
+        self.stop_stream(now.0);
+        self.invalidate(s, e);
+        let (media_end, dcyl, pos) = self.media(now.0, s, e, true);
+        self.last_end = e;
+        self.busy_until = Time(media_end);
+        Access { done: Time(media_end), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
+    }
+
+    /// A command served from the buffer without the arm (a write-back cache absorbing a
+    /// write, or a read of data it holds dirty): the hit overhead (the write overhead for
+    /// writes) plus the bus transfer. Needs neither an idle arm nor ordered calls; the arm,
+    /// its read-ahead and the read segments are untouched.
+    pub fn serve_from_buffer(&mut self, now: Time, len: u32, dir: Dir) -> Access {
+        let over = match dir {
+            Dir::Read => self.overhead_read(true),
+            Dir::Write => self.overhead_write(),
+        };
+        self.last_dir = dir;
+        Access {
+            done: Time(now.0 + over + self.bus_time(len.max(1) as u64)),
+            seek_cylinders: 0,
+            positioning: Duration::ZERO,
+            cache_hit: true,
+        }
+    }
+
+    /// `(start, end)` of a request, clamped into the capacity as [`Hdd::access`] does.
+    #[inline]
+    fn clamp(&self, sector: u64, len: u32) -> (u64, u64) {
+        let cap = self.capacity();
+        let len = (len.max(1) as u64).min(cap);
+        let s = sector.min(cap - len);
+        (s, s + len)
+    }
+
     #[inline]
     fn bus_time(&self, sectors: u64) -> u64 {
         self.bus * sectors
@@ -259,64 +428,87 @@ impl Hdd {
         }
     }
 
-    fn read(&mut self, now: u64, s: u64, e: u64) -> Access {
+    /// Where a read of `s..e` at `now` would be served from (module docs, step 2). Pure:
+    /// [`Hdd::read`] acts on the answer, [`Hdd::estimate`] prices it.
+    #[inline(always)]
+    fn lookup(&self, now: u64, s: u64, e: u64) -> ReadPath {
         // Segment to reuse for a miss that starts inside or right after its data.
         let mut partial = None;
-        if !self.segs.is_empty() {
-            // The streaming segment first: hits and continuations.
-            let mut stream_seg = usize::MAX;
-            if let Some(st) = self.stream {
-                stream_seg = st.seg;
-                let front = self.frontier(&st, now);
-                let seg = self.segs[st.seg];
-                let vstart = seg.start.max(front.saturating_sub(self.seg_sectors));
-                // A read a little ahead of the frontier, within the read-ahead limit, is
-                // also served by the running read-ahead: the drive reads on until the data
-                // arrives instead of repositioning (a strided reader's next block).
-                let ahead = front < s && s <= st.stop && front < st.stop;
-                if (vstart <= s && s <= front) || ahead {
-                    let over = self.overhead_read(true);
-                    if e <= front {
-                        self.lru.touch(st.seg);
-                        self.extend_stream(now, front, e);
-                        return self.hit(now, over, e - s);
-                    }
-                    if front < st.stop {
-                        // Continuation: read-ahead is still streaming and reaches e.
-                        self.lru.touch(st.seg);
-                        let media = self.stream_time_at(&st, e);
-                        self.extend_stream(now, front, e);
-                        let done = (now + over + self.bus_time(e - s)).max(media + self.bus);
-                        return Access {
-                            done: Time(done),
-                            seek_cylinders: 0,
-                            positioning: Duration::ZERO,
-                            cache_hit: false,
-                        };
-                    }
-                    // read-ahead stopped at its limit: read on from there
-                    partial = Some(st.seg);
+        if self.segs.is_empty() {
+            return ReadPath::Miss { partial };
+        }
+        // The streaming segment first: hits and continuations.
+        let mut stream_seg = usize::MAX;
+        if let Some(st) = self.stream {
+            stream_seg = st.seg;
+            let front = self.frontier(&st, now);
+            let seg = self.segs[st.seg];
+            let vstart = seg.start.max(front.saturating_sub(self.seg_sectors));
+            // A read a little ahead of the frontier, within the read-ahead limit, is also
+            // served by the running read-ahead: the drive reads on until the data arrives
+            // instead of repositioning (a strided reader's next block).
+            let ahead = front < s && s <= st.stop && front < st.stop;
+            if (vstart <= s && s <= front) || ahead {
+                if e <= front {
+                    return ReadPath::StreamHit { front };
                 }
-            }
-            // One pass over the others: a hit, else a segment to extend. (The streaming
-            // segment's stored `end` is stale: it was handled above.)
-            for (i, seg) in self.segs.iter().enumerate() {
-                // Branch-free test: for random reads `seg.start <= s` is a coin toss a
-                // branch predictor would lose on every segment.
-                let inside = (seg.start <= s) & (s <= seg.end) & (seg.start != seg.end) & (i != stream_seg);
-                if !inside {
-                    continue;
+                if front < st.stop {
+                    // Continuation: read-ahead is still streaming and reaches e.
+                    return ReadPath::Continuation { front };
                 }
-                if e <= seg.end {
-                    self.lru.touch(i);
-                    let over = self.overhead_read(true);
-                    return self.hit(now, over, e - s);
-                }
-                if partial.is_none() {
-                    partial = Some(i);
-                }
+                // read-ahead stopped at its limit: read on from there
+                partial = Some(st.seg);
             }
         }
+        // One pass over the others: a hit, else a segment to extend. (The streaming
+        // segment's stored `end` is stale: it was handled above.)
+        for (i, seg) in self.segs.iter().enumerate() {
+            // Branch-free test: for random reads `seg.start <= s` is a coin toss a branch
+            // predictor would lose on every segment.
+            let inside = (seg.start <= s) & (s <= seg.end) & (seg.start != seg.end) & (i != stream_seg);
+            if !inside {
+                continue;
+            }
+            if e <= seg.end {
+                return ReadPath::Hit(i);
+            }
+            if partial.is_none() {
+                partial = Some(i);
+            }
+        }
+        ReadPath::Miss { partial }
+    }
+
+    fn read(&mut self, now: u64, s: u64, e: u64) -> Access {
+        let partial = match self.lookup(now, s, e) {
+            ReadPath::StreamHit { front } => {
+                let seg = self.stream.map_or(0, |st| st.seg);
+                let over = self.overhead_read(true);
+                self.lru.touch(seg);
+                self.extend_stream(now, front, e);
+                return self.hit(now, over, e - s);
+            }
+            ReadPath::Continuation { front } => {
+                let st = self.stream.expect("a continuation has a stream");
+                let over = self.overhead_read(true);
+                self.lru.touch(st.seg);
+                let media = self.stream_time_at(&st, e);
+                self.extend_stream(now, front, e);
+                let done = (now + over + self.bus_time(e - s)).max(media + self.bus);
+                return Access {
+                    done: Time(done),
+                    seek_cylinders: 0,
+                    positioning: Duration::ZERO,
+                    cache_hit: false,
+                };
+            }
+            ReadPath::Hit(i) => {
+                self.lru.touch(i);
+                let over = self.overhead_read(true);
+                return self.hit(now, over, e - s);
+            }
+            ReadPath::Miss { partial } => partial,
+        };
         // Miss: the head is needed here.
         let over = self.overhead_read(false);
         self.stop_stream(now);
@@ -345,33 +537,41 @@ impl Hdd {
         }
     }
 
-    fn write(&mut self, now: u64, s: u64, e: u64) -> Access {
+    fn overhead_write(&self) -> u64 {
         let o = &self.spec.overheads;
-        let over = match self.last_dir {
+        match self.last_dir {
             Dir::Read => o.write_after_read.0,
             Dir::Write => o.write_after_write.0,
-        };
-        self.stop_stream(now);
-        for seg in &mut self.segs {
-            if seg.start < e && s < seg.end {
-                *seg = Segment { start: 0, end: 0 };
-            }
         }
+    }
+
+    fn write(&mut self, now: u64, s: u64, e: u64) -> Access {
+        let over = self.overhead_write();
+        self.stop_stream(now);
+        self.invalidate(s, e);
         let t0 = now + over;
         let (media_end, dcyl, pos) = self.media(t0, s, e, true);
         let done = media_end.max(t0 + self.bus_time(e - s));
         Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
 
-    /// Position from the current arm position to `start` at `t0`, transfer `start..end`.
-    /// Returns (time the last sector left the media, cylinders moved, positioning ns).
-    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64) {
-        let rev = self.rev;
-        let mut cur = self.geo.locate(start);
-        let dcyl = cur.cylinder.abs_diff(self.head_cyl);
+    /// Drop read-cache data the media write of `s..e` makes stale.
+    fn invalidate(&mut self, s: u64, e: u64) {
+        for seg in &mut self.segs {
+            if seg.start < e && s < seg.end {
+                *seg = Segment { start: 0, end: 0 };
+            }
+        }
+    }
+
+    /// Arm movement from cylinder `cyl`, surface `head` to `to`: a seek, a head switch or
+    /// nothing, plus the write settle for a write that moved.
+    #[inline]
+    fn move_time(&self, cyl: u32, head: u32, to: &Location, write: bool) -> (u64, u32) {
+        let dcyl = to.cylinder.abs_diff(cyl);
         let mut mv = if dcyl > 0 {
             self.seek.time(dcyl).0
-        } else if cur.head != self.head_head {
+        } else if to.head != head {
             self.head_switch
         } else {
             0
@@ -379,6 +579,15 @@ impl Hdd {
         if write && mv > 0 {
             mv += self.write_settle;
         }
+        (mv, dcyl)
+    }
+
+    /// Position from the current arm position to `start` at `t0`, transfer `start..end`.
+    /// Returns (time the last sector left the media, cylinders moved, positioning ns).
+    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64) {
+        let rev = self.rev;
+        let mut cur = self.geo.locate(start);
+        let (mv, dcyl) = self.move_time(self.head_cyl, self.head_head, &cur, write);
         let mut t = t0 + mv;
         let wait = self.rot_wait(&cur, t);
         let pos = mv + wait;

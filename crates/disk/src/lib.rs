@@ -23,6 +23,7 @@
 //! | rotation from absolute time, media transfer per zone, head switch, write settle | [`hdd`] | Ruemmler & Wilkes; DiskSim `dm_mech_g1` |
 //! | per-command overheads after read/write, bus transfer per sector | [`hdd`], [`spec`] | DiskSim's `disksim_disk` parameters |
 //! | segmented cache with read-ahead, LRU, write-through | [`hdd`] | DiskSim's cache parameters, simplified (lazy read-ahead at the sustained rate) |
+//! | command queue (depth 1-64) with the drive's FCFS or exact-SPTF scheduler; write-back cache with SPTF destaging and a bounded buffer | [`drive`] | IO-path paper (seeds/002 Sections 6.1, 6.2); Stream Scheduling (seeds/000 Section 3.2) |
 //! | calibration by distance probes | [`calibrate`] | Stream Scheduling (seeds/000 Section 3.2) and its refs |
 //! | shipped models | [`mod@builtin`] | data sheets, the papers, DiskSim 4.0 validation files; estimates documented per field |
 //!
@@ -30,12 +31,16 @@
 //! `disksim_validate` (replays DiskSim's measured traces of cheetah9lp and ibm18es and
 //! scores the model with DiskSim's CDF demerit).
 //!
-//! Not modelled yet (later issues): a command queue with the drive's own scheduler (NCQ),
-//! write-back caching, spare/slipped sectors, disk arrays, a DiskSim `.parv` importer.
+//! [`Drive`] puts a command queue and a write cache in front of an [`Hdd`]: at depth 1 with
+//! write-through it is exactly `Hdd::access`, one command after another.
+//!
+//! Not modelled yet (later issues): spare/slipped sectors, disk arrays, a DiskSim `.parv`
+//! importer.
 
 pub mod builtin;
 pub mod calibrate;
 mod disksim_tables;
+pub mod drive;
 pub mod geometry;
 pub mod hdd;
 pub(crate) mod seek;
@@ -45,5 +50,8 @@ pub mod spec;
 pub use builtin::{builtin, builtin_names, DEFAULT};
 pub use calibrate::calibration_samples;
 pub use geometry::{Geometry, Location};
-pub use hdd::{Access, Hdd};
+pub use drive::{
+    Cmd, Completion, Drive, DriveConfig, DriveError, DriveScheduler, DriveStats, Full, WriteCache, MAX_QUEUE_DEPTH,
+};
+pub use hdd::{Access, Arm, Estimate, Hdd};
 pub use spec::{CacheSpec, DiskSpec, Overheads, SeekModel, SpecError, Zone};

@@ -1,11 +1,25 @@
-//! The discrete-event loop: jobs submit requests, the scheduler decides, the drive model
-//! serves them one at a time.
+//! The discrete-event loop: jobs submit requests, the scheduler decides, the drive serves
+//! them (`headway_disk::Drive`: a command queue of `queue_depth` in front of the mechanics,
+//! write-through or write-back).
 //!
 //! Events are ordered by `(time, insertion sequence)`, so equal times break ties in the
 //! order events were created and a run is a pure function of its inputs and seed. The
 //! scheduler is driven exactly as the contract in `headway_sched::scheduler` says: `decide`
-//! whenever the device is free — after a completion, on every arrival while idle, and when
-//! a `WaitUntil` timer fires (stale timers are recognised by a generation number).
+//! whenever the drive can take a command — after a completion or a destage that frees
+//! write-cache room, on every arrival, and when a `WaitUntil` timer fires (stale timers are
+//! recognised by a generation number) — and again after each dispatch while the drive has
+//! room, so a deep queue is kept full. `dispatched_to_device` is called as a request enters
+//! the drive, `completed` as it leaves.
+//!
+//! The head position the scheduler is told ([`DeviceView::head`](headway_sched::DeviceView))
+//! is the end of the last completed request at depth 1, and the end of the request last put
+//! in the drive's queue when the drive queues commands (seeds/000 Section 3.2: the drive
+//! serves roughly in queue order, so the queue's tail is where the head will be when the
+//! next dispatch is served).
+//!
+//! The drive has one pending event in the heap at a time, at `Drive::next_event` (a
+//! command finishing or a destage ending), also recognised by a generation number when a
+//! submission moves it earlier.
 //!
 //! Hot-path allocation: none per request beyond the scheduler's own containers and the
 //! request-metadata map; events are small `Copy` values in one binary heap.
@@ -13,7 +27,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use headway_disk::{DiskSpec, Hdd};
+use headway_disk::{Cmd, Completion, DiskSpec, Drive, DriveConfig, DriveError, Hdd, WriteCache};
 use headway_sched::idmap::IdMap;
 use headway_sched::{
     Arrival, ContextId, CurveView, Decision, Dir, ReqId, Request, Scheduler, ServiceCurve, Time, SECTOR_BYTES,
@@ -23,15 +37,15 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::hist::Histogram;
-use crate::report::{Aggregate, Clat, DeviceReport, DirReport, JobReport, RunReport};
+use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// A job may submit.
     Wake(u32),
-    /// The device finished its request.
-    Complete,
+    /// The drive's next event (a command finishing, a destage ending), by generation.
+    Drive(u64),
     /// A scheduler wait ends (generation).
     Timer(u64),
 }
@@ -48,7 +62,8 @@ struct Meta {
 struct JobStats {
     bytes: [u64; 2],
     clat: [Histogram; 2],
-    /// Device time spent on the job's requests (merged requests split by bytes).
+    /// Drive time spent on the job's requests: each command's own service (queueing in
+    /// the drive excluded), a merged command's split by bytes among its parts.
     disk_ns: u64,
     /// Requests submitted since the job last passed its process's barrier.
     since_barrier: u32,
@@ -60,6 +75,8 @@ pub struct RunInput<'a> {
     pub curve: &'a ServiceCurve,
     pub context: ContextMode,
     pub seed: u64,
+    /// Queue depth, the drive's scheduler, write cache.
+    pub drive: DriveConfig,
 }
 
 /// Why a run could not finish.
@@ -68,11 +85,44 @@ pub struct RunInput<'a> {
 pub enum EngineError {
     #[error("simulation stalled at {at}: {jobs} job(s) unfinished with no event pending (scheduler `{scheduler}` returned Idle with {pending} request(s) queued)")]
     Stalled { at: Time, jobs: usize, scheduler: String, pending: usize },
+    /// The drive cannot be set up as asked (queue depth, write cache).
+    #[error(transparent)]
+    Drive(#[from] DriveError),
+}
+
+/// Requests and bytes per direction (read, write), for the in/out flow figures.
+#[derive(Copy, Clone, Debug, Default)]
+struct Counts {
+    n: [u64; 2],
+    bytes: [u64; 2],
+}
+
+impl Counts {
+    #[inline]
+    fn add(&mut self, dir: Dir, sectors: u32) {
+        self.n[dir.index()] += 1;
+        self.bytes[dir.index()] += sectors as u64 * SECTOR_BYTES;
+    }
+    fn flow(&self) -> Flow {
+        let mean = |b: u64, n: u64| if n == 0 { 0.0 } else { b as f64 / n as f64 };
+        let (n, b) = (self.n[0] + self.n[1], self.bytes[0] + self.bytes[1]);
+        Flow {
+            count: n,
+            mean_bytes: mean(b, n),
+            reads: self.n[0],
+            read_mean_bytes: mean(self.bytes[0], self.n[0]),
+            writes: self.n[1],
+            write_mean_bytes: mean(self.bytes[1], self.n[1]),
+        }
+    }
 }
 
 pub struct Engine<'a> {
     sched: Box<dyn Scheduler>,
-    hdd: Hdd,
+    drive: Drive,
+    /// The drive queues commands: the head is the tail of its queue (module docs).
+    deep: bool,
+    write_back: bool,
     curve: &'a ServiceCurve,
     capacity: u64,
     jobs: Vec<Job>,
@@ -86,14 +136,22 @@ pub struct Engine<'a> {
     merged: IdMap<Vec<ReqId>>,
     next_id: u64,
     head: u64,
-    busy: Option<Request>,
-    busy_since: Time,
+    /// Requests in the drive with their submission times (at most the queue depth).
+    inflight: Vec<(Request, Time)>,
+    /// Time of the drive event in the heap, and its generation.
+    drive_ev: Option<Time>,
+    drive_gen: u64,
     timer_gen: u64,
     /// Draws daemon-thread ids for `--context pool:N`.
     pool: Option<(u32, ChaCha8Rng)>,
     // device figures
-    busy_ns: u64,
     idle_wait_ns: u64,
+    /// Time commands spent in the drive, summed (ns): over the run's length, the
+    /// time-averaged queue occupancy (Little's law; every command completes in the run).
+    occupancy: u128,
+    write_cache_full_ns: u64,
+    flow_in: Counts,
+    flow_out: Counts,
     seeks: u64,
     seek_dist: u128,
     dispatched: u64,
@@ -105,7 +163,12 @@ pub struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(mut sched: Box<dyn Scheduler>, jobs: Vec<Job>, input: &RunInput<'a>) -> Self {
+    /// An engine ready to run, or why the drive cannot be set up as asked.
+    pub fn new(
+        mut sched: Box<dyn Scheduler>,
+        jobs: Vec<Job>,
+        input: &RunInput<'a>,
+    ) -> Result<Self, EngineError> {
         // Weights reach the scheduler once per issuer: the first job of an issuer decides.
         let mut weighted = std::collections::BTreeSet::new();
         for j in &jobs {
@@ -115,12 +178,13 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        sched.set_device_queue_depth(input.drive.queue_depth);
         let pool = match input.context {
             ContextMode::Pool(n) => Some((n, ChaCha8Rng::seed_from_u64(input.seed ^ 0x706f_6f6c))),
             _ => None,
         };
-        let hdd = Hdd::new(input.disk.clone());
-        let capacity = hdd.capacity();
+        let drive = Drive::new(Hdd::new(input.disk.clone()), input.drive)?;
+        let capacity = drive.hdd().capacity();
         let ngroups = jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
         let mut groups = vec![Vec::new(); ngroups];
         for j in &jobs {
@@ -128,9 +192,12 @@ impl<'a> Engine<'a> {
         }
         let planned_bytes = jobs.iter().filter_map(|j| j.planned_bytes()).sum();
         let n = jobs.len();
-        Engine {
+        let depth = input.drive.queue_depth as usize;
+        Ok(Engine {
             sched,
-            hdd,
+            drive,
+            deep: depth > 1,
+            write_back: input.drive.write_cache == WriteCache::Back,
             curve: input.curve,
             capacity,
             stats: (0..n).map(|_| JobStats::default()).collect(),
@@ -144,12 +211,16 @@ impl<'a> Engine<'a> {
             merged: IdMap::default(),
             next_id: 1,
             head: 0,
-            busy: None,
-            busy_since: Time::ZERO,
+            inflight: Vec::with_capacity(depth),
+            drive_ev: None,
+            drive_gen: 0,
             timer_gen: 0,
             pool,
-            busy_ns: 0,
             idle_wait_ns: 0,
+            occupancy: 0,
+            write_cache_full_ns: 0,
+            flow_in: Counts::default(),
+            flow_out: Counts::default(),
             seeks: 0,
             seek_dist: 0,
             dispatched: 0,
@@ -158,7 +229,7 @@ impl<'a> Engine<'a> {
             last_complete: Time::ZERO,
             done_bytes: 0,
             planned_bytes,
-        }
+        })
     }
 
     fn push(&mut self, t: Time, ev: Ev) {
@@ -184,16 +255,28 @@ impl<'a> Engine<'a> {
         let mut events = 0u64;
         while let Some(Reverse((t, _, ev))) = self.heap.pop() {
             let t = Time(t);
-            if self.busy.is_none() && self.sched.pending() > 0 {
-                self.idle_wait_ns += t.0 - self.now.0;
+            let dt = t.0 - self.now.0;
+            if dt > 0 {
+                // (a drive refusing commands, its write cache full, is not the scheduler waiting)
+                if self.drive.in_queue() == 0 && self.sched.pending() > 0 && self.drive.can_accept() {
+                    self.idle_wait_ns += dt;
+                }
+                if self.write_back && self.drive.write_cache_full() {
+                    self.write_cache_full_ns += dt;
+                }
             }
             self.now = t;
             match ev {
                 Ev::Wake(j) => self.wake(j as usize),
-                Ev::Complete => self.complete(),
+                Ev::Drive(gen) => {
+                    if gen == self.drive_gen {
+                        self.drive_ev = None;
+                        self.drive_event();
+                    }
+                }
                 Ev::Timer(gen) => {
-                    if gen == self.timer_gen && self.busy.is_none() {
-                        self.dispatch();
+                    if gen == self.timer_gen && self.drive.can_accept() {
+                        self.fill();
                     }
                 }
             }
@@ -256,6 +339,7 @@ impl<'a> Engine<'a> {
             let id = ReqId(self.next_id);
             self.next_id += 1;
             let rq = Request { id, sector: io.sector, len: io.len, dir: io.dir, sync: job.sync, arrival: now, ctx };
+            self.flow_in.add(io.dir, io.len);
             self.meta.insert(id, Meta { job: j as u32, submit: now, bytes: io.len * SECTOR_BYTES as u32, dir: io.dir });
             self.first_submit.get_or_insert(now);
             let view = CurveView { head: self.head, curve: self.curve, capacity: self.capacity };
@@ -264,51 +348,91 @@ impl<'a> Engine<'a> {
             }
             submitted = true;
         }
-        if submitted && self.busy.is_none() {
-            self.dispatch();
+        if submitted && self.drive.can_accept() {
+            self.fill();
         }
     }
 
-    fn dispatch(&mut self) {
-        debug_assert!(self.busy.is_none());
-        let view = self.view();
-        match self.sched.decide(self.now, &view) {
-            Decision::Dispatch(rq) => {
-                let now = self.now;
-                self.sched.dispatched_to_device(now, &rq);
-                let acc = self.hdd.access(now, rq.sector, rq.len, rq.dir);
-                self.dispatched += 1;
-                if acc.cache_hit {
-                    self.hits += 1;
+    /// Keep the drive fed: ask the scheduler while the drive can take a command.
+    fn fill(&mut self) {
+        while self.drive.can_accept() {
+            let view = self.view();
+            match self.sched.decide(self.now, &view) {
+                Decision::Dispatch(rq) => {
+                    self.sched.dispatched_to_device(self.now, &rq);
+                    self.submit(rq);
                 }
-                if acc.seek_cylinders > 0 {
-                    self.seeks += 1;
-                    self.seek_dist += rq.sector.abs_diff(self.head) as u128;
+                Decision::WaitUntil(t) => {
+                    self.timer_gen += 1;
+                    let gen = self.timer_gen;
+                    // A wait "until now" would spin: the scheduler is re-asked a nanosecond later.
+                    let t = if t <= self.now { Time(self.now.0 + 1) } else { t };
+                    self.push(t, Ev::Timer(gen));
+                    break;
                 }
-                self.busy_ns += acc.done.0 - now.0;
-                self.busy = Some(rq);
-                self.busy_since = now;
-                self.push(acc.done, Ev::Complete);
+                Decision::Idle => break,
             }
-            Decision::WaitUntil(t) => {
-                self.timer_gen += 1;
-                let gen = self.timer_gen;
-                // A wait "until now" would spin: the scheduler is re-asked a nanosecond later.
-                let t = if t <= self.now { Time(self.now.0 + 1) } else { t };
-                self.push(t, Ev::Timer(gen));
+        }
+        self.sync_drive_event();
+    }
+
+    fn submit(&mut self, rq: Request) {
+        self.dispatched += 1;
+        self.flow_out.add(rq.dir, rq.len);
+        if self.deep {
+            self.head = rq.end();
+        }
+        let cmd = Cmd { tag: rq.id.0, sector: rq.sector, len: rq.len, dir: rq.dir };
+        self.inflight.push((rq, self.now));
+        self.drive.submit(self.now, cmd).expect("the drive said it can accept");
+    }
+
+    /// Keep exactly one live heap event at the drive's next event time.
+    #[inline]
+    fn sync_drive_event(&mut self) {
+        let next = self.drive.next_event();
+        if next != self.drive_ev {
+            self.drive_ev = next;
+            if let Some(t) = next {
+                self.drive_gen += 1;
+                let gen = self.drive_gen;
+                self.push(t, Ev::Drive(gen));
             }
-            Decision::Idle => {}
         }
     }
 
-    fn complete(&mut self) {
-        let rq = self.busy.take().expect("a completion with the device idle");
+    /// The drive's event is due: collect what finished, then refill the drive.
+    fn drive_event(&mut self) {
+        // (a command the drive starts now that finishes now gets an event of its own)
+        if let Some(c) = self.drive.poll(self.now) {
+            self.complete(c);
+        }
+        self.fill();
+    }
+
+    fn complete(&mut self, c: Completion) {
+        let i = self
+            .inflight
+            .iter()
+            .position(|r| r.0.id.0 == c.tag)
+            .expect("a completion of a request in the drive");
+        let (rq, submitted) = self.inflight.swap_remove(i);
         let now = self.now;
-        self.head = rq.end();
+        self.occupancy += (now.0 - submitted.0) as u128;
+        if !self.deep {
+            self.head = rq.end();
+        }
         self.last_complete = now;
+        if c.cache_hit {
+            self.hits += 1;
+        }
+        if c.seek_cylinders > 0 {
+            self.seeks += 1;
+            self.seek_dist += c.seek_sectors as u128;
+        }
         let view = self.view();
         self.sched.completed(now, &rq, &view);
-        let service = now.0 - self.busy_since.0;
+        let service = c.service().0;
         let total = rq.bytes().max(1);
         self.finish(rq.id, service, total);
         if let Some(children) = self.merged.remove(&rq.id) {
@@ -316,11 +440,10 @@ impl<'a> Engine<'a> {
                 self.finish(c, service, total);
             }
         }
-        self.dispatch();
     }
 
     /// One request (original or merged part) is done: account it and let its job go on.
-    /// `service` is the device time of the carrier request, `total` its bytes.
+    /// `service` is the drive time of the carrier request, `total` its bytes.
     fn finish(&mut self, id: ReqId, service: u64, total: u64) {
         let now = self.now;
         let m = self.meta.remove(&id).expect("completed request has metadata");
@@ -397,9 +520,15 @@ impl<'a> Engine<'a> {
         }
         let runtime_ns = self.last_complete.0.saturating_sub(self.first_submit.unwrap_or(Time::ZERO).0);
         let secs = runtime_ns as f64 * 1e-9;
+        let ratio = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
+        let ds = *self.drive.stats();
+        let busy_ns = self.drive.busy_time(self.last_complete).0;
+        let cfg = *self.drive.config();
+        let seeks = self.seeks + ds.destage_seeks;
+        let seek_dist = self.seek_dist + ds.destage_seek_sectors as u128;
         RunReport {
             scheduler: self.sched.name(),
-            disk: self.hdd.spec().name.to_string(),
+            disk: self.drive.hdd().spec().name.to_string(),
             context: String::new(),
             seed: 0,
             jobs,
@@ -411,12 +540,22 @@ impl<'a> Engine<'a> {
                 clat_ns: Clat::from_hist(&all),
             },
             device: DeviceReport {
-                utilization: if runtime_ns == 0 { 0.0 } else { self.busy_ns as f64 / runtime_ns as f64 },
+                utilization: ratio(busy_ns as f64, runtime_ns as f64),
                 idle_wait_ns: self.idle_wait_ns,
-                seek_count: self.seeks,
-                mean_seek_distance_sectors: if self.seeks == 0 { 0.0 } else { self.seek_dist as f64 / self.seeks as f64 },
+                seek_count: seeks,
+                mean_seek_distance_sectors: ratio(seek_dist as f64, seeks as f64),
                 requests: self.dispatched,
                 cache_hits: self.hits,
+                queue_depth: cfg.queue_depth,
+                drive_scheduler: cfg.scheduler.name().to_string(),
+                write_cache: cfg.write_cache.name().to_string(),
+                requests_in: self.flow_in.flow(),
+                requests_out: self.flow_out.flow(),
+                queue_occupancy: ratio(self.occupancy as f64, runtime_ns as f64),
+                cache_hit_ratio: ratio(self.hits as f64, self.dispatched as f64),
+                destages: ds.destages,
+                destaged_bytes: ds.destaged_sectors * SECTOR_BYTES,
+                write_cache_full_ns: self.write_cache_full_ns,
             },
             scheduler_stats: self.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }

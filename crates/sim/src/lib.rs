@@ -15,7 +15,7 @@ pub mod writeback;
 
 use std::collections::BTreeMap;
 
-use headway_disk::{DiskSpec, Hdd};
+use headway_disk::{DiskSpec, DriveConfig, Hdd};
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
 pub use engine::{Engine, EngineError, RunInput};
@@ -31,6 +31,10 @@ pub struct SimConfig {
     pub context: ContextMode,
     pub settings: Settings,
     pub seed: u64,
+    /// The drive's command queue and write cache (`DriveConfig::default()`: depth 1,
+    /// write-through, as every result before command queueing; SPTF inside the drive
+    /// when the depth allows a choice).
+    pub drive: DriveConfig,
 }
 
 /// Why a simulation could not run.
@@ -112,12 +116,12 @@ pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result
     let capacity = Hdd::new(cfg.disk.clone()).capacity();
     let jobs = expand_jobs(cfg, capacity)?;
     let curve = calibrate::curve_for(&cfg.disk);
-    let input = RunInput { disk: &cfg.disk, curve: &curve, context: cfg.context, seed: cfg.seed };
+    let input = RunInput { disk: &cfg.disk, curve: &curve, context: cfg.context, seed: cfg.seed, drive: cfg.drive };
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
         let mut s = cfg.settings.clone();
         let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
-        let mut run = Engine::new(sched, jobs.clone(), &input).run(|f| progress(i, f))?;
+        let mut run = Engine::new(sched, jobs.clone(), &input)?.run(|f| progress(i, f))?;
         run.context = cfg.context.name();
         run.seed = cfg.seed;
         runs.push(run);

@@ -4,8 +4,12 @@
 //! "seed", "jobs": [{"jobname", "groupid", "job_runtime" (ms), "disk_time_ns", "read": {..},
 //! "write": {..}}],
 //! "aggregate": {"io_bytes", "bw_bytes", "iops", "runtime_ns", "clat_ns"}, "device":
-//! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors"},
-//! "scheduler_stats": {..}}]}`.
+//! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors", "requests",
+//! "cache_hits", "queue_depth", "drive_scheduler", "write_cache", "requests_in": {flow},
+//! "requests_out": {flow}, "queue_occupancy", "cache_hit_ratio", "destages",
+//! "destaged_bytes", "write_cache_full_ns"}, "scheduler_stats": {..}}]}`, a flow being
+//! `{"count", "mean_bytes", "reads", "read_mean_bytes", "writes", "write_mean_bytes"}`
+//! (002 Figures 8 and 9: requests and their sizes into and out of the device driver).
 //! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
 //! `iops`, `runtime` (ms, as fio), `total_ios`, `clat_ns {min, max, mean, percentile}` with
 //! fio's percentile keys (`"50.000000"`).
@@ -87,18 +91,53 @@ pub struct Aggregate {
     pub clat_ns: Clat,
 }
 
+/// Requests crossing one boundary of the IO path, with their mean sizes.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Flow {
+    pub count: u64,
+    pub mean_bytes: f64,
+    pub reads: u64,
+    pub read_mean_bytes: f64,
+    pub writes: u64,
+    pub write_mean_bytes: f64,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct DeviceReport {
-    /// Fraction of the run the device was serving a request.
+    /// Fraction of the run the drive was busy: serving a command (media work, transfers,
+    /// overheads) or destaging write-back data.
     pub utilization: f64,
-    /// Time the device sat idle while the scheduler held pending requests (waiting).
+    /// Time the drive held no command, and would have taken one, while the scheduler held
+    /// pending requests (the scheduler waiting).
     pub idle_wait_ns: u64,
-    /// Requests that needed a seek (head movement across cylinders).
+    /// Arm movements across cylinders: commands that needed a seek, plus destages.
     pub seek_count: u64,
     /// Mean distance of those seeks, sectors.
     pub mean_seek_distance_sectors: f64,
+    /// Commands sent to the drive (= `requests_out.count`).
     pub requests: u64,
+    /// Commands served without the media: read-cache hits, reads of dirty data, writes
+    /// absorbed by a write-back cache.
     pub cache_hits: u64,
+    /// The drive's command queue depth, its scheduler (`fcfs`, `sptf`) and write cache
+    /// (`through`, `back`).
+    pub queue_depth: u32,
+    pub drive_scheduler: String,
+    pub write_cache: String,
+    /// Requests the jobs submitted to the scheduler (before merging).
+    pub requests_in: Flow,
+    /// Requests the scheduler sent to the drive (after merging).
+    pub requests_out: Flow,
+    /// Time-averaged commands in the drive (queued + in service) over the run.
+    pub queue_occupancy: f64,
+    /// `cache_hits / requests`.
+    pub cache_hit_ratio: f64,
+    /// Write-back: destage operations and the bytes they wrote to the media.
+    pub destages: u64,
+    pub destaged_bytes: u64,
+    /// Write-back: time the write cache was full, the drive refusing every command though
+    /// its queue had room (002 Section 6.2).
+    pub write_cache_full_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -14,6 +14,7 @@ fn run(text: &str, schedulers: &[&str], context: ContextMode, seed: u64) -> Repo
         context,
         settings: Settings::new(),
         seed,
+        drive: Default::default(),
     };
     simulate(&cfg, |_, _| {}).expect("simulation runs")
 }

@@ -21,6 +21,7 @@ fn config(text: &str, schedulers: &[&str], seed: u64) -> SimConfig {
         context: ContextMode::None,
         settings: Settings::new(),
         seed,
+        drive: Default::default(),
     }
 }
 

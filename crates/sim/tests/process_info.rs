@@ -18,6 +18,7 @@ fn run(text: &str, disk: &str, schedulers: &[&str], context: ContextMode) -> Rep
         context,
         settings: Settings::new(),
         seed: 1,
+        drive: Default::default(),
     };
     simulate(&cfg, |_, _| {}).expect("simulation runs")
 }
