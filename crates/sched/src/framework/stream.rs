@@ -46,9 +46,11 @@
 //!   locations (000 Section 2.1): the child test runs whether or not SS waited.
 //! - Never process identity: `Request::ctx` is not read anywhere in this module.
 //! - A drive that queues commands (depth > 1, 000 Section 3.2): the head will be at the
-//!   end of the request last put into the device queue, so that request — at the moment it
-//!   is dispatched — plays the completed request's part in Figure 2; while SS waits, no
-//!   pending request enters the device queue.
+//!   end of the request last put into the device queue, so the decision is taken for that
+//!   request when it enters the queue: if it belongs to an established stream, no other
+//!   pending request enters the device queue behind it; when it completes, SS waits for its
+//!   child exactly as with one command at a time. Streams still form from completions and
+//!   arrivals only (formation and scheduling stay independent).
 //!
 //! ## Tunables
 //! | name | unit | default | trade-off |
@@ -192,27 +194,14 @@ pub struct Stream<P: Policy> {
     next_stream: u64,
     next_key: u64,
     stats: StreamStats,
-    /// The device queues commands: decide on the request last put into the device queue,
-    /// not on the one that completed (000 Section 3.2).
+    /// The device queues commands (000 Section 3.2): decide on the request last put into
+    /// the device queue.
     tail_mode: bool,
-}
-
-/// A device view whose head is where the request just put into the device queue ends.
-struct HeadAt<'a> {
-    dev: &'a dyn DeviceView,
-    head: Sector,
-}
-
-impl DeviceView for HeadAt<'_> {
-    fn head(&self) -> Sector {
-        self.head
-    }
-    fn estimate(&self, from: Sector, to: Sector) -> Duration {
-        self.dev.estimate(from, to)
-    }
-    fn capacity(&self) -> Sector {
-        self.dev.capacity()
-    }
+    /// Tail mode: an established stream's request is in the device; nothing else goes in
+    /// until it completes (and then its child is waited for as usual).
+    hold: Option<ReqId>,
+    /// The request last put into the device queue (the tail).
+    last_dispatched: Option<ReqId>,
 }
 
 impl<P: Policy> Stream<P> {
@@ -230,6 +219,8 @@ impl<P: Policy> Stream<P> {
             next_key: 0,
             stats: StreamStats::default(),
             tail_mode: false,
+            hold: None,
+            last_dispatched: None,
         }
     }
 
@@ -352,11 +343,11 @@ impl<P: Policy> Scheduler for Stream<P> {
             if self.slice.is_some_and(|(s, _)| Some(s) != tag.map(|t| t.stream)) {
                 self.slice = None;
             }
-            if self.tail_mode {
-                // The queue's tail is where the head will be: it decides, now.
-                self.wait = None;
-                let at = HeadAt { dev, head: rq.end() };
-                self.become_parent(now, rq.end(), tag.unwrap_or(Tag { size: 1, stream: 0 }), &at);
+            self.last_dispatched = Some(rq.id);
+            if self.tail_mode && tag.is_some_and(|t| t.size >= self.params.stream_threshold) {
+                // The queue's tail belongs to an established stream: the head will be where
+                // it ends, so nothing else enters the device queue until its child comes.
+                self.hold = Some(rq.id);
             }
         }
         d
@@ -365,12 +356,19 @@ impl<P: Policy> Scheduler for Stream<P> {
     fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
         self.policy.completed(now, rq);
         let tag = self.tags.remove(&rq.id).unwrap_or(Tag { size: 1, stream: 0 });
-        if !self.tail_mode {
+        // With a queueing drive only the device queue's tail decides (000 Section 3.2): a
+        // request that completes from the middle of the queue still becomes a parent (streams
+        // form from completions and arrivals alone) but starts no wait.
+        let decides = !self.tail_mode || self.hold == Some(rq.id) || self.last_dispatched == Some(rq.id);
+        if self.hold == Some(rq.id) {
+            self.hold = None;
+        }
+        if decides {
             // A completion while waiting (a request dispatched earlier) ends the old wait:
             // the newest completed request is the one that decides now.
             self.wait = None;
-            self.become_parent(now, rq.end(), tag, dev);
         }
+        self.become_parent(now, rq.end(), tag, dev, decides);
     }
 
     fn set_device_queue_depth(&mut self, depth: u32) {
@@ -403,6 +401,29 @@ impl<P: Policy> Stream<P> {
         if let Some(id) = self.child_ready.take() {
             if self.policy.get(id).is_some() {
                 return Decision::Dispatch(self.policy.take(now, id));
+            }
+        }
+        if let Some(held) = self.hold {
+            let pending = !self.policy.is_empty();
+            let stream = self.tags.get(&held).map(|t| t.stream);
+            if pending && self.policy.urgent(now) {
+                self.hold = None;
+                self.stats.urgent_preemptions += 1;
+            } else if pending && stream.is_some_and(|s| self.slice_expired(now, s)) {
+                self.hold = None;
+                self.slice = None;
+                self.stats.slice_expiries += 1;
+            } else {
+                // The held request's completion, an arrival or this re-check (the policy's
+                // next urgency, the slice's end) will ask again.
+                let mut until = now + dev.estimate(0, dev.capacity());
+                if let Some(t) = self.policy.next_urgent_at() {
+                    until = until.min(t.max(now));
+                }
+                if let Some((_, start)) = self.slice {
+                    until = until.min((start + self.params.stream_time_slice).max(now));
+                }
+                return Decision::WaitUntil(until);
             }
         }
         if let Some(w) = &self.wait {
@@ -440,7 +461,7 @@ impl<P: Policy> Stream<P> {
 
     /// Figure 2's completion procedure for a request ending at `pos` (completed, or put
     /// into the device queue in tail mode) with stream membership `tag`.
-    fn become_parent(&mut self, now: Time, pos: Sector, tag: Tag, dev: &dyn DeviceView) {
+    fn become_parent(&mut self, now: Time, pos: Sector, tag: Tag, dev: &dyn DeviceView, may_wait: bool) {
         self.drop_expired(now);
         let service_time = match self.policy.select(now, dev) {
             Some(id) => dev.estimate(pos, self.policy.get(id).expect("selected request is queued").sector),
@@ -456,7 +477,7 @@ impl<P: Policy> Stream<P> {
             size: tag.size,
             stream: tag.stream,
         };
-        if p.size >= self.params.stream_threshold {
+        if may_wait && p.size >= self.params.stream_threshold {
             let pending = !self.policy.is_empty();
             if pending && self.policy.urgent(now) {
                 self.stats.urgent_preemptions += 1;

@@ -359,34 +359,27 @@ proptest! {
 }
 
 /// 000 Section 3.2: with a queueing drive the request put last into the device queue
-/// decides. A stream whose members arrive right after each is dispatched establishes itself
-/// without any completion, and SS then holds pending requests out of the device queue.
+/// decides. Once a stream is established, its request at the tail of the device queue
+/// keeps every other pending request out; after it completes SS waits for its child as
+/// with one command at a time.
 #[test]
-fn queueing_drive_decides_on_the_tail_of_the_device_queue() {
+fn queueing_drive_holds_the_queue_behind_an_established_stream() {
     let dev = FixedView { head: 0, base: 100 * US, capacity: 1 << 32 };
     let mut s = ss();
     s.set_device_queue_depth(32);
-    let mut t = 0;
-    s.arrive(Time(t), req(999, 2_000_000, t), &dev);
-    for k in 1..=4u64 {
-        s.arrive(Time(t), req(k, k * 8, t), &dev);
-        let d = s.decide(Time(t), &dev);
-        let id = expect_dispatch(d).id;
-        if k == 1 {
-            // F is first in FIFO order; A1 goes next
-            assert_eq!(id, ReqId(999));
-            assert_eq!(expect_dispatch(s.decide(Time(t), &dev)).id, ReqId(1));
-        } else {
-            assert_eq!(id, ReqId(k), "A{k} is the tail's child and goes at once");
-        }
-        t += 10 * US;
-    }
-    // another far request arrives: the stream (4 members) is established at the tail,
-    // so SS waits instead of filling the device queue
-    s.arrive(Time(t), req(998, 3_000_000, t), &dev);
-    assert!(matches!(s.decide(Time(t), &dev), Decision::WaitUntil(_)), "waits for the stream");
-    // completions do not change the decision point in tail mode
-    s.completed(Time(t + US), &req(999, 2_000_000, 0), &dev);
-    s.arrive(Time(t + 2 * US), req(5, 40, t + 2 * US), &dev);
-    assert_eq!(expect_dispatch(s.decide(Time(t + 2 * US), &dev)).id, ReqId(5));
+    let t = build_stream(&mut s, &dev, 4); // A1..A4 served, F (999) pending
+    // A4 completed: the stream is established; A5 arrives and goes first
+    assert!(matches!(s.decide(Time(t), &dev), Decision::WaitUntil(_)));
+    s.arrive(Time(t + 10 * US), req(5, 40, t + 10 * US), &dev);
+    let a5 = expect_dispatch(s.decide(Time(t + 10 * US), &dev));
+    assert_eq!(a5.id, ReqId(5));
+    // the device could take more, but A5 (an established stream's) is the tail: F waits
+    assert!(matches!(s.decide(Time(t + 20 * US), &dev), Decision::WaitUntil(_)), "F must not join the queue");
+    s.arrive(Time(t + 30 * US), req(998, 3_000_000, t + 30 * US), &dev);
+    assert!(matches!(s.decide(Time(t + 30 * US), &dev), Decision::WaitUntil(_)));
+    // A5 completes; A6 arrives and is dispatched before F and 998
+    s.completed(Time(t + MS), &a5, &dev);
+    assert!(matches!(s.decide(Time(t + MS), &dev), Decision::WaitUntil(_)));
+    s.arrive(Time(t + MS + 10 * US), req(6, 48, t + MS + 10 * US), &dev);
+    assert_eq!(expect_dispatch(s.decide(Time(t + MS + 10 * US), &dev)).id, ReqId(6));
 }
