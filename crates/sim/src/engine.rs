@@ -37,6 +37,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::hist::Histogram;
+use crate::readahead::{Readahead, PAGE, READ_AHEAD_KB};
 use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 
@@ -44,6 +45,8 @@ use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 enum Ev {
     /// A job may submit.
     Wake(u32),
+    /// A buffered read found its data in the page cache: it completes (logical request id).
+    Hit(u64),
     /// The drive's next event (a command finishing, a destage ending), by generation.
     Drive(u64),
     /// A scheduler wait ends (generation).
@@ -57,6 +60,18 @@ struct Meta {
     bytes: u32,
     dir: Dir,
 }
+
+/// A page-cache fill: a disk read the readahead of a buffered reader issued (synchronous
+/// or ahead), and the reads waiting for it.
+struct Fill {
+    job: u32,
+    first_page: u64,
+    sectors: u32,
+    waiters: Vec<ReqId>,
+}
+
+/// Time to copy a page-cache hit to the reader (memcpy of a few KiB): 1 us, an estimate.
+const PAGE_HIT: headway_sched::Duration = headway_sched::Duration::from_micros(1);
 
 #[derive(Default)]
 struct JobStats {
@@ -133,6 +148,11 @@ pub struct Engine<'a> {
     seq: u64,
     now: Time,
     meta: IdMap<Meta>,
+    /// Page-cache fills in flight, by disk request id, and by (job, first page).
+    fills: IdMap<Fill>,
+    fill_at: std::collections::HashMap<(u32, u64), ReqId>,
+    /// Readahead state of buffered readers.
+    ra: Vec<Option<Readahead>>,
     merged: IdMap<Vec<ReqId>>,
     next_id: u64,
     head: u64,
@@ -192,6 +212,8 @@ impl<'a> Engine<'a> {
         }
         let planned_bytes = jobs.iter().filter_map(|j| j.planned_bytes()).sum();
         let n = jobs.len();
+        let jobs_ra: Vec<Option<Readahead>> =
+            jobs.iter().map(|j| j.buffered.then(|| Readahead::new(READ_AHEAD_KB))).collect();
         let depth = input.drive.queue_depth as usize;
         Ok(Engine {
             sched,
@@ -208,6 +230,9 @@ impl<'a> Engine<'a> {
             seq: 0,
             now: Time::ZERO,
             meta: IdMap::default(),
+            fills: IdMap::default(),
+            fill_at: std::collections::HashMap::new(),
+            ra: jobs_ra,
             merged: IdMap::default(),
             next_id: 1,
             head: 0,
@@ -268,6 +293,7 @@ impl<'a> Engine<'a> {
             self.now = t;
             match ev {
                 Ev::Wake(j) => self.wake(j as usize),
+                Ev::Hit(id) => self.finish(ReqId(id), 0, 1),
                 Ev::Drive(gen) => {
                     if gen == self.drive_gen {
                         self.drive_ev = None;
@@ -311,15 +337,16 @@ impl<'a> Engine<'a> {
 
     fn wake(&mut self, j: usize) {
         let now = self.now;
-        let job = &mut self.jobs[j];
-        if job.started_at.is_none() {
-            job.started_at = Some(now);
-        }
+        self.jobs[j].started_at.get_or_insert(now);
         let mut submitted = false;
-        while job.inflight < job.iodepth
-            && job.wants_more(now)
-            && (job.barrier == 0 || self.stats[j].since_barrier < job.barrier)
-        {
+        loop {
+            let job = &mut self.jobs[j];
+            if !(job.inflight < job.iodepth
+                && job.wants_more(now)
+                && (job.barrier == 0 || self.stats[j].since_barrier < job.barrier))
+            {
+                break;
+            }
             if let Some(gap) = job.rate_gap {
                 if now < self.next_allowed[j] {
                     let at = self.next_allowed[j];
@@ -331,25 +358,92 @@ impl<'a> Engine<'a> {
             }
             let io = job.next_io();
             job.inflight += 1;
+            let (sync, job_ctx) = (job.sync, job.ctx);
             self.stats[j].since_barrier += 1;
             let ctx = match &mut self.pool {
                 Some((n, rng)) => Some(ContextId(rng.gen_range(0..*n))),
-                None => job.ctx,
+                None => job_ctx,
             };
             let id = ReqId(self.next_id);
             self.next_id += 1;
-            let rq = Request { id, sector: io.sector, len: io.len, dir: io.dir, sync: job.sync, arrival: now, ctx };
-            self.flow_in.add(io.dir, io.len);
             self.meta.insert(id, Meta { job: j as u32, submit: now, bytes: io.len * SECTOR_BYTES as u32, dir: io.dir });
             self.first_submit.get_or_insert(now);
-            let view = CurveView { head: self.head, curve: self.curve, capacity: self.capacity };
-            if let Arrival::Merged { into } = self.sched.arrive(now, rq, &view) {
-                self.merged.entry(into).or_default().push(id);
+            if io.dir == Dir::Read && self.ra[j].is_some() {
+                submitted |= self.buffered_read(j, id, io.sector, io.len, ctx);
+            } else {
+                self.arrive(Request { id, sector: io.sector, len: io.len, dir: io.dir, sync, arrival: now, ctx });
+                submitted = true;
             }
-            submitted = true;
         }
         if submitted && self.drive.can_accept() {
             self.fill();
+        }
+    }
+
+    /// A request reaches the scheduler.
+    fn arrive(&mut self, rq: Request) {
+        self.flow_in.add(rq.dir, rq.len);
+        let view = CurveView { head: self.head, curve: self.curve, capacity: self.capacity };
+        let id = rq.id;
+        if let Arrival::Merged { into } = self.sched.arrive(self.now, rq, &view) {
+            self.merged.entry(into).or_default().push(id);
+        }
+    }
+
+    /// A buffered read `id` of job `j`: served from the page cache, or waiting for a fill;
+    /// readahead may send fills to the scheduler. Returns whether anything was submitted.
+    fn buffered_read(&mut self, j: usize, id: ReqId, sector: u64, len: u32, ctx: Option<ContextId>) -> bool {
+        let (start, region) = self.jobs[j].region();
+        let page = |b: u64| b / PAGE;
+        let off = sector * SECTOR_BYTES - start;
+        let (first, end) = (page(off), page(off + len as u64 * SECTOR_BYTES - 1) + 1);
+        let file_pages = page(region).max(end);
+        let plan = self.ra[j].as_mut().expect("a buffered reader").read(first, end, file_pages);
+        let mut submitted = false;
+        let to_sector = |p: u64| (start + p * PAGE) / SECTOR_BYTES;
+        let sectors = |n: u64| (n * PAGE / SECTOR_BYTES) as u32;
+        if let Some((a, b)) = plan.sync {
+            let fid = ReqId(self.next_id);
+            self.next_id += 1;
+            self.fills.insert(fid, Fill { job: j as u32, first_page: a, sectors: sectors(b - a), waiters: vec![id] });
+            self.fill_at.insert((j as u32, a), fid);
+            let rq = Request { id: fid, sector: to_sector(a), len: sectors(b - a), dir: Dir::Read, sync: true, arrival: self.now, ctx };
+            self.arrive(rq);
+            submitted = true;
+        } else if let Some(p) = plan.wait_for {
+            let fid = self.fill_at[&(j as u32, p)];
+            self.fills.get_mut(&fid).expect("fill in flight").waiters.push(id);
+        } else {
+            self.push(self.now + PAGE_HIT, Ev::Hit(id.0));
+        }
+        if let Some((a, b)) = plan.read_ahead {
+            let fid = ReqId(self.next_id);
+            self.next_id += 1;
+            self.fills.insert(fid, Fill { job: j as u32, first_page: a, sectors: sectors(b - a), waiters: Vec::new() });
+            self.fill_at.insert((j as u32, a), fid);
+            let rq = Request { id: fid, sector: to_sector(a), len: sectors(b - a), dir: Dir::Read, sync: false, arrival: self.now, ctx };
+            self.arrive(rq);
+            submitted = true;
+        }
+        submitted
+    }
+
+    /// A disk request (or a part merged into one) is done: a job's own request, or a
+    /// page-cache fill whose waiting reads now complete.
+    fn finish_any(&mut self, id: ReqId, service: u64, total: u64) {
+        match self.fills.remove(&id) {
+            None => self.finish(id, service, total),
+            Some(f) => {
+                let share = service as u128 * (f.sectors as u64 * SECTOR_BYTES) as u128 / total as u128;
+                self.stats[f.job as usize].disk_ns += share as u64;
+                self.fill_at.remove(&(f.job, f.first_page));
+                if let Some(ra) = self.ra[f.job as usize].as_mut() {
+                    ra.arrived(f.first_page);
+                }
+                for w in f.waiters {
+                    self.finish(w, 0, 1);
+                }
+            }
         }
     }
 
@@ -434,10 +528,10 @@ impl<'a> Engine<'a> {
         self.sched.completed(now, &rq, &view);
         let service = c.service().0;
         let total = rq.bytes().max(1);
-        self.finish(rq.id, service, total);
+        self.finish_any(rq.id, service, total);
         if let Some(children) = self.merged.remove(&rq.id) {
             for c in children {
-                self.finish(c, service, total);
+                self.finish_any(c, service, total);
             }
         }
     }

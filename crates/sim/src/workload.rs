@@ -106,6 +106,8 @@ pub struct Job {
     /// Bytes to transfer before the job ends (ignored when time_based).
     io_limit: u64,
     pub sync: bool,
+    /// `direct=0`: reads go through the page cache (readahead).
+    pub buffered: bool,
     pub iodepth: u32,
     pub thinktime: Duration,
     pub thinktime_blocks: u32,
@@ -239,6 +241,7 @@ impl Job {
                 skip: spec.skip,
                 region_start: start,
                 region_len: len,
+                buffered: !spec.direct && spec.headway_postmark.is_none(),
                 io_limit: spec.io_size.unwrap_or_else(|| one_pass_bytes(spec, len)),
                 sync,
                 iodepth: if sync { 1 } else { spec.iodepth.max(1) },
@@ -304,6 +307,11 @@ impl Job {
             Some(pm) => Some(pm.estimated_bytes()),
             None => (!self.time_based).then_some(self.io_limit),
         }
+    }
+
+    /// The job's region: first byte and length in bytes.
+    pub fn region(&self) -> (u64, u64) {
+        (self.region_start, self.region_len)
     }
 
     /// The PostMark run, for a `headway_workload=postmark` job.
