@@ -22,6 +22,8 @@ pub const BACKWARD_PENALTY_PCT: u64 = 50;
 pub struct ServiceCurve {
     /// Knots sorted by distance, times non-decreasing.
     knots: Vec<(u64, u64)>,
+    /// `slopes[i]`: ns per sector between knots `i` and `i + 1` (a multiply per lookup).
+    slopes: Vec<f64>,
     backward_pct: u64,
 }
 
@@ -37,7 +39,8 @@ impl ServiceCurve {
             max = max.max(k.1);
             k.1 = max;
         }
-        ServiceCurve { knots, backward_pct: BACKWARD_PENALTY_PCT }
+        let slopes = knots.windows(2).map(|w| (w[1].1 - w[0].1) as f64 / (w[1].0 - w[0].0) as f64).collect();
+        ServiceCurve { knots, slopes, backward_pct: BACKWARD_PENALTY_PCT }
     }
 
     /// Fit a smooth monotone curve through measured `(distance, service_time)` samples.
@@ -91,9 +94,7 @@ impl ServiceCurve {
             return Duration(k[k.len() - 1].1);
         }
         let (d0, t0) = k[i - 1];
-        let (d1, t1) = k[i];
-        let frac = (dist - d0) as f64 / (d1 - d0) as f64;
-        Duration(t0 + ((t1 - t0) as f64 * frac) as u64)
+        Duration(t0 + ((dist - d0) as f64 * self.slopes[i - 1]) as u64)
     }
 
     /// `est(from, to)`: forward cost, plus the backward penalty when `to < from`.

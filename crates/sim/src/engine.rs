@@ -161,7 +161,10 @@ pub struct Engine<'a> {
     /// Time of the drive event in the heap, and its generation.
     drive_ev: Option<Time>,
     drive_gen: u64,
-    timer_gen: u64,
+    /// When the scheduler asked to be woken (its latest `WaitUntil`), and the earliest
+    /// timer event in the heap.
+    timer_at: Option<Time>,
+    timer_ev: Option<Time>,
     /// Draws daemon-thread ids for `--context pool:N`.
     pool: Option<(u32, ChaCha8Rng)>,
     // device figures
@@ -239,7 +242,8 @@ impl<'a> Engine<'a> {
             inflight: Vec::with_capacity(depth),
             drive_ev: None,
             drive_gen: 0,
-            timer_gen: 0,
+            timer_at: None,
+            timer_ev: None,
             pool,
             idle_wait_ns: 0,
             occupancy: 0,
@@ -300,9 +304,19 @@ impl<'a> Engine<'a> {
                         self.drive_event();
                     }
                 }
-                Ev::Timer(gen) => {
-                    if gen == self.timer_gen && self.drive.can_accept() {
-                        self.fill();
+                Ev::Timer(_) => {
+                    if self.timer_ev == Some(t) {
+                        self.timer_ev = None;
+                    }
+                    match self.timer_at {
+                        Some(at) if at <= t => {
+                            self.timer_at = None;
+                            if self.drive.can_accept() {
+                                self.fill();
+                            }
+                        }
+                        Some(at) => self.arm_timer(at),
+                        None => {}
                     }
                 }
             }
@@ -447,8 +461,20 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Make sure a timer event is in the heap no later than `t`. Waits are superseded far
+    /// more often than they expire (a stream's child arrives first), so one event serves
+    /// many waits: an event that fires early re-arms for the current `timer_at`.
+    fn arm_timer(&mut self, t: Time) {
+        if self.timer_ev.is_none_or(|e| e > t) {
+            self.timer_ev = Some(t);
+            self.push(t, Ev::Timer(0));
+        }
+    }
+
     /// Keep the drive fed: ask the scheduler while the drive can take a command.
     fn fill(&mut self) {
+        // any decision supersedes the previous wait
+        self.timer_at = None;
         while self.drive.can_accept() {
             let view = self.view();
             match self.sched.decide(self.now, &view) {
@@ -457,11 +483,10 @@ impl<'a> Engine<'a> {
                     self.submit(rq);
                 }
                 Decision::WaitUntil(t) => {
-                    self.timer_gen += 1;
-                    let gen = self.timer_gen;
                     // A wait "until now" would spin: the scheduler is re-asked a nanosecond later.
                     let t = if t <= self.now { Time(self.now.0 + 1) } else { t };
-                    self.push(t, Ev::Timer(gen));
+                    self.timer_at = Some(t);
+                    self.arm_timer(t);
                     break;
                 }
                 Decision::Idle => break,
