@@ -1,28 +1,17 @@
 //! Shape tests for the Stream Scheduling paper (000) reproductions: orderings and ratios
 //! with stated tolerances, never exact numbers.
 
-use headway_sched::Settings;
-use headway_sim::{calibrate, fio, simulate, ContextMode, Report, SimConfig};
+mod common;
+
+use headway_sim::{calibrate, ContextMode, Report};
 
 const PAR_READ: &str = include_str!("../../../experiments/par-read.fio");
 
 fn run(text: &str, schedulers: &[&str], context: ContextMode, seed: u64) -> Report {
-    let cfg = SimConfig {
-        jobfile: fio::parse_str(text, "test.fio").expect("job file parses"),
-        disk: headway_disk::builtin("wd5000aaks").unwrap(),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context,
-        settings: Settings::new(),
-        seed,
-        drive: Default::default(),
-    };
-    simulate(&cfg, |_, _| {}).expect("simulation runs")
+    common::run(text, "wd5000aaks", schedulers, context, seed)
 }
 
-fn bw(r: &Report, sched: &str) -> f64 {
-    r.runs.iter().find(|x| x.scheduler == sched).unwrap_or_else(|| panic!("no run {sched}")).aggregate.bw_bytes
-        as f64
-}
+use common::bw;
 
 /// 000 Section 3.3, Figure 3 (par-read, process information hidden): SS far above Deadline
 /// and Noop (the paper: about 3.2x with Linux readahead; without readahead every Deadline

@@ -2,30 +2,13 @@
 //! process information is right, far apart when it is missing or misleading (000 Sections
 //! 3.3-3.4), and the Anticipatory Scheduling paper's microbenchmarks (001 Section 4).
 
-use headway_sched::Settings;
-use headway_sim::{fio, simulate, ContextMode, Report, SimConfig};
+mod common;
 
-fn exp(name: &str) -> String {
-    let p = format!("{}/../../experiments/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
-}
+use common::{bw, exp};
+use headway_sim::{ContextMode, Report};
 
 fn run(text: &str, disk: &str, schedulers: &[&str], context: ContextMode) -> Report {
-    let cfg = SimConfig {
-        jobfile: fio::parse_str(text, "test.fio").expect("job file parses"),
-        disk: headway_disk::builtin(disk).unwrap(),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context,
-        settings: Settings::new(),
-        seed: 1,
-        drive: Default::default(),
-    };
-    simulate(&cfg, |_, _| {}).expect("simulation runs")
-}
-
-fn bw(r: &Report, sched: &str) -> f64 {
-    r.runs.iter().find(|x| x.scheduler == sched).unwrap_or_else(|| panic!("no run {sched}")).aggregate.bw_bytes
-        as f64
+    common::run(text, disk, schedulers, context, 1)
 }
 
 /// 000 Section 3.3: with process information AS and CFQ match SS (the paper: within 3%);
