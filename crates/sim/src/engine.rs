@@ -38,6 +38,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::hist::Histogram;
 use crate::readahead::{Readahead, PAGE, READ_AHEAD_KB};
+use crate::writeback::{Dirty, WritebackParams};
 use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 
@@ -45,8 +46,11 @@ use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 enum Ev {
     /// A job may submit.
     Wake(u32),
-    /// A buffered read found its data in the page cache: it completes (logical request id).
+    /// A buffered read found its data in the page cache, or a buffered write was copied
+    /// into it: it completes (logical request id).
     Hit(u64),
+    /// The writeback flusher's periodic check (Linux `dirty_writeback_centisecs`).
+    Flush,
     /// The drive's next event (a command finishing, a destage ending), by generation.
     Drive(u64),
     /// A scheduler wait ends (generation).
@@ -153,6 +157,14 @@ pub struct Engine<'a> {
     fill_at: std::collections::HashMap<(u32, u64), ReqId>,
     /// Readahead state of buffered readers.
     ra: Vec<Option<Readahead>>,
+    /// Buffered writers: dirty data, writeback requests in flight (id -> (job, sectors)),
+    /// sectors in flight per job, writes waiting for the dirty limit.
+    dirty: Vec<Dirty>,
+    wb: WritebackParams,
+    wbs: IdMap<(u32, u32)>,
+    wb_inflight: Vec<u64>,
+    throttled: Vec<std::collections::VecDeque<(ReqId, u64, u32)>>,
+    flush_armed: bool,
     merged: IdMap<Vec<ReqId>>,
     next_id: u64,
     head: u64,
@@ -236,6 +248,12 @@ impl<'a> Engine<'a> {
             fills: IdMap::default(),
             fill_at: std::collections::HashMap::new(),
             ra: jobs_ra,
+            dirty: vec![Dirty::default(); n],
+            wb: WritebackParams::default(),
+            wbs: IdMap::default(),
+            wb_inflight: vec![0; n],
+            throttled: vec![Default::default(); n],
+            flush_armed: false,
             merged: IdMap::default(),
             next_id: 1,
             head: 0,
@@ -298,6 +316,7 @@ impl<'a> Engine<'a> {
             match ev {
                 Ev::Wake(j) => self.wake(j as usize),
                 Ev::Hit(id) => self.finish(ReqId(id), 0, 1),
+                Ev::Flush => self.periodic_flush(),
                 Ev::Drive(gen) => {
                     if gen == self.drive_gen {
                         self.drive_ev = None;
@@ -384,6 +403,8 @@ impl<'a> Engine<'a> {
             self.first_submit.get_or_insert(now);
             if io.dir == Dir::Read && self.ra[j].is_some() {
                 submitted |= self.buffered_read(j, id, io.sector, io.len, ctx);
+            } else if io.dir == Dir::Write && self.jobs[j].buffered {
+                submitted |= self.buffered_write(j, id, io.sector, io.len);
             } else {
                 self.arrive(Request { id, sector: io.sector, len: io.len, dir: io.dir, sync, arrival: now, ctx });
                 submitted = true;
@@ -442,9 +463,89 @@ impl<'a> Engine<'a> {
         submitted
     }
 
-    /// A disk request (or a part merged into one) is done: a job's own request, or a
-    /// page-cache fill whose waiting reads now complete.
+    /// A buffered write `id` of job `j`: copied into the page cache (dirty), or held while
+    /// the job is over its dirty limit. Returns whether writeback sent anything.
+    fn buffered_write(&mut self, j: usize, id: ReqId, sector: u64, len: u32) -> bool {
+        if !self.flush_armed {
+            self.flush_armed = true;
+            self.push(self.now + self.wb.dirty_writeback_interval, Ev::Flush);
+        }
+        let over = |e: &Self| {
+            (e.dirty[j].bytes() + (e.wb_inflight[j] + len as u64) * SECTOR_BYTES) > e.wb.dirty_bytes
+                && (e.wb_inflight[j] > 0 || !e.dirty[j].is_empty())
+        };
+        if !self.throttled[j].is_empty() || over(self) {
+            self.throttled[j].push_back((id, sector, len));
+            return if self.wb_inflight[j] == 0 { self.flush(j) } else { false };
+        }
+        self.dirty[j].write(self.now, sector, len);
+        self.push(self.now + PAGE_HIT, Ev::Hit(id.0));
+        if self.dirty[j].due(self.now, &self.wb) {
+            return self.flush(j);
+        }
+        false
+    }
+
+    /// Write back everything job `j` has dirty, as asynchronous requests.
+    fn flush(&mut self, j: usize) -> bool {
+        let runs = self.dirty[j].take_all(&self.wb);
+        let ctx = self.jobs[j].ctx;
+        for &(sector, len) in &runs {
+            let id = ReqId(self.next_id);
+            self.next_id += 1;
+            self.wbs.insert(id, (j as u32, len));
+            self.wb_inflight[j] += len as u64;
+            self.arrive(Request { id, sector, len, dir: Dir::Write, sync: false, arrival: self.now, ctx });
+        }
+        !runs.is_empty()
+    }
+
+    /// The flusher wakes up: write back what has expired; keep ticking while jobs run.
+    fn periodic_flush(&mut self) {
+        let mut submitted = false;
+        for j in 0..self.jobs.len() {
+            if self.dirty[j].due(self.now, &self.wb) {
+                submitted |= self.flush(j);
+            }
+        }
+        let running = self.jobs.iter().any(|o| o.finished_at.is_none());
+        if running {
+            self.push(self.now + self.wb.dirty_writeback_interval, Ev::Flush);
+        } else {
+            self.flush_armed = false;
+        }
+        if submitted && self.drive.can_accept() {
+            self.fill();
+        }
+    }
+
+    /// Writeback of job `j` freed room: let throttled writes into the page cache.
+    fn release_throttled(&mut self, j: usize) {
+        while let Some(&(id, sector, len)) = self.throttled[j].front() {
+            let room = (self.dirty[j].bytes() + (self.wb_inflight[j] + len as u64) * SECTOR_BYTES) <= self.wb.dirty_bytes;
+            if !room && (self.wb_inflight[j] > 0 || !self.dirty[j].is_empty()) {
+                break;
+            }
+            self.throttled[j].pop_front();
+            self.dirty[j].write(self.now, sector, len);
+            self.push(self.now + PAGE_HIT, Ev::Hit(id.0));
+        }
+        if !self.throttled[j].is_empty() && self.wb_inflight[j] == 0 {
+            // (called from a completion: the engine refills the drive right after)
+            self.flush(j);
+        }
+    }
+
+    /// A disk request (or a part merged into one) is done: a job's own request, a
+    /// page-cache fill whose waiting reads now complete, or a writeback request.
     fn finish_any(&mut self, id: ReqId, service: u64, total: u64) {
+        if let Some((j, len)) = self.wbs.remove(&id) {
+            let share = service as u128 * (len as u64 * SECTOR_BYTES) as u128 / total as u128;
+            self.stats[j as usize].disk_ns += share as u64;
+            self.wb_inflight[j as usize] -= len as u64;
+            self.release_throttled(j as usize);
+            return;
+        }
         match self.fills.remove(&id) {
             None => self.finish(id, service, total),
             Some(f) => {
@@ -675,6 +776,7 @@ impl<'a> Engine<'a> {
                 destages: ds.destages,
                 destaged_bytes: ds.destaged_sectors * SECTOR_BYTES,
                 write_cache_full_ns: self.write_cache_full_ns,
+                page_cache_dirty_bytes: self.dirty.iter().map(|d| d.bytes()).sum(),
             },
             scheduler_stats: self.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         }

@@ -7,7 +7,7 @@
 //! {"utilization", "idle_wait_ns", "seek_count", "mean_seek_distance_sectors", "requests",
 //! "cache_hits", "queue_depth", "drive_scheduler", "write_cache", "requests_in": {flow},
 //! "requests_out": {flow}, "queue_occupancy", "cache_hit_ratio", "destages",
-//! "destaged_bytes", "write_cache_full_ns"}, "scheduler_stats": {..}}]}`, a flow being
+//! "destaged_bytes", "write_cache_full_ns", "page_cache_dirty_bytes"}, "scheduler_stats": {..}}]}`, a flow being
 //! `{"count", "mean_bytes", "reads", "read_mean_bytes", "writes", "write_mean_bytes"}`
 //! (002 Figures 8 and 9: requests and their sizes into and out of the device driver).
 //! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
@@ -138,6 +138,9 @@ pub struct DeviceReport {
     /// Write-back: time the write cache was full, the drive refusing every command though
     /// its queue had room (002 Section 6.2).
     pub write_cache_full_ns: u64,
+    /// Buffered writes still dirty in the page cache when the jobs ended (not written:
+    /// fio without `end_fsync`).
+    pub page_cache_dirty_bytes: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

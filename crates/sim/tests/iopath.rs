@@ -243,3 +243,27 @@ fn buffered_reads_read_each_page_once() {
         assert!(out.reads <= 512 + 2048 / 4, "{sched}: {} reads: readahead windows missing", out.reads);
     }
 }
+
+/// Buffered writes through the page cache: acknowledged at memory speed, written back as
+/// large asynchronous requests once a job's dirty data reaches the background threshold
+/// (200 MB), throttled past the hard limit (400 MB) until writeback frees room; every
+/// written byte reaches the media once (sequential writers never overwrite).
+#[test]
+fn buffered_writes_are_written_back_once_and_throttled_past_the_limit() {
+    let text = "[global]\nrw=write\nbs=64k\ndirect=0\n[small]\nsize=100m\n[big]\nsize=600m\noffset=10g\n";
+    let r = one(text, "deadline", DriveConfig::default());
+    let (small, big) = (&r.jobs[0], &r.jobs[1]);
+    assert_eq!(small.write.io_bytes, 100 << 20);
+    assert_eq!(big.write.io_bytes, 600 << 20);
+    // under the threshold: the small writer never waits for the disk
+    assert!(small.job_runtime < 100, "small writer took {} ms", small.job_runtime);
+    // the big one is throttled: it cannot finish before ~200 MB reached the media
+    assert!(big.job_runtime > 1000, "big writer took only {} ms", big.job_runtime);
+    let out = &r.device.requests_out;
+    let media = out.write_mean_bytes * out.writes as f64;
+    // the big writer's data is all written back (its last 200 MB reach the threshold); the
+    // small writer's 100 MB stays dirty in the page cache at the end (no end_fsync)
+    assert_eq!(media as u64, 600 << 20, "bytes written back");
+    assert_eq!(r.device.page_cache_dirty_bytes, 100 << 20, "still dirty at the end");
+    assert!(out.write_mean_bytes >= (256 << 10) as f64, "writeback requests are large: {}", out.write_mean_bytes);
+}
