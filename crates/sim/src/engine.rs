@@ -6,10 +6,23 @@
 //! order events were created and a run is a pure function of its inputs and seed. The
 //! scheduler is driven exactly as the contract in `headway_sched::scheduler` says: `decide`
 //! whenever the drive can take a command — after a completion or a destage that frees
-//! write-cache room, on every arrival, and when a `WaitUntil` timer fires (stale timers are
-//! recognised by a generation number) — and again after each dispatch while the drive has
-//! room, so a deep queue is kept full. `dispatched_to_device` is called as a request enters
-//! the drive, `completed` as it leaves.
+//! write-cache room, on every arrival, and when a `WaitUntil` timer fires (one timer event
+//! serves many waits: a wait superseded by a later decision is forgotten, and an event that
+//! fires before the current wait's time re-arms for it) — and again after each dispatch
+//! while the drive has room, so a deep queue is kept full. `dispatched_to_device` is called
+//! as a request enters the drive, `completed` as it leaves.
+//!
+//! Plugging: the requests a job submits at one instant (an asynchronous job filling its
+//! `iodepth`, a buffered reader's readahead windows, a writeback flush) all reach the
+//! scheduler before it is asked for the next dispatch — the block layer's plug, unplugged at
+//! the end of the submitting call. So a burst of contiguous requests merges even under
+//! `noop`; requests from different jobs, or from one job at different instants, do not
+//! wait for each other (no unplug timer is modelled).
+//!
+//! Buffered I/O (`direct=0`) goes through a page cache: reads through Linux-style
+//! readahead ([`crate::readahead`]: fills are sync or async requests, reads wait for the
+//! fill that carries their pages or hit at memory speed), writes into dirty data written
+//! back later as asynchronous requests ([`crate::writeback`]).
 //!
 //! The head position the scheduler is told ([`DeviceView::head`](headway_sched::DeviceView))
 //! is the end of the last completed request at depth 1, and the end of the request last put
