@@ -32,17 +32,24 @@ fn par_read_as_and_cfq_need_process_information_stream_does_not() {
 
 /// 000 Section 3.4 multi-threads: threads of one process synchronise every 5 requests; SS
 /// (which never looks at identity) more than doubles deadline; AS and CFQ, seeing one
-/// process whose requests alternate between two files, find it seeky and gain little.
-/// (The paper has them below noop; that rests on Linux readahead and NCQ, which arrive
-/// with the IO-path work: here the bound is "little", 1.3x noop, and far below SS.)
+/// process whose requests alternate between two files, find it seeky and gain nothing over
+/// noop once the drive queues commands (the paper's WD5000AAKS has NCQ: depth 32 here).
+/// Measured: stream 4.76x deadline; as and cfq 1.00x noop (at depth 1: 1.21x and 1.18x).
 #[test]
 fn multi_threads_stream_gains_as_and_cfq_do_not() {
-    let r = run(&exp("multi-threads.fio"), "wd5000aaks", &["noop", "deadline", "stream", "as", "cfq"], ContextMode::Process);
+    let mut cfg = common::config(
+        &exp("multi-threads.fio"),
+        "wd5000aaks",
+        &["noop", "deadline", "stream", "as", "cfq"],
+        ContextMode::Process,
+        1,
+    );
+    cfg.drive.queue_depth = 32;
+    let r = headway_sim::simulate(&cfg, |_, _| {}).expect("simulation runs");
     let (noop, dl, ss) = (bw(&r, "noop"), bw(&r, "deadline"), bw(&r, "stream:deadline"));
     assert!(ss >= 1.8 * dl, "stream {ss} vs deadline {dl}");
     for s in ["as", "cfq"] {
-        assert!(bw(&r, s) <= 1.3 * noop, "{s} {} vs noop {noop}", bw(&r, s));
-        assert!(bw(&r, s) <= 0.5 * ss, "{s} {} vs stream {ss}", bw(&r, s));
+        assert!(bw(&r, s) <= 1.05 * noop, "{s} {} vs noop {noop}", bw(&r, s));
     }
 }
 
