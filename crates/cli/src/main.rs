@@ -187,7 +187,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Tunables => {
             println!("{:<20} {:<26} {:<9} {:<22} doc", "name", "unit", "default", "read by");
-            for t in headway_sched::tunables() {
+            for t in headway_sched::tunables().into_iter().chain(headway_sim::host::TUNABLES.iter().copied()) {
                 println!("{:<20} {:<26} {:<9} {:<22} {}", t.name, t.unit.to_string(), t.default, t.scope, t.doc);
             }
             Ok(())

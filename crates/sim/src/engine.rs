@@ -50,7 +50,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::hist::Histogram;
-use crate::readahead::{Readahead, PAGE, READ_AHEAD_KB};
+use crate::readahead::{Readahead, PAGE};
 use crate::writeback::{Dirty, WritebackParams};
 use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
@@ -109,6 +109,8 @@ pub struct RunInput<'a> {
     pub seed: u64,
     /// Queue depth, the drive's scheduler, write cache.
     pub drive: DriveConfig,
+    /// Page cache: readahead and writeback.
+    pub host: crate::host::HostParams,
 }
 
 /// Why a run could not finish.
@@ -241,7 +243,7 @@ impl<'a> Engine<'a> {
         let planned_bytes = jobs.iter().filter_map(|j| j.planned_bytes()).sum();
         let n = jobs.len();
         let jobs_ra: Vec<Option<Readahead>> =
-            jobs.iter().map(|j| j.buffered.then(|| Readahead::new(READ_AHEAD_KB))).collect();
+            jobs.iter().map(|j| j.buffered.then(|| Readahead::new(input.host.read_ahead_kb))).collect();
         let depth = input.drive.queue_depth as usize;
         Ok(Engine {
             sched,
@@ -262,7 +264,7 @@ impl<'a> Engine<'a> {
             fill_at: std::collections::HashMap::new(),
             ra: jobs_ra,
             dirty: vec![Dirty::default(); n],
-            wb: WritebackParams::default(),
+            wb: input.host.writeback.clone(),
             wbs: IdMap::default(),
             wb_inflight: vec![0; n],
             throttled: vec![Default::default(); n],

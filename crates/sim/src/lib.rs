@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod engine;
 pub mod fio;
 pub mod hist;
+pub mod host;
 pub mod readahead;
 pub mod report;
 pub mod workload;
@@ -49,6 +50,8 @@ pub enum SimError {
     Workload(#[from] WorkloadError),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    #[error("page cache: {0}")]
+    Host(headway_sched::ParamError),
     #[error("no scheduler given")]
     NoScheduler,
     #[error("{0}: no jobs in the job file")]
@@ -61,6 +64,10 @@ pub fn check_schedulers(names: &[String], settings: &Settings) -> Result<(), Sim
         return Err(SimError::NoScheduler);
     }
     let mut used = std::collections::BTreeSet::new();
+    let mut host = settings.clone();
+    host::HostParams::from_settings(&mut host).map_err(SimError::Host)?;
+    let host_unused: std::collections::BTreeSet<_> = host.unused().into_iter().collect();
+    used.extend(settings.iter().map(|(k, _)| k.to_string()).filter(|k| !host_unused.contains(k)));
     for n in names {
         let mut s = settings.clone();
         build(n, &mut s).map_err(|err| SimError::Scheduler { name: n.clone(), err })?;
@@ -116,7 +123,9 @@ pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result
     let capacity = Hdd::new(cfg.disk.clone()).capacity();
     let jobs = expand_jobs(cfg, capacity)?;
     let curve = calibrate::curve_for(&cfg.disk);
-    let input = RunInput { disk: &cfg.disk, curve: &curve, context: cfg.context, seed: cfg.seed, drive: cfg.drive };
+    let host = host::HostParams::from_settings(&mut cfg.settings.clone()).map_err(SimError::Host)?;
+    let input =
+        RunInput { disk: &cfg.disk, curve: &curve, context: cfg.context, seed: cfg.seed, drive: cfg.drive, host };
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
         let mut s = cfg.settings.clone();

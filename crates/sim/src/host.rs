@@ -1,0 +1,108 @@
+//! Host-side tunables: the page cache between the jobs and the scheduler. They share the
+//! `--set NAME=VALUE` table with the schedulers' knobs, under Linux's names.
+
+use headway_sched::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
+
+use crate::readahead::READ_AHEAD_KB;
+use crate::writeback::WritebackParams;
+
+pub const T_READ_AHEAD_KB: Tunable = Tunable {
+    name: "read_ahead_kb",
+    unit: Unit::Count("KiB"),
+    default: "128",
+    scope: "page cache",
+    doc: "largest readahead window for buffered (direct=0) readers (Linux read_ahead_kb)",
+};
+pub const T_DIRTY_BACKGROUND_BYTES: Tunable = Tunable {
+    name: "dirty_background_bytes",
+    unit: Unit::Count("bytes"),
+    default: "209715200",
+    scope: "page cache",
+    doc: "a job's dirty data that starts writeback (10% of the paper's 2 GB machine)",
+};
+pub const T_DIRTY_BYTES: Tunable = Tunable {
+    name: "dirty_bytes",
+    unit: Unit::Count("bytes"),
+    default: "419430400",
+    scope: "page cache",
+    doc: "dirty plus in-writeback data past which a buffered writer waits (20% of 2 GB)",
+};
+pub const T_DIRTY_EXPIRE: Tunable = Tunable {
+    name: "dirty_expire",
+    unit: Unit::Time(TimeUnit::Ms),
+    default: "30000",
+    scope: "page cache",
+    doc: "age at which dirty data is written back (Linux dirty_expire_centisecs 3000)",
+};
+pub const T_DIRTY_WRITEBACK: Tunable = Tunable {
+    name: "dirty_writeback",
+    unit: Unit::Time(TimeUnit::Ms),
+    default: "5000",
+    scope: "page cache",
+    doc: "period of the flusher's expiry check (Linux dirty_writeback_centisecs 500)",
+};
+
+pub const TUNABLES: &[Tunable] =
+    &[T_READ_AHEAD_KB, T_DIRTY_BACKGROUND_BYTES, T_DIRTY_BYTES, T_DIRTY_EXPIRE, T_DIRTY_WRITEBACK];
+
+/// Page-cache settings of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostParams {
+    pub read_ahead_kb: u64,
+    pub writeback: WritebackParams,
+}
+
+impl Default for HostParams {
+    fn default() -> Self {
+        HostParams { read_ahead_kb: READ_AHEAD_KB, writeback: WritebackParams::default() }
+    }
+}
+
+impl HostParams {
+    pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
+        let read_ahead_kb = s.count(&T_READ_AHEAD_KB, 4, 1 << 20)?;
+        let background = s.count(&T_DIRTY_BACKGROUND_BYTES, 4096, 1 << 50)?;
+        let limit = s.count(&T_DIRTY_BYTES, 4096, 1 << 50)?;
+        if limit < background {
+            return Err(ParamError::BadValue {
+                name: T_DIRTY_BYTES.name.into(),
+                value: limit.to_string(),
+                why: format!("must be at least dirty_background_bytes ({background})"),
+            });
+        }
+        Ok(HostParams {
+            read_ahead_kb,
+            writeback: WritebackParams {
+                dirty_background_bytes: background,
+                dirty_bytes: limit,
+                dirty_expire: s.time(&T_DIRTY_EXPIRE)?,
+                dirty_writeback_interval: s.time(&T_DIRTY_WRITEBACK)?.max(headway_sched::Duration::from_millis(1)),
+                ..WritebackParams::default()
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_modules() {
+        assert_eq!(HostParams::from_settings(&mut Settings::new()).unwrap(), HostParams::default());
+    }
+
+    #[test]
+    fn settings_apply_and_are_checked() {
+        let mut s = Settings::new();
+        s.push_kv("read_ahead_kb=512").unwrap();
+        s.push_kv("dirty_expire=2s").unwrap();
+        let p = HostParams::from_settings(&mut s).unwrap();
+        assert_eq!(p.read_ahead_kb, 512);
+        assert_eq!(p.writeback.dirty_expire, headway_sched::Duration::from_secs(2));
+        let mut s = Settings::new();
+        s.push_kv("dirty_bytes=8192").unwrap();
+        let e = HostParams::from_settings(&mut s).unwrap_err().to_string();
+        assert!(e.contains("dirty_bytes") && e.contains("dirty_background_bytes"), "{e}");
+    }
+}
