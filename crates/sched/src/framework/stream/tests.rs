@@ -257,8 +257,17 @@ fn chains() -> impl Strategy<Value = Vec<Chain>> {
 /// Drive `sched` with the chains on a device whose service time is `est(head, sector)`.
 /// Returns dispatch order (request ids with their contexts stripped) and checks invariants.
 fn run(chains: &[Chain], with_ctx: bool, params: StreamParams) -> Vec<u64> {
+    run_tail(chains, with_ctx, params, false)
+}
+
+/// `tail`: the scheduler is told the device queues commands (tail mode) though this
+/// driver serves one at a time: the bookkeeping must stay sound.
+fn run_tail(chains: &[Chain], with_ctx: bool, params: StreamParams, tail: bool) -> Vec<u64> {
     let dev0 = FixedView { head: 0, base: 200 * US, capacity: 1 << 31 };
     let mut s = Stream::new(Noop::new(), params.clone(), 1024);
+    if tail {
+        s.set_device_queue_depth(32);
+    }
     let mut next_idx = vec![0usize; chains.len()];
     let mut pos: Vec<u64> = chains.iter().map(|c| c.start).collect();
     // pending arrivals: (time, chain)
@@ -350,6 +359,12 @@ proptest! {
     fn every_request_dispatched_once_and_waits_bounded(c in chains(), thr in 1u32..8) {
         let params = StreamParams { stream_threshold: thr, ..StreamParams::default() };
         run(&c, false, params);
+    }
+
+    #[test]
+    fn tail_mode_dispatches_every_request_once(c in chains(), thr in 1u32..8) {
+        let params = StreamParams { stream_threshold: thr, ..StreamParams::default() };
+        run_tail(&c, false, params, true);
     }
 
     #[test]
