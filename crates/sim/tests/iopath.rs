@@ -3,19 +3,12 @@
 //! ratios with stated tolerances, the measured figures in the comments.
 
 use headway_disk::{DriveConfig, DriveError, DriveScheduler, WriteCache};
-use headway_sched::Settings;
-use headway_sim::{fio, simulate, ContextMode, EngineError, Report, RunReport, SimConfig, SimError};
+use headway_sim::{simulate, ContextMode, EngineError, Report, RunReport, SimConfig, SimError};
+
+mod common;
 
 fn config(text: &str, schedulers: &[&str], drive: DriveConfig) -> SimConfig {
-    SimConfig {
-        jobfile: fio::parse_str(text, "test.fio").expect("job file parses"),
-        disk: headway_disk::builtin("wd5000aaks").unwrap(),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context: ContextMode::Process,
-        settings: Settings::new(),
-        seed: 1,
-        drive,
-    }
+    SimConfig { drive, ..common::config(text, "wd5000aaks", schedulers, ContextMode::Process, 1) }
 }
 
 fn run(text: &str, schedulers: &[&str], drive: DriveConfig) -> Report {

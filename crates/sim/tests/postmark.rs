@@ -4,29 +4,18 @@
 //! stream doing no harm. 000's Figure 3 shows only a modest SS gain for PostMark: the
 //! requests are random small-file I/O, one at a time per instance, so streams rarely form.
 
-use headway_disk::Hdd;
-use headway_sched::Settings;
-use headway_sim::{expand_jobs, fio, simulate, ContextMode, Report, SimConfig};
+mod common;
 
-fn exp(name: &str) -> String {
-    let p = format!("{}/../../experiments/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
-}
+use common::exp;
+use headway_disk::Hdd;
+use headway_sim::{expand_jobs, ContextMode, Report, SimConfig};
 
 fn config(text: &str, schedulers: &[&str], seed: u64) -> SimConfig {
-    SimConfig {
-        jobfile: fio::parse_str(text, "test.fio").expect("job file parses"),
-        disk: headway_disk::builtin("wd5000aaks").unwrap(),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context: ContextMode::None,
-        settings: Settings::new(),
-        seed,
-        drive: Default::default(),
-    }
+    common::config(text, "wd5000aaks", schedulers, ContextMode::None, seed)
 }
 
 fn run(text: &str, schedulers: &[&str], seed: u64) -> Report {
-    simulate(&config(text, schedulers, seed), |_, _| {}).expect("simulation runs")
+    common::run(text, "wd5000aaks", schedulers, ContextMode::None, seed)
 }
 
 /// 000's four instances, scaled down to 500 files and 1,000 transactions each.
