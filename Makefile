@@ -8,10 +8,15 @@ HEADWAY := target/release/headway
 
 all: build
 
-# System packages the test suite needs (none beyond a Rust toolchain yet; later issues add
-# fio, nbdkit, libnbd-bin, qemu-utils here).
+# System packages the test suite needs: the NBD clients the server's interop tests drive
+# (nbdinfo/nbdcopy from libnbd-bin, nbdsh's bindings from python3-libnbd, qemu-io from
+# qemu-utils), nbdkit and fio. Installed only when missing; sudo only when not root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
+	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
+		&& /usr/bin/python3 -c 'import nbd'; } >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update && $(SUDO) apt-get install -y nbdkit libnbd-bin python3-libnbd qemu-utils fio; }
 
 build: deps
 	$(CARGO) build --release -p headway-cli

@@ -78,6 +78,8 @@ enum Cmd {
         #[command(flatten)]
         drive: DriveArgs,
     },
+    /// Export a file over NBD and schedule its real I/O with a headway scheduler.
+    Serve(ServeArgs),
 }
 
 /// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
@@ -179,6 +181,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Bench { requests, scheduler, disk, drive } => {
             bench(requests, &scheduler, &disk, drive.config()?)
         }
+        Cmd::Serve(args) => serve(args),
         Cmd::Schedulers => {
             for n in headway_sched::scheduler_names() {
                 println!("{n}");
@@ -267,5 +270,75 @@ fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -
             run.aggregate.runtime_ns as f64 * 1e-9
         );
     }
+    Ok(())
+}
+
+/// `headway serve`: flags of the NBD server (headway-nbd does the work).
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// File (or block device) to export
+    #[arg(long)]
+    export: PathBuf,
+    /// Export size (e.g. 1G): creates the file or extends it; without it, the file's size
+    #[arg(long)]
+    size: Option<String>,
+    /// Where requests go: file | direct | emulated:MODEL (only `file` so far)
+    #[arg(long, default_value = "file")]
+    backend: String,
+    /// Scheduler (see `headway schedulers`)
+    #[arg(long, default_value = "stream")]
+    scheduler: String,
+    /// Override a tunable: --set antic_expire=2ms (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// TCP address to listen on (default 127.0.0.1:10809, NBD's port)
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "unix")]
+    listen: Option<String>,
+    /// Unix socket to listen on instead of TCP
+    #[arg(long, value_name = "PATH")]
+    unix: Option<PathBuf>,
+    /// What the scheduler learns about who issued a request: connection | none
+    #[arg(long, default_value = "connection")]
+    context: String,
+    /// Refuse writes (EPERM)
+    #[arg(long)]
+    read_only: bool,
+    /// Export name (clients asking for the default export "" get it too)
+    #[arg(long, default_value = "")]
+    name: String,
+    /// Scheduled requests at the backend at once; 1 lets the scheduler alone pick the order
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_QUEUE_DEPTH)]
+    queue_depth: u32,
+}
+
+fn serve(a: ServeArgs) -> Result<()> {
+    use headway_nbd::{BackendKind, ContextMode as Ctx, Listen, ServeConfig, Server};
+    // Before any thread starts, so that every thread inherits the blocked signals.
+    let shutdown = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let listen = match (a.unix, a.listen) {
+        (Some(p), _) => Listen::Unix(p),
+        (None, l) => Listen::Tcp(l.unwrap_or_else(|| "127.0.0.1:10809".into())),
+    };
+    let mut cfg = ServeConfig::new(a.export, listen);
+    cfg.size = a.size.as_deref().map(headway_nbd::parse_size).transpose().map_err(anyhow::Error::msg)?;
+    cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
+    cfg.scheduler = a.scheduler;
+    for kv in &a.set {
+        cfg.settings.push_kv(kv).with_context(|| format!("--set {kv}"))?;
+    }
+    cfg.context = a.context.parse::<Ctx>().map_err(anyhow::Error::msg)?;
+    cfg.read_only = a.read_only;
+    cfg.name = a.name;
+    cfg.queue_depth = a.queue_depth;
+    let server = Server::bind(cfg)?;
+    eprintln!("headway: serving on {}", server.local_addr());
+    server.run(shutdown)?;
     Ok(())
 }

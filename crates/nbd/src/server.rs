@@ -1,0 +1,838 @@
+//! The server: threads, the scheduler loop, FLUSH/FUA.
+//!
+//! Threads (plain std threads; no async runtime is needed at this scale):
+//! * acceptor (the caller of [`Server::run`]): accepts TCP or Unix connections, polling
+//!   the shutdown flag every [`ACCEPT_POLL`];
+//! * per connection, a reader (handshake, then request headers and WRITE payloads) and a
+//!   writer that serialises replies in completion order, so replies go out in any order;
+//! * one scheduler thread per export owning the `Box<dyn Scheduler>`: it receives arrivals
+//!   and completions on a channel and honours `Decision::WaitUntil(t)` with
+//!   `recv_timeout` (a futex wait with a nanosecond deadline: sub-millisecond, unlike
+//!   tokio's 1 ms timer wheel). An arrival or completion before `t` wakes it early, as
+//!   the `Scheduler` contract asks;
+//! * a pool of backend workers doing `pread`/`pwrite`/`fdatasync`.
+//!
+//! At most `queue_depth` scheduled requests are at the backend at once (default 1: with a
+//! single outstanding request the scheduler, not the kernel, decides the order, which is
+//! what makes non-work-conserving waiting meaningful). The scheduler's `DeviceView` has the
+//! head at the end of the last completed request (depth 1) or of the last dispatched one
+//! (depth > 1), and prices moves with a service curve fitted to the `wd5000aaks` model.
+//!
+//! Durability — FLUSH and FUA are never weakened by reordering:
+//! * a WRITE is acknowledged only after its `pwrite` returned, so every acknowledged write
+//!   is in the page cache. FLUSH bypasses the scheduler and runs `fdatasync` on a worker
+//!   before its reply: that makes every write acknowledged before the FLUSH was received
+//!   (on any connection) durable, however the scheduler orders queued requests. Writes
+//!   still queued were not acknowledged, so the spec does not ask FLUSH to cover them.
+//!   This also makes CAN_MULTI_CONN safe, and it is advertised.
+//! * a FUA WRITE / WRITE_ZEROES / TRIM is `fdatasync`ed after its `pwrite` and before its
+//!   reply.
+//! * shutdown: stop accepting, end reading on every connection, wait for every reply, then
+//!   one last `fdatasync`.
+
+use std::collections::HashMap;
+use std::io::{self, BufWriter, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration as StdDuration, Instant};
+
+use headway_sched::{
+    build, Arrival, BuildError, ContextId, CurveView, Decision, Dir, ReqId, Request, Scheduler, ServiceCurve,
+    Settings, Time, SECTOR_BYTES,
+};
+use tracing::{debug, info, warn};
+
+use crate::backend::{BackendKind, FileBackend};
+use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
+use crate::proto::*;
+use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
+
+/// Scheduled requests at the backend at once, unless `--queue-depth` says otherwise.
+pub const DEFAULT_QUEUE_DEPTH: u32 = 1;
+/// How often the acceptor looks at the shutdown flag.
+pub const ACCEPT_POLL: StdDuration = StdDuration::from_millis(20);
+/// Drive model whose fitted service curve prices head moves until calibration exists.
+pub const DEFAULT_CURVE_MODEL: &str = "wd5000aaks";
+
+/// Where to listen.
+#[derive(Clone, Debug)]
+pub enum Listen {
+    /// `ADDR:PORT` (port 0 picks one: see [`Server::local_addr`]).
+    Tcp(String),
+    Unix(PathBuf),
+}
+
+/// What the scheduler learns about who issued a request.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ContextMode {
+    /// Each connection is a context.
+    Connection,
+    /// No context information.
+    None,
+}
+
+impl std::str::FromStr for ContextMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "connection" => Ok(ContextMode::Connection),
+            "none" => Ok(ContextMode::None),
+            _ => Err(format!("unknown context mode `{s}` (known: connection, none)")),
+        }
+    }
+}
+
+/// Everything `headway serve` takes.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    pub export: PathBuf,
+    pub size: Option<u64>,
+    pub backend: BackendKind,
+    pub scheduler: String,
+    pub settings: Settings,
+    pub listen: Listen,
+    pub context: ContextMode,
+    pub read_only: bool,
+    /// Export name; clients asking for "" get this export too.
+    pub name: String,
+    pub queue_depth: u32,
+}
+
+impl ServeConfig {
+    /// Defaults: file backend, `stream` scheduler, per-connection contexts, depth 1.
+    pub fn new(export: PathBuf, listen: Listen) -> Self {
+        ServeConfig {
+            export,
+            size: None,
+            backend: BackendKind::File,
+            scheduler: "stream".into(),
+            settings: Settings::new(),
+            listen,
+            context: ContextMode::Connection,
+            read_only: false,
+            name: String::new(),
+            queue_depth: DEFAULT_QUEUE_DEPTH,
+        }
+    }
+}
+
+/// Why the server could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    #[error("backend `{0}` is not implemented yet (only `file` is)")]
+    NotImplemented(String),
+    #[error("cannot open export {path}")]
+    Export { path: PathBuf, source: io::Error },
+    #[error("cannot listen on {addr}")]
+    Bind { addr: String, source: io::Error },
+    #[error(transparent)]
+    Scheduler(#[from] BuildError),
+    #[error("unknown or unused --set tunables for scheduler `{scheduler}`: {names}")]
+    UnusedSettings { scheduler: String, names: String },
+    #[error("--queue-depth must be at least 1")]
+    QueueDepth,
+    #[error("export is empty (give --size to create or extend it)")]
+    EmptyExport,
+    #[error("final sync of the export failed")]
+    Sync(#[source] io::Error),
+    #[error("could not start a thread")]
+    Thread(#[source] io::Error),
+}
+
+/// A bound, ready server.
+pub struct Server {
+    listener: Listener,
+    export: Arc<Export>,
+    scheduler: String,
+    settings: Settings,
+    queue_depth: u32,
+    unix_path: Option<PathBuf>,
+}
+
+/// What every connection shares.
+struct Export {
+    backend: FileBackend,
+    name: String,
+    flags: u16,
+    read_only: bool,
+    context: ContextMode,
+    origin: Instant,
+    sched_tx: Sender<SchedMsg>,
+    work_tx: Sender<WorkerMsg>,
+    // Receivers handed to the threads `run` starts.
+    rx: Mutex<Option<(Receiver<SchedMsg>, Receiver<WorkerMsg>)>>,
+}
+
+impl Server {
+    pub fn bind(mut cfg: ServeConfig) -> Result<Server, ServeError> {
+        match &cfg.backend {
+            BackendKind::File => {}
+            BackendKind::Direct => return Err(ServeError::NotImplemented("direct".into())),
+            BackendKind::Emulated(m) => return Err(ServeError::NotImplemented(format!("emulated:{m}"))),
+        }
+        if cfg.queue_depth == 0 {
+            return Err(ServeError::QueueDepth);
+        }
+        cfg.settings.reset_used();
+        let sched = build(&cfg.scheduler, &mut cfg.settings)?;
+        let unused = cfg.settings.unused();
+        if !unused.is_empty() {
+            return Err(ServeError::UnusedSettings { scheduler: cfg.scheduler.clone(), names: unused.join(", ") });
+        }
+        // Built here so configuration errors surface before listening; the scheduler
+        // thread builds its own (trait objects are not `Send`) from the same settings.
+        drop(sched);
+        let mut settings = cfg.settings.clone();
+        settings.reset_used();
+        let backend = FileBackend::open(&cfg.export, cfg.size, cfg.read_only)
+            .map_err(|source| ServeError::Export { path: cfg.export.clone(), source })?;
+        if backend.size() == 0 {
+            return Err(ServeError::EmptyExport);
+        }
+        let (listener, unix_path) = match &cfg.listen {
+            Listen::Tcp(a) => {
+                let l = TcpListener::bind(a).map_err(|source| ServeError::Bind { addr: a.clone(), source })?;
+                (Listener::Tcp(l), None)
+            }
+            Listen::Unix(p) => {
+                if std::fs::symlink_metadata(p).is_ok_and(|m| {
+                    use std::os::unix::fs::FileTypeExt;
+                    m.file_type().is_socket()
+                }) {
+                    let _ = std::fs::remove_file(p);
+                }
+                let l = UnixListener::bind(p)
+                    .map_err(|source| ServeError::Bind { addr: p.display().to_string(), source })?;
+                (Listener::Unix(l), Some(p.clone()))
+            }
+        };
+        let mut flags = FLAG_HAS_FLAGS | FLAG_SEND_FLUSH | FLAG_SEND_FUA | FLAG_CAN_MULTI_CONN;
+        if cfg.read_only {
+            flags |= FLAG_READ_ONLY;
+        } else {
+            flags |= FLAG_SEND_TRIM | FLAG_SEND_WRITE_ZEROES;
+        }
+        let (sched_tx, sched_rx) = mpsc::channel();
+        let (work_tx, work_rx) = mpsc::channel();
+        let export = Arc::new(Export {
+            backend,
+            name: cfg.name.clone(),
+            flags,
+            read_only: cfg.read_only,
+            context: cfg.context,
+            origin: Instant::now(),
+            sched_tx,
+            work_tx,
+            rx: Mutex::new(Some((sched_rx, work_rx))),
+        });
+        info!(
+            export = %cfg.export.display(), size = export.backend.size(), scheduler = %cfg.scheduler,
+            queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only, "serving"
+        );
+        Ok(Server { listener, export, scheduler: cfg.scheduler, settings, queue_depth: cfg.queue_depth, unix_path })
+    }
+
+    /// `ADDR:PORT` or the socket path, as clients reach it.
+    pub fn local_addr(&self) -> String {
+        match &self.listener {
+            Listener::Tcp(l) => l.local_addr().map(|a| a.to_string()).unwrap_or_default(),
+            Listener::Unix(_) => self.unix_path.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+        }
+    }
+
+    /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
+    pub fn run(self, shutdown: Arc<AtomicBool>) -> Result<(), ServeError> {
+        let Server { listener, export, scheduler, mut settings, queue_depth, unix_path } = self;
+        let (sched_rx, work_rx) = export.rx.lock().unwrap().take().expect("run once");
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new().name(name).spawn(f).map_err(ServeError::Thread)
+        };
+        // Workers: the dispatched requests plus room for FLUSHes and FUA syncs beside them.
+        let mut workers = Vec::new();
+        for i in 0..queue_depth as usize + 2 {
+            let (rx, ex) = (work_rx.clone(), export.clone());
+            workers.push(spawn(format!("worker-{i}"), Box::new(move || worker(&ex, &rx)))?);
+        }
+        let capacity = export.backend.size().div_ceil(SECTOR_BYTES);
+        let (ex, origin) = (export.work_tx.clone(), export.origin);
+        let sched_thread =
+            spawn("scheduler".into(), Box::new(move || {
+            let sched = build(&scheduler, &mut settings).expect("validated in bind");
+            scheduler_loop(sched, queue_depth, capacity, origin, sched_rx, ex)
+        }))?;
+
+        listener.set_nonblocking(true).map_err(|source| ServeError::Bind { addr: "listener".into(), source })?;
+        let live: Arc<Mutex<HashMap<u32, Conn>>> = Arc::default();
+        let mut conns: Vec<JoinHandle<()>> = Vec::new();
+        let mut next_id: u32 = 0;
+        while !shutdown.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok(conn) => {
+                    next_id = next_id.wrapping_add(1);
+                    let id = next_id;
+                    if let Ok(c) = conn.try_clone() {
+                        live.lock().unwrap().insert(id, c);
+                    }
+                    let (ex, live) = (export.clone(), live.clone());
+                    conns.push(spawn(
+                        format!("conn-{id}"),
+                        Box::new(move || {
+                            connection(&ex, id, conn);
+                            live.lock().unwrap().remove(&id);
+                        }),
+                    )?);
+                    conns.retain(|h| !h.is_finished());
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(ACCEPT_POLL),
+                Err(e) => {
+                    warn!(error = %e, "accept failed");
+                    std::thread::sleep(ACCEPT_POLL);
+                }
+            }
+        }
+        info!(connections = live.lock().unwrap().len(), "shutting down: finishing in-flight requests");
+        drop(listener);
+        for c in live.lock().unwrap().values() {
+            c.shutdown_read();
+        }
+        for h in conns {
+            let _ = h.join();
+        }
+        let _ = export.sched_tx.send(SchedMsg::Shutdown);
+        let _ = sched_thread.join();
+        let result = export.backend.sync().map_err(ServeError::Sync);
+        for _ in &workers {
+            let _ = export.work_tx.send(WorkerMsg::Stop);
+        }
+        for w in workers {
+            let _ = w.join();
+        }
+        if let Some(p) = unix_path {
+            let _ = std::fs::remove_file(p);
+        }
+        info!("stopped");
+        result
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sockets
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl Listener {
+    fn set_nonblocking(&self, v: bool) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.set_nonblocking(v),
+            Listener::Unix(l) => l.set_nonblocking(v),
+        }
+    }
+    fn accept(&self) -> io::Result<Conn> {
+        match self {
+            Listener::Tcp(l) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                let _ = s.set_nodelay(true);
+                Ok(Conn::Tcp(s))
+            }
+            Listener::Unix(l) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                Ok(Conn::Unix(s))
+            }
+        }
+    }
+}
+
+enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    fn try_clone(&self) -> io::Result<Conn> {
+        Ok(match self {
+            Conn::Tcp(s) => Conn::Tcp(s.try_clone()?),
+            Conn::Unix(s) => Conn::Unix(s.try_clone()?),
+        })
+    }
+    /// Ends the reader's blocking reads (it sees end of file); replies can still go out.
+    fn shutdown_read(&self) {
+        let _ = match self {
+            Conn::Tcp(s) => s.shutdown(std::net::Shutdown::Read),
+            Conn::Unix(s) => s.shutdown(std::net::Shutdown::Read),
+        };
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.read(b),
+            Conn::Unix(s) => s.read(b),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.write(b),
+            Conn::Unix(s) => s.write(b),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages between threads
+
+/// One client request on its way to a worker.
+struct Io {
+    cookie: u64,
+    op: Op,
+    reply: Sender<Out>,
+}
+
+enum Op {
+    Read { offset: u64, len: u32 },
+    Write { offset: u64, data: Vec<u8>, fua: bool },
+    Trim { offset: u64, len: u32, fua: bool },
+    Zero { offset: u64, len: u32, fua: bool },
+    Flush,
+}
+
+impl Op {
+    fn extent(&self) -> (u64, u64) {
+        match self {
+            Op::Read { offset, len } | Op::Trim { offset, len, .. } | Op::Zero { offset, len, .. } => {
+                (*offset, *len as u64)
+            }
+            Op::Write { offset, data, .. } => (*offset, data.len() as u64),
+            Op::Flush => (0, 0),
+        }
+    }
+    fn fua(&self) -> bool {
+        matches!(self, Op::Write { fua: true, .. } | Op::Trim { fua: true, .. } | Op::Zero { fua: true, .. })
+    }
+}
+
+/// A reply for the connection writer.
+struct Out {
+    cookie: u64,
+    result: Result<Option<(u64, Vec<u8>)>, (Errno, String)>,
+}
+
+enum SchedMsg {
+    Arrive(Io, Option<ContextId>),
+    Done(Request),
+    Exited(ContextId),
+    Shutdown,
+}
+
+enum WorkerMsg {
+    /// A dispatched request: `ios` are it and every request merged into it.
+    Batch { rq: Request, ios: Vec<Io> },
+    /// FLUSH, outside the scheduler.
+    Flush(Io),
+    /// Shutdown: every request has been answered.
+    Stop,
+}
+
+// ---------------------------------------------------------------------------------------
+// Scheduler thread
+
+fn now_since(origin: Instant) -> Time {
+    Time(origin.elapsed().as_nanos() as u64)
+}
+
+/// The service curve the scheduler prices moves with (fitted once per server).
+pub fn default_curve() -> ServiceCurve {
+    let spec = headway_disk::builtin(DEFAULT_CURVE_MODEL).expect("built-in model");
+    ServiceCurve::fit(&headway_disk::calibration_samples(&spec, 4000), 8)
+}
+
+fn scheduler_loop(
+    mut s: Box<dyn Scheduler>,
+    depth: u32,
+    capacity: u64,
+    origin: Instant,
+    rx: Receiver<SchedMsg>,
+    work: Sender<WorkerMsg>,
+) {
+    let curve = default_curve();
+    s.set_device_queue_depth(depth);
+    let mut head = 0u64;
+    let mut inflight = 0u32;
+    let mut next_id = 0u64;
+    let mut held: HashMap<ReqId, Io> = HashMap::new();
+    let mut merged: HashMap<ReqId, Vec<ReqId>> = HashMap::new();
+    let mut deadline: Option<Time> = None;
+    let mut closing = false;
+    loop {
+        let msg = match deadline {
+            Some(t) => {
+                let wait = StdDuration::from_nanos(t.0.saturating_sub(now_since(origin).0));
+                match rx.recv_timeout(wait) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => return,
+            },
+        };
+        let mut next = msg;
+        while let Some(m) = next.take() {
+            let now = now_since(origin);
+            let view = CurveView { head, curve: &curve, capacity };
+            match m {
+                SchedMsg::Arrive(io, ctx) => {
+                    next_id += 1;
+                    let (off, len) = io.op.extent();
+                    let sector = off / SECTOR_BYTES;
+                    let end = (off + len).div_ceil(SECTOR_BYTES);
+                    let dir = if matches!(io.op, Op::Read { .. }) { Dir::Read } else { Dir::Write };
+                    let rq = Request {
+                        id: ReqId(next_id),
+                        sector,
+                        len: (end - sector).clamp(1, u32::MAX as u64) as u32,
+                        dir,
+                        sync: dir == Dir::Read || io.op.fua(),
+                        arrival: now,
+                        ctx,
+                    };
+                    held.insert(rq.id, io);
+                    if let Arrival::Merged { into } = s.arrive(now, rq, &view) {
+                        merged.entry(into).or_default().push(rq.id);
+                    }
+                }
+                SchedMsg::Done(rq) => {
+                    inflight -= 1;
+                    if depth == 1 {
+                        head = rq.end();
+                    }
+                    let view = CurveView { head, curve: &curve, capacity };
+                    s.completed(now, &rq, &view);
+                }
+                SchedMsg::Exited(ctx) => s.context_exited(now, ctx),
+                SchedMsg::Shutdown => closing = true,
+            }
+            next = rx.try_recv().ok();
+        }
+        deadline = None;
+        while inflight < depth {
+            let now = now_since(origin);
+            let view = CurveView { head, curve: &curve, capacity };
+            match s.decide(now, &view) {
+                Decision::Dispatch(rq) => {
+                    let mut ios = Vec::new();
+                    let mut stack = vec![rq.id];
+                    while let Some(id) = stack.pop() {
+                        if let Some(io) = held.remove(&id) {
+                            ios.push(io);
+                        }
+                        stack.extend(merged.remove(&id).unwrap_or_default());
+                    }
+                    ios.sort_by_key(|io| io.op.extent().0);
+                    s.dispatched_to_device(now, &rq);
+                    inflight += 1;
+                    if depth > 1 {
+                        head = rq.end();
+                    }
+                    let _ = work.send(WorkerMsg::Batch { rq, ios });
+                }
+                Decision::WaitUntil(t) => {
+                    deadline = Some(t);
+                    break;
+                }
+                Decision::Idle => break,
+            }
+        }
+        if closing && inflight == 0 && held.is_empty() {
+            debug!(stats = ?s.stats(), "scheduler thread done");
+            return;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Workers
+
+fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
+    loop {
+        let msg = match rx.lock().unwrap().recv() {
+            Ok(m) => m,
+            Err(_) => return,
+        };
+        match msg {
+            WorkerMsg::Stop => return,
+            WorkerMsg::Flush(io) => {
+                let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
+                let _ = io.reply.send(Out { cookie: io.cookie, result });
+            }
+            WorkerMsg::Batch { rq, ios } => {
+                let mut outs: Vec<(Sender<Out>, Out, bool)> = Vec::with_capacity(ios.len());
+                for io in ios {
+                    let fua = io.op.fua();
+                    let result = execute(&ex.backend, io.op);
+                    outs.push((io.reply, Out { cookie: io.cookie, result }, fua));
+                }
+                // FUA: durable before the reply. One fdatasync covers the whole batch.
+                if outs.iter().any(|(_, o, fua)| *fua && o.result.is_ok()) {
+                    if let Err(e) = ex.backend.sync() {
+                        for (_, o, fua) in outs.iter_mut() {
+                            if *fua && o.result.is_ok() {
+                                o.result = Err((Errno::from_io(&e), format!("sync after FUA write: {e}")));
+                            }
+                        }
+                    }
+                }
+                for (reply, out, _) in outs {
+                    let _ = reply.send(out);
+                }
+                let _ = ex.sched_tx.send(SchedMsg::Done(rq));
+            }
+        }
+    }
+}
+
+fn execute(b: &FileBackend, op: Op) -> Result<Option<(u64, Vec<u8>)>, (Errno, String)> {
+    let err = |e: io::Error| (Errno::from_io(&e), e.to_string());
+    match op {
+        Op::Read { offset, len } => {
+            let mut buf = vec![0u8; len as usize];
+            b.read(offset, &mut buf).map_err(err)?;
+            Ok(Some((offset, buf)))
+        }
+        Op::Write { offset, data, .. } => b.write(offset, &data).map(|_| None).map_err(err),
+        Op::Trim { offset, len, .. } => b.trim(offset, len as u64).map(|_| None).map_err(err),
+        Op::Zero { offset, len, .. } => b.write_zeroes(offset, len as u64).map(|_| None).map_err(err),
+        Op::Flush => b.sync().map(|_| None).map_err(err),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Connections
+
+struct Session {
+    structured: bool,
+}
+
+fn connection(ex: &Export, id: u32, mut conn: Conn) {
+    debug!(conn = id, "connected");
+    let session = match handshake(&mut conn, ex) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            debug!(conn = id, "closed during handshake");
+            return;
+        }
+        Err(e) => {
+            debug!(conn = id, error = %e, "handshake failed");
+            return;
+        }
+    };
+    info!(conn = id, structured = session.structured, "transmission");
+    let ctx = match ex.context {
+        ContextMode::Connection => Some(ContextId(id)),
+        ContextMode::None => None,
+    };
+    let (reply_tx, reply_rx) = mpsc::channel::<Out>();
+    let writer = match conn.try_clone() {
+        Ok(w) => {
+            let structured = session.structured;
+            std::thread::Builder::new().name(format!("conn-{id}-writer")).spawn(move || writer(w, reply_rx, structured))
+        }
+        Err(e) => Err(e),
+    };
+    let writer = match writer {
+        Ok(w) => w,
+        Err(e) => {
+            warn!(conn = id, error = %e, "cannot start the reply writer");
+            return;
+        }
+    };
+    if let Err(e) = read_requests(ex, &mut conn, ctx, &reply_tx) {
+        if e.kind() != io::ErrorKind::UnexpectedEof {
+            debug!(conn = id, error = %e, "connection read ended");
+        }
+    }
+    drop(reply_tx);
+    // The writer ends once every request of this connection has been answered.
+    let _ = writer.join();
+    if let Some(ctx) = ctx {
+        let _ = ex.sched_tx.send(SchedMsg::Exited(ctx));
+    }
+    info!(conn = id, "closed");
+}
+
+fn handshake(c: &mut Conn, ex: &Export) -> io::Result<Option<Session>> {
+    c.write_all(&hs::greeting())?;
+    let mut fl = [0u8; 4];
+    c.read_exact(&mut fl)?;
+    let Ok(cflags) = hs::decode_client_flags(&fl) else { return Ok(None) };
+    let no_zeroes = cflags & FLAG_C_NO_ZEROES != 0;
+    let mut structured = false;
+    loop {
+        let mut h = [0u8; OptionHeader::SIZE];
+        c.read_exact(&mut h)?;
+        let Ok(h) = OptionHeader::decode(&h) else { return Ok(None) };
+        if h.len > MAX_OPTION_LEN {
+            return Ok(None);
+        }
+        let mut data = vec![0u8; h.len as usize];
+        c.read_exact(&mut data)?;
+        let opt = h.opt;
+        let reply = |c: &mut Conn, ty: u32, d: &[u8]| c.write_all(&hs::option_reply(opt, ty, d));
+        match hs::parse_option(opt, &data) {
+            Err(HandshakeError::Invalid(m)) => reply(c, REP_ERR_INVALID, m.as_bytes())?,
+            Err(_) => return Ok(None),
+            Ok(ClientOption::ExportName(n)) => {
+                if !n.is_empty() && n != ex.name {
+                    return Ok(None);
+                }
+                c.write_all(&hs::export_name_reply(ex.backend.size(), ex.flags, no_zeroes))?;
+                return Ok(Some(Session { structured }));
+            }
+            Ok(ClientOption::Abort) => {
+                let _ = reply(c, REP_ACK, &[]);
+                return Ok(None);
+            }
+            Ok(ClientOption::List) => {
+                reply(c, REP_SERVER, &hs::rep_server(&ex.name))?;
+                reply(c, REP_ACK, &[])?;
+            }
+            Ok(ClientOption::StructuredReply) => {
+                structured = true;
+                reply(c, REP_ACK, &[])?;
+            }
+            Ok(ClientOption::Info { go, name, requests }) => {
+                if !name.is_empty() && name != ex.name {
+                    reply(c, REP_ERR_UNKNOWN, format!("no export named `{name}`").as_bytes())?;
+                    continue;
+                }
+                reply(c, REP_INFO, &hs::info_export(ex.backend.size(), ex.flags))?;
+                if requests.contains(&INFO_NAME) {
+                    reply(c, REP_INFO, &hs::info_text(INFO_NAME, &ex.name))?;
+                }
+                if requests.contains(&INFO_DESCRIPTION) {
+                    reply(c, REP_INFO, &hs::info_text(INFO_DESCRIPTION, "headway scheduled export"))?;
+                }
+                // Sent whether asked or not (the spec allows it): with a minimum of 1 byte it
+                // constrains nothing a client could be unprepared for.
+                reply(c, REP_INFO, &hs::info_block_size(MIN_BLOCK, PREFERRED_BLOCK, MAX_PAYLOAD))?;
+                reply(c, REP_ACK, &[])?;
+                if go {
+                    return Ok(Some(Session { structured }));
+                }
+            }
+            Ok(ClientOption::Unknown(o)) => {
+                debug!(option = o, "unsupported option");
+                reply(c, REP_ERR_UNSUP, &[])?;
+            }
+        }
+    }
+}
+
+fn read_requests(ex: &Export, c: &mut Conn, ctx: Option<ContextId>, reply: &Sender<Out>) -> io::Result<()> {
+    let lim = Limits { size: ex.backend.size(), read_only: ex.read_only };
+    let mut hb = [0u8; RequestHeader::SIZE];
+    loop {
+        c.read_exact(&mut hb)?;
+        let Ok(h) = RequestHeader::decode(&hb) else {
+            warn!("bad request magic: disconnecting");
+            return Ok(());
+        };
+        let cmd = match tx::validate(&h, lim) {
+            Ok(cmd) => cmd,
+            Err(Reject::Disconnect(why)) => {
+                warn!(why, "disconnecting");
+                return Ok(());
+            }
+            Err(Reject::Error(e, why)) => {
+                // A refused WRITE's payload is still on the wire: read past it.
+                io::copy(&mut Read::by_ref(c).take(h.payload_len() as u64), &mut io::sink())?;
+                debug!(cookie = h.cookie, ?e, why, "request refused");
+                let _ = reply.send(Out { cookie: h.cookie, result: Err((e, why.to_string())) });
+                continue;
+            }
+        };
+        let op = match cmd {
+            Command::Disc => return Ok(()),
+            Command::Flush => {
+                let io = Io { cookie: h.cookie, op: Op::Flush, reply: reply.clone() };
+                let _ = ex.work_tx.send(WorkerMsg::Flush(io));
+                continue;
+            }
+            Command::Read { offset, len } => Op::Read { offset, len },
+            Command::Write { offset, len, fua } => {
+                let mut data = vec![0u8; len as usize];
+                c.read_exact(&mut data)?;
+                Op::Write { offset, data, fua }
+            }
+            Command::Trim { offset, len, fua } => Op::Trim { offset, len, fua },
+            Command::WriteZeroes { offset, len, fua, .. } => Op::Zero { offset, len, fua },
+        };
+        if op.extent().1 == 0 {
+            // Nothing to schedule: a zero-length request succeeds at once.
+            let result = Ok(matches!(op, Op::Read { .. }).then(|| (h.offset, Vec::new())));
+            let _ = reply.send(Out { cookie: h.cookie, result });
+            continue;
+        }
+        let _ = ex.sched_tx.send(SchedMsg::Arrive(Io { cookie: h.cookie, op, reply: reply.clone() }, ctx));
+    }
+}
+
+fn writer(c: Conn, rx: Receiver<Out>, structured: bool) {
+    let mut w = BufWriter::with_capacity(256 << 10, c);
+    let mut next = rx.recv().ok();
+    while let Some(out) = next.take() {
+        if let Err(e) = write_reply(&mut w, out, structured) {
+            debug!(error = %e, "reply write failed");
+            break;
+        }
+        next = match rx.try_recv() {
+            Ok(o) => Some(o),
+            Err(_) => {
+                if w.flush().is_err() {
+                    break;
+                }
+                rx.recv().ok()
+            }
+        };
+    }
+    let _ = w.flush();
+    // Keep draining so senders never notice; the connection is gone or done.
+    for _ in rx {}
+}
+
+fn write_reply(w: &mut impl Write, out: Out, structured: bool) -> io::Result<()> {
+    match (out.result, structured) {
+        (Ok(Some((offset, data))), true) if !data.is_empty() => {
+            w.write_all(&tx::chunk_offset_data_done(out.cookie, offset, data.len() as u32))?;
+            w.write_all(&data)
+        }
+        (Ok(Some((_, data))), false) => {
+            w.write_all(&tx::simple_reply(out.cookie, 0))?;
+            w.write_all(&data)
+        }
+        (Ok(_), true) => w.write_all(&tx::chunk_none_done(out.cookie)),
+        (Ok(None), false) => w.write_all(&tx::simple_reply(out.cookie, 0)),
+        (Err((e, msg)), true) => w.write_all(&tx::chunk_error_done(out.cookie, e, &msg)),
+        (Err((e, _)), false) => w.write_all(&tx::simple_reply(out.cookie, e.code())),
+    }
+}
