@@ -52,6 +52,10 @@ use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
 use crate::proto::*;
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
 
+/// What a backend operation gives back: read data at an offset (or nothing), or an error
+/// code with a message for a structured error reply.
+type OpResult = Result<Option<(u64, Vec<u8>)>, (Errno, String)>;
+
 /// Scheduled requests at the backend at once, unless `--queue-depth` says otherwise.
 pub const DEFAULT_QUEUE_DEPTH: u32 = 1;
 /// How often the acceptor looks at the shutdown flag.
@@ -432,7 +436,7 @@ impl Op {
 /// A reply for the connection writer.
 struct Out {
     cookie: u64,
-    result: Result<Option<(u64, Vec<u8>)>, (Errno, String)>,
+    result: OpResult,
 }
 
 enum SchedMsg {
@@ -611,7 +615,7 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
     }
 }
 
-fn execute(b: &FileBackend, op: Op) -> Result<Option<(u64, Vec<u8>)>, (Errno, String)> {
+fn execute(b: &FileBackend, op: Op) -> OpResult {
     let err = |e: io::Error| (Errno::from_io(&e), e.to_string());
     match op {
         Op::Read { offset, len } => {

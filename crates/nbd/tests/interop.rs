@@ -236,7 +236,7 @@ fn raw_client_export_name_simple_replies_out_of_order_pipeline() {
         c.write_all(&h.encode()).unwrap();
         c.write_all(&[i as u8; 4096]).unwrap();
     }
-    let mut seen = vec![false; 32];
+    let mut seen = [false; 32];
     for _ in 0..32 {
         let (r, _) = tx::decode_reply(&read_n(&mut c, 16)).unwrap();
         let tx::Reply::Simple { error, cookie } = r else { panic!() };
