@@ -282,7 +282,8 @@ struct ServeArgs {
     /// Export size (e.g. 1G): creates the file or extends it; without it, the file's size
     #[arg(long)]
     size: Option<String>,
-    /// Where requests go: file | direct | emulated:MODEL (only `file` so far)
+    /// Where requests go: file | emulated:MODEL (a file timed by a drive model, see
+    /// `headway disks`; the export may not exceed the model's capacity) | direct (not yet)
     #[arg(long, default_value = "file")]
     backend: String,
     /// Scheduler (see `headway schedulers`)

@@ -10,13 +10,16 @@
 //!   `recv_timeout` (a futex wait with a nanosecond deadline: sub-millisecond, unlike
 //!   tokio's 1 ms timer wheel). An arrival or completion before `t` wakes it early, as
 //!   the `Scheduler` contract asks;
-//! * a pool of backend workers doing `pread`/`pwrite`/`fdatasync`.
+//! * a pool of backend workers doing `pread`/`pwrite`/`fdatasync`;
+//! * with `emulated:MODEL`, a delay line ([`crate::backend::DelayLine`]) holding each
+//!   dispatched request's replies and its completion until the drive model says it is done.
 //!
 //! At most `queue_depth` scheduled requests are at the backend at once (default 1: with a
 //! single outstanding request the scheduler, not the kernel, decides the order, which is
 //! what makes non-work-conserving waiting meaningful). The scheduler's `DeviceView` has the
 //! head at the end of the last completed request (depth 1) or of the last dispatched one
-//! (depth > 1), and prices moves with a service curve fitted to the `wd5000aaks` model.
+//! (depth > 1), and prices moves with a service curve fitted to a drive model: the
+//! emulated one for `emulated:MODEL`, else [`DEFAULT_CURVE_MODEL`].
 //!
 //! Durability — FLUSH and FUA are never weakened by reordering:
 //! * a WRITE is acknowledged only after its `pwrite` returned, so every acknowledged write
@@ -47,7 +50,7 @@ use headway_sched::{
 };
 use tracing::{debug, info, warn};
 
-use crate::backend::{BackendKind, FileBackend};
+use crate::backend::{BackendKind, DelayLine, Emulated, FileBackend, Lateness, UnknownModel};
 use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
 use crate::proto::*;
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
@@ -129,8 +132,12 @@ impl ServeConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    #[error("backend `{0}` is not implemented yet (only `file` is)")]
+    #[error("backend `{0}` is not implemented yet (file and emulated:MODEL are)")]
     NotImplemented(String),
+    #[error("backend emulated:{}", .0.model)]
+    Model(#[source] UnknownModel),
+    #[error("export of {size} bytes exceeds drive model `{model}` ({capacity} bytes); give a smaller --size")]
+    ExceedsModel { size: u64, model: String, capacity: u64 },
     #[error("cannot open export {path}")]
     Export { path: PathBuf, source: io::Error },
     #[error("cannot listen on {addr}")]
@@ -162,6 +169,12 @@ pub struct Server {
 /// What every connection shares.
 struct Export {
     backend: FileBackend,
+    /// `emulated:MODEL`: the model that times dispatched requests.
+    model: Option<Emulated>,
+    /// Set by `run` when `model` is: holds completions until the model's `done`.
+    delay: Mutex<Option<Sender<(Time, Held)>>>,
+    /// How late the delay line released completions (`emulated:MODEL` only).
+    lateness: Arc<Mutex<Lateness>>,
     name: String,
     flags: u16,
     read_only: bool,
@@ -175,11 +188,11 @@ struct Export {
 
 impl Server {
     pub fn bind(mut cfg: ServeConfig) -> Result<Server, ServeError> {
-        match &cfg.backend {
-            BackendKind::File => {}
+        let model = match &cfg.backend {
+            BackendKind::File => None,
             BackendKind::Direct => return Err(ServeError::NotImplemented("direct".into())),
-            BackendKind::Emulated(m) => return Err(ServeError::NotImplemented(format!("emulated:{m}"))),
-        }
+            BackendKind::Emulated(m) => Some(Emulated::new(m).map_err(ServeError::Model)?),
+        };
         if cfg.queue_depth == 0 {
             return Err(ServeError::QueueDepth);
         }
@@ -194,10 +207,26 @@ impl Server {
         drop(sched);
         let mut settings = cfg.settings.clone();
         settings.reset_used();
+        let too_big = |size: u64, m: &Emulated| ServeError::ExceedsModel {
+            size,
+            model: m.spec().name.clone(),
+            capacity: m.capacity_bytes(),
+        };
+        if let (Some(m), Some(size)) = (&model, cfg.size) {
+            // Before the file is created or extended.
+            if size > m.capacity_bytes() {
+                return Err(too_big(size, m));
+            }
+        }
         let backend = FileBackend::open(&cfg.export, cfg.size, cfg.read_only)
             .map_err(|source| ServeError::Export { path: cfg.export.clone(), source })?;
         if backend.size() == 0 {
             return Err(ServeError::EmptyExport);
+        }
+        if let Some(m) = &model {
+            if backend.size() > m.capacity_bytes() {
+                return Err(too_big(backend.size(), m));
+            }
         }
         let (listener, unix_path) = match &cfg.listen {
             Listen::Tcp(a) => {
@@ -226,6 +255,9 @@ impl Server {
         let (work_tx, work_rx) = mpsc::channel();
         let export = Arc::new(Export {
             backend,
+            model,
+            delay: Mutex::new(None),
+            lateness: Arc::default(),
             name: cfg.name.clone(),
             flags,
             read_only: cfg.read_only,
@@ -236,7 +268,8 @@ impl Server {
             rx: Mutex::new(Some((sched_rx, work_rx))),
         });
         info!(
-            export = %cfg.export.display(), size = export.backend.size(), scheduler = %cfg.scheduler,
+            export = %cfg.export.display(), size = export.backend.size(), backend = ?cfg.backend,
+            scheduler = %cfg.scheduler,
             queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only, "serving"
         );
         Ok(Server { listener, export, scheduler: cfg.scheduler, settings, queue_depth: cfg.queue_depth, unix_path })
@@ -250,6 +283,12 @@ impl Server {
         }
     }
 
+    /// With `emulated:MODEL`: how late completions were released after the model's `done`
+    /// (live; final once `run` returns). Empty for other backends.
+    pub fn lateness(&self) -> Arc<Mutex<Lateness>> {
+        self.export.lateness.clone()
+    }
+
     /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
     pub fn run(self, shutdown: Arc<AtomicBool>) -> Result<(), ServeError> {
         let Server { listener, export, scheduler, mut settings, queue_depth, unix_path } = self;
@@ -259,6 +298,17 @@ impl Server {
             std::thread::Builder::new().name(name).spawn(f).map_err(ServeError::Thread)
         };
         // Workers: the dispatched requests plus room for FLUSHes and FUA syncs beside them.
+        // The delay line first: workers hand it completions from their first request on.
+        let delay = match &export.model {
+            None => None,
+            Some(_) => {
+                let ex = export.clone();
+                let line = DelayLine::spawn(export.origin, export.lateness.clone(), move |h: Held| release(&ex, h))
+                    .map_err(ServeError::Thread)?;
+                *export.delay.lock().unwrap() = Some(line.sender());
+                Some(line)
+            }
+        };
         let mut workers = Vec::new();
         for i in 0..queue_depth as usize + 2 {
             let (rx, ex) = (work_rx.clone(), export.clone());
@@ -266,11 +316,18 @@ impl Server {
         }
         let capacity = export.backend.size().div_ceil(SECTOR_BYTES);
         let (ex, origin) = (export.work_tx.clone(), export.origin);
-        let sched_thread =
-            spawn("scheduler".into(), Box::new(move || {
-            let sched = build(&scheduler, &mut settings).expect("validated in bind");
-            scheduler_loop(sched, queue_depth, capacity, origin, sched_rx, ex)
-        }))?;
+        let spec = export.model.as_ref().map(|m| m.spec().clone());
+        let sched_thread = spawn(
+            "scheduler".into(),
+            Box::new(move || {
+                let sched = build(&scheduler, &mut settings).expect("validated in bind");
+                let curve = match spec {
+                    Some(spec) => curve_for(&spec),
+                    None => default_curve(),
+                };
+                scheduler_loop(sched, curve, queue_depth, capacity, origin, sched_rx, ex)
+            }),
+        )?;
 
         listener.set_nonblocking(true).map_err(|source| ServeError::Bind { addr: "listener".into(), source })?;
         let live: Arc<Mutex<HashMap<u32, Conn>>> = Arc::default();
@@ -311,6 +368,11 @@ impl Server {
         }
         let _ = export.sched_tx.send(SchedMsg::Shutdown);
         let _ = sched_thread.join();
+        // Every completion has been released (the scheduler saw them all).
+        *export.delay.lock().unwrap() = None;
+        if let Some(line) = delay {
+            info!(model = export.model.as_ref().map(|m| m.spec().name.as_str()), lateness = %line.finish(), "delay line");
+        }
         let result = export.backend.sync().map_err(ServeError::Sync);
         for _ in &workers {
             let _ = export.work_tx.send(WorkerMsg::Stop);
@@ -441,14 +503,23 @@ struct Out {
 
 enum SchedMsg {
     Arrive(Io, Option<ContextId>),
-    Done(Request),
+    /// A request completed; with `emulated:MODEL`, when the model finished it.
+    Done(Request, Option<Time>),
     Exited(ContextId),
     Shutdown,
 }
 
+/// A dispatched request's replies and completion, held until the model's `done`.
+struct Held {
+    rq: Request,
+    /// The model's completion time (`None` for real backends).
+    done: Option<Time>,
+    outs: Vec<(Sender<Out>, Out)>,
+}
+
 enum WorkerMsg {
-    /// A dispatched request: `ios` are it and every request merged into it.
-    Batch { rq: Request, ios: Vec<Io> },
+    /// A dispatched request at `at`: `ios` are it and every request merged into it.
+    Batch { rq: Request, ios: Vec<Io>, at: Time },
     /// FLUSH, outside the scheduler.
     Flush(Io),
     /// Shutdown: every request has been answered.
@@ -462,21 +533,32 @@ fn now_since(origin: Instant) -> Time {
     Time(origin.elapsed().as_nanos() as u64)
 }
 
-/// The service curve the scheduler prices moves with (fitted once per server).
+/// Probes per service-curve calibration, and bins per decade of distance of the fit.
+const CALIBRATION_SAMPLES: usize = 4000;
+const CURVE_BINS_PER_DECADE: u32 = 8;
+
+/// The service curve the scheduler prices moves with on a `file` export (fitted once per
+/// server).
 pub fn default_curve() -> ServiceCurve {
-    let spec = headway_disk::builtin(DEFAULT_CURVE_MODEL).expect("built-in model");
-    ServiceCurve::fit(&headway_disk::calibration_samples(&spec, 4000), 8)
+    curve_for(&headway_disk::builtin(DEFAULT_CURVE_MODEL).expect("built-in model"))
 }
 
+/// The service curve a drive model's calibration yields: what an `emulated:MODEL` export
+/// prices moves with, so the scheduler's estimates match the drive it is scheduling for.
+pub fn curve_for(spec: &headway_disk::DiskSpec) -> ServiceCurve {
+    ServiceCurve::fit(&headway_disk::calibration_samples(spec, CALIBRATION_SAMPLES), CURVE_BINS_PER_DECADE)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn scheduler_loop(
     mut s: Box<dyn Scheduler>,
+    curve: ServiceCurve,
     depth: u32,
     capacity: u64,
     origin: Instant,
     rx: Receiver<SchedMsg>,
     work: Sender<WorkerMsg>,
 ) {
-    let curve = default_curve();
     s.set_device_queue_depth(depth);
     let mut head = 0u64;
     let mut inflight = 0u32;
@@ -500,12 +582,23 @@ fn scheduler_loop(
                 Err(_) => return,
             },
         };
+        // When the event that prompts the decisions below happened, for the emulated
+        // drive: a completion at the model's `done`, an arrival when it was received, a
+        // timer at its deadline. Dispatching at that instant rather than at `now`
+        // leaves out the server's own turnaround (delay-line lateness, thread wake-ups:
+        // tens of µs here, a few µs in a kernel), which the model would otherwise count as
+        // idle time and fill with read-ahead (see `backend`).
+        let mut event = match (&msg, deadline) {
+            (None, Some(t)) => t,
+            _ => Time::ZERO,
+        };
         let mut next = msg;
         while let Some(m) = next.take() {
             let now = now_since(origin);
             let view = CurveView { head, curve: &curve, capacity };
             match m {
                 SchedMsg::Arrive(io, ctx) => {
+                    event = event.max(now);
                     next_id += 1;
                     let (off, len) = io.op.extent();
                     let sector = off / SECTOR_BYTES;
@@ -525,7 +618,8 @@ fn scheduler_loop(
                         merged.entry(into).or_default().push(rq.id);
                     }
                 }
-                SchedMsg::Done(rq) => {
+                SchedMsg::Done(rq, done) => {
+                    event = event.max(done.unwrap_or(now));
                     inflight -= 1;
                     if depth == 1 {
                         head = rq.end();
@@ -558,7 +652,8 @@ fn scheduler_loop(
                     if depth > 1 {
                         head = rq.end();
                     }
-                    let _ = work.send(WorkerMsg::Batch { rq, ios });
+                    let at = if event == Time::ZERO { now } else { event.min(now) };
+                    let _ = work.send(WorkerMsg::Batch { rq, ios, at });
                 }
                 Decision::WaitUntil(t) => {
                     deadline = Some(t);
@@ -589,7 +684,21 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
                 let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
                 let _ = io.reply.send(Out { cookie: io.cookie, result });
             }
-            WorkerMsg::Batch { rq, ios } => {
+            WorkerMsg::Batch { rq, ios, at } => {
+                // The model first: it times the request from its dispatch, and the real I/O
+                // below takes part of that time. TRIM does not reach a disk's media.
+                let done = match &ex.model {
+                    Some(m) if !ios.iter().all(|io| matches!(io.op, Op::Trim { .. })) => {
+                        let acc = m.access(at, rq.sector, rq.len, rq.dir);
+                        tracing::trace!(
+                            at = at.0, sector = rq.sector, len = rq.len, done = acc.done.0,
+                            hit = acc.cache_hit, seek = acc.seek_cylinders, "emulated"
+                        );
+                        Some(acc.done)
+                    }
+                    Some(_) => Some(at),
+                    None => None,
+                };
                 let mut outs: Vec<(Sender<Out>, Out, bool)> = Vec::with_capacity(ios.len());
                 for io in ios {
                     let fua = io.op.fua();
@@ -606,13 +715,31 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
                         }
                     }
                 }
-                for (reply, out, _) in outs {
-                    let _ = reply.send(out);
+                let held = Held { rq, done, outs: outs.into_iter().map(|(r, o, _)| (r, o)).collect() };
+                match done {
+                    Some(t) => {
+                        let line = ex.delay.lock().unwrap().clone();
+                        match line {
+                            Some(line) => {
+                                let _ = line.send((t, held));
+                            }
+                            None => release(ex, held),
+                        }
+                    }
+                    None => release(ex, held),
                 }
-                let _ = ex.sched_tx.send(SchedMsg::Done(rq));
             }
         }
     }
+}
+
+/// Replies to the clients, then the completion to the scheduler: from a worker at once, or
+/// from the delay line at the model's `done`.
+fn release(ex: &Export, h: Held) {
+    for (reply, out) in h.outs {
+        let _ = reply.send(out);
+    }
+    let _ = ex.sched_tx.send(SchedMsg::Done(h.rq, h.done));
 }
 
 fn execute(b: &FileBackend, op: Op) -> OpResult {
