@@ -4,7 +4,10 @@
 //! * acceptor (the caller of [`Server::run`]): accepts TCP or Unix connections, polling
 //!   the shutdown flag every [`ACCEPT_POLL`];
 //! * per connection, a reader (handshake, then request headers and WRITE payloads) and a
-//!   writer that serialises replies in completion order, so replies go out in any order;
+//!   [`ReplySink`]: whichever thread has a reply (a worker, the delay line, the reader)
+//!   writes it onto the socket itself, without blocking, so replies go out in completion
+//!   order with no thread hop; what the socket does not take at once goes, in order, to the
+//!   connection's writer thread, which alone blocks on the socket;
 //! * one scheduler thread per export owning the `Box<dyn Scheduler>`: it receives arrivals
 //!   and completions on a channel and honours `Decision::WaitUntil(t)` with
 //!   `recv_timeout` (a futex wait with a nanosecond deadline: sub-millisecond, unlike
@@ -34,11 +37,12 @@
 //!   one last `fdatasync`.
 
 use std::collections::HashMap;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -432,6 +436,12 @@ impl Conn {
             Conn::Unix(s) => Conn::Unix(s.try_clone()?),
         })
     }
+    fn raw_fd(&self) -> RawFd {
+        match self {
+            Conn::Tcp(s) => s.as_raw_fd(),
+            Conn::Unix(s) => s.as_raw_fd(),
+        }
+    }
     /// Ends the reader's blocking reads (it sees end of file); replies can still go out.
     fn shutdown_read(&self) {
         let _ = match self {
@@ -469,7 +479,7 @@ impl Write for Conn {
 struct Io {
     cookie: u64,
     op: Op,
-    reply: Sender<Out>,
+    reply: Arc<ReplySink>,
 }
 
 enum Op {
@@ -495,7 +505,7 @@ impl Op {
     }
 }
 
-/// A reply for the connection writer.
+/// A reply for a connection's [`ReplySink`].
 struct Out {
     cookie: u64,
     result: OpResult,
@@ -514,7 +524,7 @@ struct Held {
     rq: Request,
     /// The model's completion time (`None` for real backends).
     done: Option<Time>,
-    outs: Vec<(Sender<Out>, Out)>,
+    outs: Vec<(Arc<ReplySink>, Out)>,
 }
 
 enum WorkerMsg {
@@ -682,7 +692,7 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
             WorkerMsg::Stop => return,
             WorkerMsg::Flush(io) => {
                 let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
-                let _ = io.reply.send(Out { cookie: io.cookie, result });
+                io.reply.send(Out { cookie: io.cookie, result });
             }
             WorkerMsg::Batch { rq, ios, at } => {
                 // The model first: it times the request from its dispatch, and the real I/O
@@ -699,7 +709,7 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
                     Some(_) => Some(at),
                     None => None,
                 };
-                let mut outs: Vec<(Sender<Out>, Out, bool)> = Vec::with_capacity(ios.len());
+                let mut outs: Vec<(Arc<ReplySink>, Out, bool)> = Vec::with_capacity(ios.len());
                 for io in ios {
                     let fua = io.op.fua();
                     let result = execute(&ex.backend, io.op);
@@ -733,13 +743,16 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
     }
 }
 
-/// Replies to the clients, then the completion to the scheduler: from a worker at once, or
-/// from the delay line at the model's `done`.
+/// The completion to the scheduler, then the replies to the clients: from a worker at
+/// once, or from the delay line at the model's `done`. The completion goes first so the
+/// scheduler can dispatch the next request while the replies are written (they are written
+/// on this thread, see [`ReplySink`]), and so it has seen the completion before any request
+/// a client sends in answer to the reply.
 fn release(ex: &Export, h: Held) {
-    for (reply, out) in h.outs {
-        let _ = reply.send(out);
-    }
     let _ = ex.sched_tx.send(SchedMsg::Done(h.rq, h.done));
+    for (reply, out) in h.outs {
+        reply.send(out);
+    }
 }
 
 fn execute(b: &FileBackend, op: Op) -> OpResult {
@@ -782,28 +795,39 @@ fn connection(ex: &Export, id: u32, mut conn: Conn) {
         ContextMode::Connection => Some(ContextId(id)),
         ContextMode::None => None,
     };
-    let (reply_tx, reply_rx) = mpsc::channel::<Out>();
-    let writer = match conn.try_clone() {
-        Ok(w) => {
-            let structured = session.structured;
-            std::thread::Builder::new().name(format!("conn-{id}-writer")).spawn(move || writer(w, reply_rx, structured))
+    let (backlog_tx, backlog_rx) = mpsc::channel::<Pending>();
+    let state: Arc<Mutex<SinkState>> = Arc::default();
+    let writer = match (conn.try_clone(), conn.try_clone()) {
+        (Ok(w), Ok(direct)) => {
+            let st = state.clone();
+            std::thread::Builder::new()
+                .name(format!("conn-{id}-writer"))
+                .spawn(move || writer(w, backlog_rx, &st))
+                .map(|h| (h, Arc::new(ReplySink {
+                    conn: direct,
+                    structured: session.structured,
+                    state,
+                    backlog_tx,
+                    unanswered: AtomicUsize::new(0),
+                })))
         }
-        Err(e) => Err(e),
+        (Err(e), _) | (_, Err(e)) => Err(e),
     };
-    let writer = match writer {
+    let (writer, reply) = match writer {
         Ok(w) => w,
         Err(e) => {
             warn!(conn = id, error = %e, "cannot start the reply writer");
             return;
         }
     };
-    if let Err(e) = read_requests(ex, &mut conn, ctx, &reply_tx) {
+    if let Err(e) = read_requests(ex, &mut conn, ctx, &reply) {
         if e.kind() != io::ErrorKind::UnexpectedEof {
             debug!(conn = id, error = %e, "connection read ended");
         }
     }
-    drop(reply_tx);
-    // The writer ends once every request of this connection has been answered.
+    drop(reply);
+    // The writer ends once every request of this connection has been answered (every
+    // `Arc<ReplySink>` is gone) and what the socket did not take at once is written.
     let _ = writer.join();
     if let Some(ctx) = ctx {
         let _ = ex.sched_tx.send(SchedMsg::Exited(ctx));
@@ -879,7 +903,7 @@ fn handshake(c: &mut Conn, ex: &Export) -> io::Result<Option<Session>> {
     }
 }
 
-fn read_requests(ex: &Export, c: &mut Conn, ctx: Option<ContextId>, reply: &Sender<Out>) -> io::Result<()> {
+fn read_requests(ex: &Export, c: &mut Conn, ctx: Option<ContextId>, reply: &Arc<ReplySink>) -> io::Result<()> {
     let lim = Limits { size: ex.backend.size(), read_only: ex.read_only };
     let mut hb = [0u8; RequestHeader::SIZE];
     loop {
@@ -898,13 +922,15 @@ fn read_requests(ex: &Export, c: &mut Conn, ctx: Option<ContextId>, reply: &Send
                 // A refused WRITE's payload is still on the wire: read past it.
                 io::copy(&mut Read::by_ref(c).take(h.payload_len() as u64), &mut io::sink())?;
                 debug!(cookie = h.cookie, ?e, why, "request refused");
-                let _ = reply.send(Out { cookie: h.cookie, result: Err((e, why.to_string())) });
+                reply.expect();
+                reply.send(Out { cookie: h.cookie, result: Err((e, why.to_string())) });
                 continue;
             }
         };
         let op = match cmd {
             Command::Disc => return Ok(()),
             Command::Flush => {
+                reply.expect();
                 let io = Io { cookie: h.cookie, op: Op::Flush, reply: reply.clone() };
                 let _ = ex.work_tx.send(WorkerMsg::Flush(io));
                 continue;
@@ -921,49 +947,192 @@ fn read_requests(ex: &Export, c: &mut Conn, ctx: Option<ContextId>, reply: &Send
         if op.extent().1 == 0 {
             // Nothing to schedule: a zero-length request succeeds at once.
             let result = Ok(matches!(op, Op::Read { .. }).then(|| (h.offset, Vec::new())));
-            let _ = reply.send(Out { cookie: h.cookie, result });
+            reply.expect();
+            reply.send(Out { cookie: h.cookie, result });
             continue;
         }
+        reply.expect();
         let _ = ex.sched_tx.send(SchedMsg::Arrive(Io { cookie: h.cookie, op, reply: reply.clone() }, ctx));
     }
 }
 
-fn writer(c: Conn, rx: Receiver<Out>, structured: bool) {
-    let mut w = BufWriter::with_capacity(256 << 10, c);
-    let mut next = rx.recv().ok();
-    while let Some(out) = next.take() {
-        if let Err(e) = write_reply(&mut w, out, structured) {
-            debug!(error = %e, "reply write failed");
-            break;
-        }
-        next = match rx.try_recv() {
-            Ok(o) => Some(o),
-            Err(_) => {
-                if w.flush().is_err() {
-                    break;
-                }
-                rx.recv().ok()
-            }
-        };
-    }
-    let _ = w.flush();
-    // Keep draining so senders never notice; the connection is gone or done.
-    for _ in rx {}
+/// A connection's reply path, shared by every thread that answers its requests.
+///
+/// `send` puts the reply on the socket at once with non-blocking `sendmsg`s, under the
+/// state lock so replies never interleave. Whatever the socket does not take (a full send
+/// buffer: a slow client or a large read) goes to the connection's writer thread, which
+/// writes it with blocking writes; while anything is queued there, later replies queue
+/// behind it, so bytes leave in the order replies were sent. A worker therefore never
+/// blocks on a client.
+struct ReplySink {
+    /// A clone of the connection, written with `MSG_DONTWAIT`.
+    conn: Conn,
+    structured: bool,
+    state: Arc<Mutex<SinkState>>,
+    /// To the writer thread; sent to only under `state`'s lock.
+    backlog_tx: Sender<Pending>,
+    /// Requests read and not yet answered (counted by the reader before it passes one on).
+    unanswered: AtomicUsize,
 }
 
-fn write_reply(w: &mut impl Write, out: Out, structured: bool) -> io::Result<()> {
-    match (out.result, structured) {
-        (Ok(Some((offset, data))), true) if !data.is_empty() => {
-            w.write_all(&tx::chunk_offset_data_done(out.cookie, offset, data.len() as u32))?;
-            w.write_all(&data)
+#[derive(Default)]
+struct SinkState {
+    /// Buffers handed to the writer thread and not yet written by it.
+    queued: usize,
+    /// A write failed: the connection is gone; replies are dropped.
+    dead: bool,
+}
+
+/// Replies with more data than this go to the writer thread whole: their copy into the
+/// socket is long enough that doing it beside the worker's next request beats saving the
+/// hop (1 MiB sequential reads), while small replies gain most from skipping it.
+const DIRECT_REPLY_MAX: usize = 64 << 10;
+
+/// Reply bytes the socket did not take at once: `head ++ data` from byte `from`.
+struct Pending {
+    head: Vec<u8>,
+    data: Vec<u8>,
+    from: usize,
+}
+
+impl ReplySink {
+    /// A request has been read: it will be answered with one `send`.
+    fn expect(&self) {
+        self.unanswered.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn send(&self, out: Out) {
+        let cookie = out.cookie;
+        let mut hdr = [0u8; 28];
+        let mut err_chunk = Vec::new();
+        let (hlen, data): (usize, Vec<u8>) = match (out.result, self.structured) {
+            (Ok(Some((offset, data))), true) if !data.is_empty() => {
+                hdr.copy_from_slice(&tx::chunk_offset_data_done(cookie, offset, data.len() as u32));
+                (28, data)
+            }
+            (Ok(Some((_, data))), false) => {
+                hdr[..16].copy_from_slice(&tx::simple_reply(cookie, 0));
+                (16, data)
+            }
+            (Ok(_), true) => {
+                hdr[..20].copy_from_slice(&tx::chunk_none_done(cookie));
+                (20, Vec::new())
+            }
+            (Ok(None), false) => {
+                hdr[..16].copy_from_slice(&tx::simple_reply(cookie, 0));
+                (16, Vec::new())
+            }
+            (Err((e, msg)), true) => {
+                err_chunk = tx::chunk_error_done(cookie, e, &msg);
+                (0, Vec::new())
+            }
+            (Err((e, _)), false) => {
+                hdr[..16].copy_from_slice(&tx::simple_reply(cookie, e.code()));
+                (16, Vec::new())
+            }
+        };
+        let head: &[u8] = if err_chunk.is_empty() { &hdr[..hlen] } else { &err_chunk };
+        let total = head.len() + data.len();
+        let mut st = self.state.lock().unwrap();
+        // Whether more replies of this connection are on their way: then the writer thread
+        // coalesces them into one write (and one wake-up of the client), which beats a
+        // `sendmsg` each; the last one (every reply at iodepth 1) goes out from here.
+        let more = self.unanswered.fetch_sub(1, Ordering::SeqCst) > 1;
+        if st.dead {
+            return;
         }
-        (Ok(Some((_, data))), false) => {
-            w.write_all(&tx::simple_reply(out.cookie, 0))?;
-            w.write_all(&data)
+        let mut sent = 0usize;
+        if st.queued == 0 && !more && data.len() <= DIRECT_REPLY_MAX {
+            while sent < total {
+                match send_nonblocking(self.conn.raw_fd(), head, &data, sent) {
+                    Ok(0) => break,
+                    Ok(n) => sent += n,
+                    Err(e) => {
+                        debug!(error = %e, "reply write failed");
+                        st.dead = true;
+                        return;
+                    }
+                }
+            }
         }
-        (Ok(_), true) => w.write_all(&tx::chunk_none_done(out.cookie)),
-        (Ok(None), false) => w.write_all(&tx::simple_reply(out.cookie, 0)),
-        (Err((e, msg)), true) => w.write_all(&tx::chunk_error_done(out.cookie, e, &msg)),
-        (Err((e, _)), false) => w.write_all(&tx::simple_reply(out.cookie, e.code())),
+        if sent < total {
+            st.queued += 1;
+            let _ = self.backlog_tx.send(Pending { head: head.to_vec(), data, from: sent });
+        }
+    }
+}
+
+/// One non-blocking `sendmsg` of `head ++ data` from byte `from`: the bytes taken, 0 when
+/// the socket's send buffer is full.
+fn send_nonblocking(fd: RawFd, head: &[u8], data: &[u8], from: usize) -> io::Result<usize> {
+    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 2];
+    let mut n = 0;
+    if from < head.len() {
+        iov[n] = libc::iovec { iov_base: head[from..].as_ptr() as *mut _, iov_len: head.len() - from };
+        n += 1;
+    }
+    let d = from.saturating_sub(head.len());
+    if d < data.len() {
+        iov[n] = libc::iovec { iov_base: data[d..].as_ptr() as *mut _, iov_len: data.len() - d };
+        n += 1;
+    }
+    if n == 0 {
+        return Ok(0);
+    }
+    loop {
+        // SAFETY: a zeroed msghdr is valid; the iovecs point into `head` and `data`, which
+        // outlive the call, and `fd` is the open socket `ReplySink::conn` owns.
+        let r = unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = n as _;
+            libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+        };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(0),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// Writes, blocking, what the socket did not take at once, in order. Ends when every
+/// [`ReplySink`] of the connection is gone and the backlog is written.
+fn writer(c: Conn, rx: Receiver<Pending>, state: &Mutex<SinkState>) {
+    let mut w = io::BufWriter::with_capacity(256 << 10, c);
+    let mut dead = false;
+    while let Ok(first) = rx.recv() {
+        // Coalesce what is queued; the sink may write directly again only once all of it
+        // has left the buffer.
+        let mut n = 0usize;
+        let mut next = Some(first);
+        while let Some(p) = next.take() {
+            n += 1;
+            if !dead {
+                let r = if p.from < p.head.len() {
+                    w.write_all(&p.head[p.from..]).and_then(|_| w.write_all(&p.data))
+                } else {
+                    w.write_all(&p.data[p.from - p.head.len()..])
+                };
+                if let Err(e) = r {
+                    debug!(error = %e, "reply write failed");
+                    dead = true;
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        if !dead {
+            if let Err(e) = w.flush() {
+                debug!(error = %e, "reply write failed");
+                dead = true;
+            }
+        }
+        let mut st = state.lock().unwrap();
+        st.queued -= n;
+        st.dead |= dead;
     }
 }
