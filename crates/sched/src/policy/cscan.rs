@@ -38,36 +38,10 @@ impl Cscan {
 }
 
 impl Policy for Cscan {
-    fn name(&self) -> &'static str {
-        "cscan"
-    }
-
-    fn merge(&mut self, _now: Time, rq: &Request, max_sectors: u32) -> Option<ReqId> {
-        self.q.back_merge(rq, max_sectors).map(|(id, _)| id)
-    }
-
-    fn add(&mut self, _now: Time, rq: Request) {
-        self.q.insert(rq);
-    }
+    super::sorted_queue_policy!("cscan");
 
     fn select(&mut self, _now: Time, dev: &dyn DeviceView) -> Option<ReqId> {
         self.q.first_from(dev.head()).or_else(|| self.q.first())
-    }
-
-    fn take(&mut self, _now: Time, id: ReqId) -> Request {
-        self.q.remove(id).unwrap_or_else(|| panic!("cscan: {id:?} is not queued"))
-    }
-
-    fn get(&self, id: ReqId) -> Option<&Request> {
-        self.q.get(id)
-    }
-
-    fn urgent(&self, _now: Time) -> bool {
-        false
-    }
-
-    fn len(&self) -> usize {
-        self.q.len()
     }
 }
 

@@ -183,6 +183,42 @@ impl SortedQueue {
     }
 }
 
+
+/// The `Policy` methods shared by policies that keep their requests in a bare
+/// [`SortedQueue`] field `q` and only differ in `select`: back merges only, nothing urgent.
+macro_rules! sorted_queue_policy {
+    ($name:literal) => {
+        fn name(&self) -> &'static str {
+            $name
+        }
+
+        fn merge(&mut self, _now: Time, rq: &Request, max_sectors: u32) -> Option<ReqId> {
+            self.q.back_merge(rq, max_sectors).map(|(id, _)| id)
+        }
+
+        fn add(&mut self, _now: Time, rq: Request) {
+            self.q.insert(rq);
+        }
+
+        fn take(&mut self, _now: Time, id: ReqId) -> Request {
+            self.q.remove(id).unwrap_or_else(|| panic!(concat!($name, ": {:?} is not queued"), id))
+        }
+
+        fn get(&self, id: ReqId) -> Option<&Request> {
+            self.q.get(id)
+        }
+
+        fn urgent(&self, _now: Time) -> bool {
+            false
+        }
+
+        fn len(&self) -> usize {
+            self.q.len()
+        }
+    };
+}
+pub(crate) use sorted_queue_policy;
+
 pub mod aged_sptf;
 pub mod cscan;
 pub mod deadline;

@@ -45,17 +45,7 @@ impl Sptf {
 }
 
 impl Policy for Sptf {
-    fn name(&self) -> &'static str {
-        "sptf"
-    }
-
-    fn merge(&mut self, _now: Time, rq: &Request, max_sectors: u32) -> Option<ReqId> {
-        self.q.back_merge(rq, max_sectors).map(|(id, _)| id)
-    }
-
-    fn add(&mut self, _now: Time, rq: Request) {
-        self.q.insert(rq);
-    }
+    super::sorted_queue_policy!("sptf");
 
     fn select(&mut self, _now: Time, dev: &dyn DeviceView) -> Option<ReqId> {
         let head = dev.head();
@@ -66,22 +56,6 @@ impl Policy for Sptf {
             (Some(a), Some(b)) => Some(a.min(b).1),
             (a, b) => a.or(b).map(|c| c.1),
         }
-    }
-
-    fn take(&mut self, _now: Time, id: ReqId) -> Request {
-        self.q.remove(id).unwrap_or_else(|| panic!("sptf: {id:?} is not queued"))
-    }
-
-    fn get(&self, id: ReqId) -> Option<&Request> {
-        self.q.get(id)
-    }
-
-    fn urgent(&self, _now: Time) -> bool {
-        false
-    }
-
-    fn len(&self) -> usize {
-        self.q.len()
     }
 }
 
