@@ -9,7 +9,7 @@
 use crate::device::DeviceView;
 use crate::framework::antic;
 use crate::framework::stream::{Stream, StreamParams};
-use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
+use crate::params::{ParamError, Settings, Tunable, Unit};
 use crate::policy::{self, Policy};
 use crate::request::{ContextId, ReqId, Request};
 use crate::scheduler::{Scheduler, WorkConserving};
@@ -169,8 +169,6 @@ impl Policy for Box<dyn Policy> {
     }
 }
 
-#[allow(dead_code)]
-const _UNIT_USED: TimeUnit = TimeUnit::Ms;
 
 #[cfg(test)]
 mod tests {

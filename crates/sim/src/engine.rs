@@ -66,8 +66,8 @@ enum Ev {
     Flush,
     /// The drive's next event (a command finishing, a destage ending), by generation.
     Drive(u64),
-    /// A scheduler wait ends (generation).
-    Timer(u64),
+    /// The scheduler's `WaitUntil` time may have come (see `arm_timer`).
+    Timer,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -338,7 +338,7 @@ impl<'a> Engine<'a> {
                         self.drive_event();
                     }
                 }
-                Ev::Timer(_) => {
+                Ev::Timer => {
                     if self.timer_ev == Some(t) {
                         self.timer_ev = None;
                     }
@@ -583,7 +583,7 @@ impl<'a> Engine<'a> {
     fn arm_timer(&mut self, t: Time) {
         if self.timer_ev.is_none_or(|e| e > t) {
             self.timer_ev = Some(t);
-            self.push(t, Ev::Timer(0));
+            self.push(t, Ev::Timer);
         }
     }
 

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod fio;
 pub mod hist;
 pub mod host;
+pub mod postmark;
 pub mod readahead;
 pub mod report;
 pub mod workload;

@@ -11,7 +11,7 @@
 //! - mixed patterns pick reads with probability `rwmixread`%.
 //!
 //! A job with `headway_workload=postmark` does not walk: its requests come from a
-//! [`postmark::Postmark`] generator over its region, and it ends when that run is over.
+//! [`crate::postmark::Postmark`] generator over its region, and it ends when that run is over.
 //!
 //! Synchronous engines keep one request outstanding; asynchronous ones keep up to `iodepth`.
 //! Think time is taken after every `thinktime_blocks` completions; `rate_iops` spaces
@@ -24,13 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use headway_sched::{ContextId, Dir, Duration, Time, SECTOR_BYTES};
 
 use crate::fio::{Engine, JobSpec, Pattern};
-
-// Lives beside this file (crates/sim/src/postmark.rs); declared here, as the one workload
-// generator that is not a walk, to keep lib.rs untouched.
-#[path = "postmark.rs"]
-pub mod postmark;
-
-use postmark::Postmark;
+use crate::postmark::Postmark;
 
 /// Per-request host cost between a completion and the issuer's next request reaching the
 /// scheduler (system call return, page handling, submission), in ns. Linux measurements put
@@ -458,7 +452,7 @@ mod tests {
         s.size = Some(8 << 20);
         s.numjobs = 2;
         s.offset_increment = 16 << 20;
-        s.headway_postmark = Some(postmark::PostmarkParams { files: 20, transactions: 30, ..Default::default() });
+        s.headway_postmark = Some(crate::postmark::PostmarkParams { files: 20, transactions: 30, ..Default::default() });
         let mut jobs = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap();
         let j = &mut jobs[1];
         let mut n = 0;

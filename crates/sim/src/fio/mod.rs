@@ -75,7 +75,7 @@
 //! with `headway_pm_files`, `headway_pm_size_min`, `headway_pm_size_max`,
 //! `headway_pm_transactions`, `headway_pm_read_bias`, `headway_pm_create_bias`,
 //! `headway_pm_block`, `headway_pm_create_phase` (PostMark on a file pool in the job's region
-//! instead of the `rw` walk; see [`crate::workload::postmark`]).
+//! instead of the `rw` walk; see [`crate::postmark`]).
 //!
 //! Accepted, value checked, but without effect in a simulation:
 //!

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use super::error::JobFileError;
 use super::spec::{Engine, JobSpec, Origin, Pattern, Strided};
 use super::units::{parse_count, parse_flag, parse_size, parse_time, KbBase, TimeUnit};
-use crate::workload::postmark::{PostmarkParams, SIZE_LIMIT};
+use crate::postmark::{PostmarkParams, SIZE_LIMIT};
 
 /// Parses an option's value into the draft job. `None` is a bare key (`time_based`).
 /// The error is the reason only; the caller adds file, line and option name.
@@ -691,7 +691,7 @@ pub static OPTIONS: &[FioOption] = &[
             Ok(())
         },
     },
-    // ---- headway extension: PostMark (see headway_sim::workload::postmark) ---------------
+    // ---- headway extension: PostMark (see headway_sim::postmark) ---------------
     FioOption {
         names: &["headway_workload"],
         doc: "What the job does: `fio` (default), the `rw` walk over its region; `postmark`, \
@@ -1184,7 +1184,7 @@ mod tests {
 
     #[test]
     fn headway_workload_and_postmark_parameters() {
-        use crate::workload::postmark::PostmarkParams;
+        use crate::postmark::PostmarkParams;
         assert_eq!(job("headway_workload=postmark").headway_postmark, Some(PostmarkParams::default()));
         assert_eq!(job("headway_workload=fio").headway_postmark, None);
         assert_eq!(job("headway_workload=postmark\nheadway_workload=fio").headway_postmark, None);

@@ -6,7 +6,7 @@ use std::fmt;
 
 use headway_sched::Duration;
 
-use crate::workload::postmark::PostmarkParams;
+use crate::postmark::PostmarkParams;
 
 /// Where an option was set, for error messages and reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
