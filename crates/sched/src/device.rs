@@ -12,6 +12,14 @@ pub trait DeviceView {
     fn head(&self) -> Sector;
     /// Estimated service time of a request at `to` with the head at `from`.
     fn estimate(&self, from: Sector, to: Sector) -> Duration;
+    /// Estimated positioning time between `from` and `to` whichever way the head moves: the
+    /// forward estimate over the same distance. [`estimate`](Self::estimate) may charge
+    /// backward moves extra to steer a policy (the CSCAN preference of the stream
+    /// framework); this is the unbiased cost 001 Section 3.6 fits against the LBN
+    /// difference, which anticipation weighs against thinktimes.
+    fn positioning(&self, from: Sector, to: Sector) -> Duration {
+        self.estimate(from.min(to), from.max(to))
+    }
     /// Device size in sectors.
     fn capacity(&self) -> Sector;
 }

@@ -104,16 +104,28 @@ fn with_think(text: &str, thinktime_us: u64, blocks: u32) -> String {
 }
 
 fn gain(text: &str) -> f64 {
-    let r = run(text, "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process);
+    gain_with(text, &[])
+}
+
+/// antic:aged-sptf over aged-sptf, with tunables set.
+fn gain_with(text: &str, set: &[&str]) -> f64 {
+    let mut cfg = common::config(text, "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process, 1);
+    for kv in set {
+        cfg.settings.push_kv(kv).expect("a valid setting");
+    }
+    let r = headway_sim::simulate(&cfg, |_, _| {}).expect("simulation runs");
     bw(&r, "antic:aged-sptf") / bw(&r, "aged-sptf")
 }
 
 /// 001 Figure 5: the gain fades as both processes' thinktime grows and is gone once the
-/// thinktime exceeds what a long seek costs (about 16 ms here: seek + rotation + transfer).
+/// thinktime reaches what a long seek costs (about 12 ms of positioning between the two
+/// files here, 15 ms with the transfer). From 12 ms on the heuristic only waits when the
+/// positioning it would save beats the thinktime, and the drive's own read-ahead (filling
+/// during the pauses) serves the plain policy as well as waiting would.
 #[test]
 fn as_fig5_gain_fades_with_symmetric_thinktime() {
     let seq = exp("as-fig4-seq.fio").replace("size=1g", "size=128m");
-    let gains: Vec<(u64, f64)> = [0u64, 2_000, 4_000, 8_000, 16_000, 24_000]
+    let gains: Vec<(u64, f64)> = [0u64, 2_000, 4_000, 8_000, 12_000, 14_000, 16_000, 24_000]
         .iter()
         .map(|&t| (t, gain(&with_think(&seq, t, 1))))
         .collect();
@@ -127,14 +139,18 @@ fn as_fig5_gain_fades_with_symmetric_thinktime() {
 }
 
 /// 001 Figure 7: an adversary issues n quick requests, then thinks just past the
-/// heuristic's longest wait (15 ms): anticipation loses at most 25% against none.
-/// (n = 1, where every prediction of the decayed median is wrong, loses 31-38% here: noted
-/// on the issue, not asserted.)
+/// heuristic's longest wait (15 ms): anticipation loses at most 25% against none (001:
+/// about 20%). For n = 1 every wait the heuristic asks for is wrong; the misprediction guard
+/// (001 Section 5.2.1, `antic_timeout_guard`) is what holds the loss there: without it
+/// (`antic_timeout_guard=1`, the heuristic exactly as 001 measured it) the loss is larger.
 #[test]
 fn as_fig7_adversary_costs_at_most_a_quarter() {
     let seq = exp("as-fig4-seq.fio").replace("size=1g", "size=128m");
-    for n in 2..=4u32 {
+    for n in 1..=4u32 {
         let g = gain(&with_think(&seq, 16_000, n + 1));
         assert!(g >= 0.75, "adversary n={n}: anticipation at {g:.2}x of none");
     }
+    let one = with_think(&seq, 16_000, 2);
+    let (guarded, unguarded) = (gain(&one), gain_with(&one, &["antic_timeout_guard=1"]));
+    assert!(unguarded < 0.9 * guarded, "n=1: guard {guarded:.2}x, without {unguarded:.2}x");
 }

@@ -16,7 +16,9 @@
 //!   wait    = max(0, lp.p95_thinktime - elapsed)
 //!   return benefit > cost ? wait : 0
 //!   ```
-//!   `positioning_time(candidate)` is `dev.estimate(dev.head(), candidate.sector)`. Before a
+//!   `positioning_time(candidate)` is `dev.positioning(dev.head(), candidate.sector)`, the
+//!   unbiased curve of 001 Section 3.6 (no backward surcharge: a 50% extra on backward
+//!   moves would make waiting look worth a thinktime half again as long). Before a
 //!   context has a thinktime sample and a positioning sample, nothing is expected of it:
 //!   no wait.
 //! - [`AgedSeek`] (Aged-SPTF, 3.3): no wait whenever Aged-SPTF's candidate is not what
@@ -50,7 +52,7 @@ pub struct Eval<'a> {
     pub dev: &'a dyn DeviceView,
     /// The policy's choice.
     pub candidate: &'a Request,
-    /// `dev.estimate(dev.head(), candidate.sector)`.
+    /// `dev.positioning(dev.head(), candidate.sector)`.
     pub cand_pos: Duration,
     /// The context that issued the last request (`None`: the anonymous context).
     pub lp: Option<ContextId>,
@@ -146,7 +148,8 @@ impl Heuristic<AgedSptf> for AgedSeek {
         }
         if let Some(id) = policy.sptf_choice(e.dev) {
             let sptf = policy.get(id).expect("sptf_choice names a queued request");
-            if id != e.candidate.id && e.dev.estimate(e.dev.head(), sptf.sector) < e.cand_pos {
+            let head = e.dev.head();
+            if id != e.candidate.id && e.dev.estimate(head, sptf.sector) < e.dev.estimate(head, e.candidate.sector) {
                 return Duration::ZERO;
             }
         }
@@ -218,13 +221,13 @@ mod tests {
         s
     }
 
-    /// Head at 1_000_000; FixedView: 100 us + 1 ns per sector (backward 1.5x).
+    /// FixedView: 100 us + 1 ns per sector (backward 1.5x, which `positioning` leaves out).
     fn eval<'a>(dev: &'a FixedView, cand: &'a Request, lp: &'a CtxStats, elapsed: Duration) -> Eval<'a> {
         Eval {
             now: Time(0),
             dev,
             candidate: cand,
-            cand_pos: dev.estimate(dev.head, cand.sector),
+            cand_pos: dev.positioning(dev.head, cand.sector),
             lp: Some(ContextId(0)),
             lp_stats: lp,
             lp_pending: false,
@@ -276,9 +279,9 @@ mod tests {
 
     #[test]
     fn directional_skips_forward_candidates_for_backward_seekers() {
-        let dev = FixedView::linear(1_000_000);
-        let ahead = rq(1, 1_000_000 + 4_900_000, 8);
-        let behind = rq(2, 10_000, 8);
+        let dev = FixedView::linear(6_000_000);
+        let ahead = rq(1, 6_000_000 + 4_900_000, 8);
+        let behind = rq(2, 10_000, 8); // 6 ms back, the backward surcharge not counted
         let h = Directional { backward_threshold: 0.8 };
         let backward = ctx(Duration(1_200 * US), Duration(200 * US), 0.9);
         assert!(backward.backward.get().unwrap() > 0.8);

@@ -23,6 +23,12 @@
 //!   request lies behind its previous one (backward = starts below the previous request's
 //!   end), with the same decay as positioning (001 gives none for it).
 //!
+//! - **Prediction misses** (001 Section 5.2.1, suggestion 2): a decayed fraction of the
+//!   heuristic's waits for the context that its next request failed to meet — each time a
+//!   heuristic asks to wait for the context, the wait's end is a prediction, judged when
+//!   the context's next request arrives (in time or not), whether or not the core kept the
+//!   disk idle for it. Same decay as positioning.
+//!
 //! All statistics are `f64` arithmetic on values the scheduler is given: deterministic.
 
 use crate::time::Duration;
@@ -145,6 +151,8 @@ pub struct CtxStats {
     pub positioning: Decayed,
     /// Probability that the next request seeks backward.
     pub backward: Decayed,
+    /// Fraction of recent predicted waits the context's next request missed.
+    pub misses: Decayed,
 }
 
 impl CtxStats {
@@ -158,6 +166,12 @@ impl CtxStats {
     pub fn record_position(&mut self, positioning: Duration, backward: bool) {
         self.positioning.record(positioning.0 as f64, POS_DECAY);
         self.backward.record(if backward { 1.0 } else { 0.0 }, POS_DECAY);
+    }
+
+    /// A predicted wait was judged: the context's next request came within it (`hit`) or
+    /// after it.
+    pub fn record_prediction(&mut self, hit: bool) {
+        self.misses.record(if hit { 0.0 } else { 1.0 }, POS_DECAY);
     }
 
     /// Expected positioning time, when known.
@@ -190,6 +204,26 @@ mod tests {
         }
         assert_eq!(s.expected_positioning(), Some(Duration(2_300)));
         assert!((s.backward.get().unwrap() - 0.95).abs() < 1e-9);
+    }
+
+    #[test]
+    fn prediction_misses_decay_like_positioning() {
+        let mut s = CtxStats::default();
+        assert_eq!(s.misses.get(), None, "nothing predicted yet");
+        s.record_prediction(false);
+        assert_eq!(s.misses.get(), Some(1.0));
+        for _ in 0..10 {
+            s.record_prediction(true);
+        }
+        assert!((s.misses.get().unwrap() - 0.05).abs() < 1e-9);
+        // alternating hits and misses settle around one half, at most 1 / (1 + decay)
+        for _ in 0..40 {
+            s.record_prediction(false);
+            s.record_prediction(true);
+        }
+        s.record_prediction(false);
+        let m = s.misses.get().unwrap();
+        assert!((m - 1.0 / (1.0 + POS_DECAY)).abs() < 1e-6, "{m}");
     }
 
     #[test]

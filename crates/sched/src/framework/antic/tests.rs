@@ -509,3 +509,54 @@ proptest! {
         }
     }
 }
+
+/// 001 Figure 7's adversary, n = 1: each context sends a request after a pause just past
+/// the longest wait (16 ms), then one at once, and so on — every wait the heuristic asks
+/// for is wrong. 001 Section 5.2.1's guard (on by default) stops waiting for such contexts
+/// and lands on the work-conserving policy; `antic_timeout_guard=1` is the heuristic as 001
+/// measured it, and it loses. A context whose thinktimes are steady is never guarded.
+#[test]
+fn the_guard_gives_up_on_an_adversary_only() {
+    let adversary = |ctx: u32, start: u64| {
+        let mut c = chain(ctx, 1, start, 200, 0, 0);
+        c.thinks = (0..200).map(|k| if k % 2 == 0 { 16 * MS } else { 0 }).collect();
+        c
+    };
+    let chains = [adversary(0, 0), adversary(1, 10_000_000)];
+    let wc = run(&mut WorkConserving::new(Sptf::new(), 8), &chains);
+    let guarded = run(&mut *antic("antic:sptf", &[]), &chains);
+    let paper = run(&mut *antic("antic:sptf", &["antic_timeout_guard=1"]), &chains);
+    assert!(guarded.end as f64 <= 1.05 * wc.end as f64, "guarded {} ms vs work-conserving {} ms", guarded.end / MS, wc.end / MS);
+    assert!(paper.end as f64 >= 1.10 * guarded.end as f64, "unguarded {} ms vs guarded {} ms", paper.end / MS, guarded.end / MS);
+    assert!(guarded.waits * 4 < paper.waits, "guarded waits {} vs {}", guarded.waits, paper.waits);
+
+    let steady = [chain(0, 1, 0, 300, 0, 200 * US), chain(1, 1, 10_000_000, 300, 0, 200 * US)];
+    let on = run(&mut *antic("antic:sptf", &[]), &steady);
+    let off = run(&mut *antic("antic:sptf", &["antic_timeout_guard=1"]), &steady);
+    assert_eq!((on.end, on.waits), (off.end, off.waits), "steady contexts are never guarded");
+}
+
+#[test]
+fn a_declined_wait_is_still_judged() {
+    let mut s = sptf(Seek).with_timeout_guard(0.0); // decline every wait once one missed
+    let (t, head) = setup(&mut s, 5, true);
+    let dev = view(head);
+    // nothing judged yet: the wait is kept, and missed (context 0 comes back too late)
+    assert_eq!(s.decide(Time(t), &dev), Decision::WaitUntil(Time(t + 475 * US)));
+    assert_eq!(expect_dispatch(s.decide(Time(t + 475 * US), &dev)).id, ReqId(999));
+    let late = t + 475 * US + 3 * MS;
+    s.completed(Time(t + 475 * US + 2 * MS), &req(999, 1, 10_000_000, 0), &view(10_000_008));
+    s.arrive(Time(late), req(6, 0, head, late), &view(10_000_008));
+    assert_eq!(s.context_stats(Some(ContextId(0))).unwrap().misses.get(), Some(1.0));
+    // context 0's next completion: the far request of context 1 waits, yet the core declines
+    let r6 = expect_dispatch(s.decide(Time(late), &view(10_000_008)));
+    s.arrive(Time(late + 100 * US), req(1000, 1, 10_000_016, late + 100 * US), &view(10_000_008));
+    let done = late + MS;
+    s.completed(Time(done), &r6, &view(r6.end()));
+    assert_eq!(expect_dispatch(s.decide(Time(done), &view(r6.end()))).id, ReqId(1000));
+    assert_eq!(s.stats().guarded, 1);
+    // the declined prediction is judged all the same: context 0 returns in time, a hit
+    s.arrive(Time(done + 200 * US), req(7, 0, r6.end(), done + 200 * US), &view(10_000_024));
+    let m = s.context_stats(Some(ContextId(0))).unwrap().misses.get().unwrap();
+    assert!((m - stats::POS_DECAY).abs() < 1e-9, "{m}");
+}
