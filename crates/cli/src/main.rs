@@ -130,12 +130,14 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, drive, json, quiet } => {
             let drive = drive.config()?;
-            let context = ContextMode::parse(&context)
-                .with_context(|| {
-                    format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
-                })?;
+            let context = ContextMode::parse(&context).with_context(|| {
+                format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
+            })?;
             let disk_spec = headway_disk::builtin(&disk).with_context(|| {
-                format!("--disk `{disk}`: unknown drive model (known: {})", headway_disk::builtin_names().join(", "))
+                format!(
+                    "--disk `{disk}`: unknown drive model (known: {})",
+                    headway_disk::builtin_names().join(", ")
+                )
             })?;
             let mut settings = Settings::new();
             for kv in &set {
@@ -149,7 +151,8 @@ fn run(cli: Cli) -> Result<()> {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
                 }
-                std::fs::write(&path, report.to_json()).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, report.to_json())
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
             if !quiet {
                 print!("{}", report.table());
@@ -167,7 +170,10 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 Some(n) => {
                     let Some(d) = headway_disk::builtin(&n) else {
-                        bail!("unknown drive model `{n}` (known: {})", headway_disk::builtin_names().join(", "))
+                        bail!(
+                            "unknown drive model `{n}` (known: {})",
+                            headway_disk::builtin_names().join(", ")
+                        )
                     };
                     if json {
                         println!("{}", serde_json::to_string_pretty(&d)?);
@@ -190,8 +196,16 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Tunables => {
             println!("{:<20} {:<26} {:<9} {:<22} doc", "name", "unit", "default", "read by");
-            for t in headway_sched::tunables().into_iter().chain(headway_sim::host::TUNABLES.iter().copied()) {
-                println!("{:<20} {:<26} {:<9} {:<22} {}", t.name, t.unit.to_string(), t.default, t.scope, t.doc);
+            for t in headway_sched::tunables().into_iter().chain(headway_sim::host::TUNABLES.iter().copied())
+            {
+                println!(
+                    "{:<20} {:<26} {:<9} {:<22} {}",
+                    t.name,
+                    t.unit.to_string(),
+                    t.default,
+                    t.scope,
+                    t.doc
+                );
             }
             Ok(())
         }
@@ -238,7 +252,8 @@ fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
 }
 
 fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -> Result<()> {
-    let disk_spec = headway_disk::builtin(disk).with_context(|| format!("--disk `{disk}`: unknown drive model"))?;
+    let disk_spec =
+        headway_disk::builtin(disk).with_context(|| format!("--disk `{disk}`: unknown drive model"))?;
     println!(
         "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {disk}, \
          queue depth {} ({}), write-{}",

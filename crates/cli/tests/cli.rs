@@ -15,7 +15,8 @@ fn tmp(name: &str, text: &str) -> PathBuf {
     p
 }
 
-const SMALL: &str = "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=4m\n[par]\nnumjobs=2\noffset_increment=51g\n";
+const SMALL: &str =
+    "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=4m\n[par]\nnumjobs=2\noffset_increment=51g\n";
 
 fn fails_with(args: &[&str], needles: &[&str]) {
     let out = headway(args);
@@ -81,7 +82,15 @@ fn same_seed_same_bytes() {
     let a = job.with_extension("a.json");
     let b = job.with_extension("b.json");
     for p in [&a, &b] {
-        let out = headway(&["simulate", job.to_str().unwrap(), "--seed", "9", "--quiet", "--json", p.to_str().unwrap()]);
+        let out = headway(&[
+            "simulate",
+            job.to_str().unwrap(),
+            "--seed",
+            "9",
+            "--quiet",
+            "--json",
+            p.to_str().unwrap(),
+        ]);
         assert!(out.status.success());
     }
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
@@ -133,7 +142,16 @@ fn listings_work() {
     }
     let out = headway(&["tunables"]);
     let s = String::from_utf8_lossy(&out.stdout);
-    for n in ["read_expire", "write_expire", "writes_starved", "fifo_batch", "front_merges", "stream_threshold", "tolerance_factor", "stream_time_slice"] {
+    for n in [
+        "read_expire",
+        "write_expire",
+        "writes_starved",
+        "fifo_batch",
+        "front_merges",
+        "stream_threshold",
+        "tolerance_factor",
+        "stream_time_slice",
+    ] {
         assert!(s.contains(n), "tunables lacks {n}");
     }
 }

@@ -49,9 +49,10 @@ pub mod spec;
 
 pub use builtin::{builtin, builtin_names, DEFAULT};
 pub use calibrate::calibration_samples;
-pub use geometry::{Geometry, Location};
 pub use drive::{
-    Cmd, Completion, Drive, DriveConfig, DriveError, DriveScheduler, DriveStats, Full, WriteCache, MAX_QUEUE_DEPTH,
+    Cmd, Completion, Drive, DriveConfig, DriveError, DriveScheduler, DriveStats, Full, WriteCache,
+    MAX_QUEUE_DEPTH,
 };
+pub use geometry::{Geometry, Location};
 pub use hdd::{Access, Arm, Estimate, Hdd};
 pub use spec::{CacheSpec, DiskSpec, Overheads, SeekModel, SpecError, Zone};

@@ -322,7 +322,13 @@ impl DiskSpec {
             self.capacity_sectors as f64 * 512.0 / 1e9
         );
         let _ = writeln!(s, "spindle         {} rpm (revolution {})", self.rpm, ms(self.revolution()));
-        let _ = writeln!(s, "geometry        {} surfaces, {} cylinders, {} zones", self.surfaces, self.cylinders(), self.zones.len());
+        let _ = writeln!(
+            s,
+            "geometry        {} surfaces, {} cylinders, {} zones",
+            self.surfaces,
+            self.cylinders(),
+            self.zones.len()
+        );
         if let (Some(o), Some(i)) = (self.zones.first(), self.zones.last()) {
             let rate = |spt: u32| spt as f64 * 512.0 * self.rpm as f64 / 60.0 / 1e6;
             let _ = writeln!(
@@ -336,23 +342,48 @@ impl DiskSpec {
         }
         match &self.seek {
             SeekModel::Table(k) => {
-                let _ = writeln!(s, "seek            table of {} knots, {} .. {}", k.len(),
-                    k.first().map(|x| ms(x.1)).unwrap_or_default(), k.last().map(|x| ms(x.1)).unwrap_or_default());
+                let _ = writeln!(
+                    s,
+                    "seek            table of {} knots, {} .. {}",
+                    k.len(),
+                    k.first().map(|x| ms(x.1)).unwrap_or_default(),
+                    k.last().map(|x| ms(x.1)).unwrap_or_default()
+                );
             }
             SeekModel::ThreePoint { single_cylinder, average, full_stroke } => {
-                let _ = writeln!(s, "seek            track-to-track {}, average {}, full stroke {} (three-point curve)",
-                    ms(*single_cylinder), ms(*average), ms(*full_stroke));
+                let _ = writeln!(
+                    s,
+                    "seek            track-to-track {}, average {}, full stroke {} (three-point curve)",
+                    ms(*single_cylinder),
+                    ms(*average),
+                    ms(*full_stroke)
+                );
             }
         }
-        let _ = writeln!(s, "head switch     {}; write settle +{}", ms(self.head_switch), ms(self.write_settle));
+        let _ =
+            writeln!(s, "head switch     {}; write settle +{}", ms(self.head_switch), ms(self.write_settle));
         let o = &self.overheads;
-        let _ = writeln!(s, "overheads       read miss {}, read hit {}, write {}", ms(o.read_miss_after_read),
-            ms(o.read_hit_after_read), ms(o.write_after_write));
-        let _ = writeln!(s, "bus             {} ns per sector ({:.0} MB/s)", self.bus_per_sector.0,
-            512.0 / self.bus_per_sector.0.max(1) as f64 * 1e3);
+        let _ = writeln!(
+            s,
+            "overheads       read miss {}, read hit {}, write {}",
+            ms(o.read_miss_after_read),
+            ms(o.read_hit_after_read),
+            ms(o.write_after_write)
+        );
+        let _ = writeln!(
+            s,
+            "bus             {} ns per sector ({:.0} MB/s)",
+            self.bus_per_sector.0,
+            512.0 / self.bus_per_sector.0.max(1) as f64 * 1e3
+        );
         let c = &self.cache;
-        let _ = writeln!(s, "cache           {} segments x {} KiB, read-ahead up to {} KiB, write-through",
-            c.segments, c.segment_sectors / 2, c.max_read_ahead_sectors / 2);
+        let _ = writeln!(
+            s,
+            "cache           {} segments x {} KiB, read-ahead up to {} KiB, write-through",
+            c.segments,
+            c.segment_sectors / 2,
+            c.max_read_ahead_sectors / 2
+        );
         let _ = writeln!(s, "\nsources: {}", self.sources);
         s
     }

@@ -417,7 +417,10 @@ mod tests {
     #[test]
     fn backend_names_parse() {
         assert_eq!("file".parse::<BackendKind>(), Ok(BackendKind::File));
-        assert_eq!("emulated:wd5000aaks".parse::<BackendKind>(), Ok(BackendKind::Emulated("wd5000aaks".into())));
+        assert_eq!(
+            "emulated:wd5000aaks".parse::<BackendKind>(),
+            Ok(BackendKind::Emulated("wd5000aaks".into()))
+        );
         assert!("emulated:".parse::<BackendKind>().is_err());
         assert!("tape".parse::<BackendKind>().is_err());
     }

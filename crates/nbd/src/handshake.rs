@@ -67,7 +67,11 @@ pub enum ClientOption {
     Abort,
     List,
     /// `OPT_INFO` (`go == false`) or `OPT_GO`: export name and requested information types.
-    Info { go: bool, name: String, requests: Vec<u16> },
+    Info {
+        go: bool,
+        name: String,
+        requests: Vec<u16>,
+    },
     StructuredReply,
     /// Anything else (STARTTLS, META_CONTEXT, EXTENDED_HEADERS, ...): NBD_REP_ERR_UNSUP.
     Unknown(u32),

@@ -140,7 +140,9 @@ pub enum ServeError {
     NotImplemented(String),
     #[error("backend emulated:{}", .0.model)]
     Model(#[source] UnknownModel),
-    #[error("export of {size} bytes exceeds drive model `{model}` ({capacity} bytes); give a smaller --size")]
+    #[error(
+        "export of {size} bytes exceeds drive model `{model}` ({capacity} bytes); give a smaller --size"
+    )]
     ExceedsModel { size: u64, model: String, capacity: u64 },
     #[error("cannot open export {path}")]
     Export { path: PathBuf, source: io::Error },
@@ -204,7 +206,10 @@ impl Server {
         let sched = build(&cfg.scheduler, &mut cfg.settings)?;
         let unused = cfg.settings.unused();
         if !unused.is_empty() {
-            return Err(ServeError::UnusedSettings { scheduler: cfg.scheduler.clone(), names: unused.join(", ") });
+            return Err(ServeError::UnusedSettings {
+                scheduler: cfg.scheduler.clone(),
+                names: unused.join(", "),
+            });
         }
         // Built here so configuration errors surface before listening; the scheduler
         // thread builds its own (trait objects are not `Send`) from the same settings.
@@ -234,7 +239,8 @@ impl Server {
         }
         let (listener, unix_path) = match &cfg.listen {
             Listen::Tcp(a) => {
-                let l = TcpListener::bind(a).map_err(|source| ServeError::Bind { addr: a.clone(), source })?;
+                let l =
+                    TcpListener::bind(a).map_err(|source| ServeError::Bind { addr: a.clone(), source })?;
                 (Listener::Tcp(l), None)
             }
             Listen::Unix(p) => {
@@ -276,7 +282,14 @@ impl Server {
             scheduler = %cfg.scheduler,
             queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only, "serving"
         );
-        Ok(Server { listener, export, scheduler: cfg.scheduler, settings, queue_depth: cfg.queue_depth, unix_path })
+        Ok(Server {
+            listener,
+            export,
+            scheduler: cfg.scheduler,
+            settings,
+            queue_depth: cfg.queue_depth,
+            unix_path,
+        })
     }
 
     /// `ADDR:PORT` or the socket path, as clients reach it.
@@ -307,8 +320,9 @@ impl Server {
             None => None,
             Some(_) => {
                 let ex = export.clone();
-                let line = DelayLine::spawn(export.origin, export.lateness.clone(), move |h: Held| release(&ex, h))
-                    .map_err(ServeError::Thread)?;
+                let line =
+                    DelayLine::spawn(export.origin, export.lateness.clone(), move |h: Held| release(&ex, h))
+                        .map_err(ServeError::Thread)?;
                 *export.delay.lock().unwrap() = Some(line.sender());
                 Some(line)
             }
@@ -333,7 +347,9 @@ impl Server {
             }),
         )?;
 
-        listener.set_nonblocking(true).map_err(|source| ServeError::Bind { addr: "listener".into(), source })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|source| ServeError::Bind { addr: "listener".into(), source })?;
         let live: Arc<Mutex<HashMap<u32, Conn>>> = Arc::default();
         let mut conns: Vec<JoinHandle<()>> = Vec::new();
         let mut next_id: u32 = 0;
@@ -701,8 +717,13 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
                     Some(m) if !ios.iter().all(|io| matches!(io.op, Op::Trim { .. })) => {
                         let acc = m.access(at, rq.sector, rq.len, rq.dir);
                         tracing::trace!(
-                            at = at.0, sector = rq.sector, len = rq.len, done = acc.done.0,
-                            hit = acc.cache_hit, seek = acc.seek_cylinders, "emulated"
+                            at = at.0,
+                            sector = rq.sector,
+                            len = rq.len,
+                            done = acc.done.0,
+                            hit = acc.cache_hit,
+                            seek = acc.seek_cylinders,
+                            "emulated"
                         );
                         Some(acc.done)
                     }
@@ -803,13 +824,18 @@ fn connection(ex: &Export, id: u32, mut conn: Conn) {
             std::thread::Builder::new()
                 .name(format!("conn-{id}-writer"))
                 .spawn(move || writer(w, backlog_rx, &st))
-                .map(|h| (h, Arc::new(ReplySink {
-                    conn: direct,
-                    structured: session.structured,
-                    state,
-                    backlog_tx,
-                    unanswered: AtomicUsize::new(0),
-                })))
+                .map(|h| {
+                    (
+                        h,
+                        Arc::new(ReplySink {
+                            conn: direct,
+                            structured: session.structured,
+                            state,
+                            backlog_tx,
+                            unanswered: AtomicUsize::new(0),
+                        }),
+                    )
+                })
         }
         (Err(e), _) | (_, Err(e)) => Err(e),
     };
@@ -903,7 +929,12 @@ fn handshake(c: &mut Conn, ex: &Export) -> io::Result<Option<Session>> {
     }
 }
 
-fn read_requests(ex: &Export, c: &mut Conn, ctx: Option<ContextId>, reply: &Arc<ReplySink>) -> io::Result<()> {
+fn read_requests(
+    ex: &Export,
+    c: &mut Conn,
+    ctx: Option<ContextId>,
+    reply: &Arc<ReplySink>,
+) -> io::Result<()> {
     let lim = Limits { size: ex.backend.size(), read_only: ex.read_only };
     let mut hb = [0u8; RequestHeader::SIZE];
     loop {

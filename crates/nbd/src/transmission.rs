@@ -224,7 +224,10 @@ mod tests {
     fn payload_cap_32_mib() {
         let big = Limits { size: 1 << 40, read_only: false };
         assert!(validate(&hdr(CMD_READ, 0, 0, MAX_PAYLOAD), big).is_ok());
-        assert!(matches!(validate(&hdr(CMD_READ, 0, 0, MAX_PAYLOAD + 1), big), Err(Reject::Error(Errno::Inval, _))));
+        assert!(matches!(
+            validate(&hdr(CMD_READ, 0, 0, MAX_PAYLOAD + 1), big),
+            Err(Reject::Error(Errno::Inval, _))
+        ));
         assert!(matches!(validate(&hdr(CMD_WRITE, 0, 0, MAX_PAYLOAD + 1), big), Err(Reject::Disconnect(_))));
         // TRIM and WRITE_ZEROES carry no payload: large lengths are fine.
         assert!(validate(&hdr(CMD_TRIM, 0, 0, u32::MAX), big).is_ok());
@@ -236,10 +239,19 @@ mod tests {
             validate(&hdr(CMD_WRITE_ZEROES, CMD_FLAG_NO_HOLE | CMD_FLAG_FUA, 0, 512), LIM),
             Ok(Command::WriteZeroes { offset: 0, len: 512, fua: true, no_hole: true })
         );
-        assert!(matches!(validate(&hdr(CMD_WRITE, CMD_FLAG_NO_HOLE, 0, 512), LIM), Err(Reject::Error(Errno::Inval, _))));
-        assert!(matches!(validate(&hdr(CMD_READ, CMD_FLAG_DF, 0, 512), LIM), Err(Reject::Error(Errno::Inval, _))));
+        assert!(matches!(
+            validate(&hdr(CMD_WRITE, CMD_FLAG_NO_HOLE, 0, 512), LIM),
+            Err(Reject::Error(Errno::Inval, _))
+        ));
+        assert!(matches!(
+            validate(&hdr(CMD_READ, CMD_FLAG_DF, 0, 512), LIM),
+            Err(Reject::Error(Errno::Inval, _))
+        ));
         assert!(matches!(validate(&hdr(99, 0, 0, 0), LIM), Err(Reject::Error(Errno::Inval, _))));
-        assert!(matches!(validate(&hdr(CMD_BLOCK_STATUS, 0, 0, 512), LIM), Err(Reject::Error(Errno::Inval, _))));
+        assert!(matches!(
+            validate(&hdr(CMD_BLOCK_STATUS, 0, 0, 512), LIM),
+            Err(Reject::Error(Errno::Inval, _))
+        ));
     }
 
     #[test]

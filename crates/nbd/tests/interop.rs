@@ -60,7 +60,11 @@ impl Drop for Running {
 
 /// The client, or `None` after saying on stderr why the test is skipped.
 fn tool(name: &str) -> Option<&str> {
-    let ok = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {name}"))
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("SKIPPED: `{name}` is not installed (run `make deps`)");
     }
@@ -69,7 +73,10 @@ fn tool(name: &str) -> Option<&str> {
 
 /// nbdsh runs on the system python (the libnbd bindings are a Debian package).
 fn nbdsh() -> Option<Command> {
-    let ok = Command::new("/usr/bin/python3").args(["-c", "import nbd"]).output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import nbd"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("SKIPPED: /usr/bin/python3 cannot import nbd (python3-libnbd; run `make deps`)");
         return None;
@@ -130,7 +137,10 @@ fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
         let src = s.dir.path().join("src.bin");
         let data = random_file(&src, 16 << 20);
         // Four connections, 16 requests in flight each, 256 KiB requests.
-        run(Command::new(nbdcopy).args(["-C", "4", "-R", "16", "--request-size=262144"]).arg(&src).arg(s.uri()));
+        run(Command::new(nbdcopy)
+            .args(["-C", "4", "-R", "16", "--request-size=262144"])
+            .arg(&src)
+            .arg(s.uri()));
         let back = s.dir.path().join("back.bin");
         run(Command::new(nbdcopy).args(["-C", "4", "-R", "16"]).arg(s.uri()).arg(&back));
         let got = std::fs::read(&back).unwrap();
@@ -138,7 +148,17 @@ fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
         assert!(got[..data.len()] == data[..], "{sched}: data read back differs");
         // Another client, another request size: qemu-io checks a 64 KiB slice by pattern
         // after overwriting it with FUA, then flushes.
-        let out = run(Command::new(qemu_io).args(["-f", "raw", &s.uri(), "-c", "write -f -P 0x3c 1M 64k", "-c", "flush", "-c", "read -P 0x3c 1M 64k"]));
+        let out = run(Command::new(qemu_io).args([
+            "-f",
+            "raw",
+            &s.uri(),
+            "-c",
+            "write -f -P 0x3c 1M 64k",
+            "-c",
+            "flush",
+            "-c",
+            "read -P 0x3c 1M 64k",
+        ]));
         assert!(!out.contains("fail"), "{out}");
         s.stop();
     }
@@ -148,7 +168,15 @@ fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
 fn data_reaches_the_file_by_the_time_shutdown_returns() {
     let Some(qemu_io) = tool("qemu-io") else { return };
     let s = Running::start(false, "stream");
-    run(Command::new(qemu_io).args(["-f", "raw", &s.uri(), "-c", "write -P 0x77 4096 8192", "-c", "write -z 6144 1024"]));
+    run(Command::new(qemu_io).args([
+        "-f",
+        "raw",
+        &s.uri(),
+        "-c",
+        "write -P 0x77 4096 8192",
+        "-c",
+        "write -z 6144 1024",
+    ]));
     let img = s.dir.path().join("disk.img");
     let mut s = s;
     s.stop.store(true, Ordering::SeqCst);

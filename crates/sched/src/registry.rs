@@ -169,7 +169,6 @@ impl Policy for Box<dyn Policy> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,9 +51,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::hist::Histogram;
 use crate::readahead::{Readahead, PAGE};
-use crate::writeback::{Dirty, WritebackParams};
 use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
+use crate::writeback::{Dirty, WritebackParams};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -414,14 +414,25 @@ impl<'a> Engine<'a> {
             };
             let id = ReqId(self.next_id);
             self.next_id += 1;
-            self.meta.insert(id, Meta { job: j as u32, submit: now, bytes: io.len * SECTOR_BYTES as u32, dir: io.dir });
+            self.meta.insert(
+                id,
+                Meta { job: j as u32, submit: now, bytes: io.len * SECTOR_BYTES as u32, dir: io.dir },
+            );
             self.first_submit.get_or_insert(now);
             if io.dir == Dir::Read && self.ra[j].is_some() {
                 submitted |= self.buffered_read(j, id, io.sector, io.len, ctx);
             } else if io.dir == Dir::Write && self.jobs[j].buffered {
                 submitted |= self.buffered_write(j, id, io.sector, io.len);
             } else {
-                self.arrive(Request { id, sector: io.sector, len: io.len, dir: io.dir, sync, arrival: now, ctx });
+                self.arrive(Request {
+                    id,
+                    sector: io.sector,
+                    len: io.len,
+                    dir: io.dir,
+                    sync,
+                    arrival: now,
+                    ctx,
+                });
                 submitted = true;
             }
         }
@@ -455,9 +466,20 @@ impl<'a> Engine<'a> {
         if let Some((a, b)) = plan.sync {
             let fid = ReqId(self.next_id);
             self.next_id += 1;
-            self.fills.insert(fid, Fill { job: j as u32, first_page: a, sectors: sectors(b - a), waiters: vec![id] });
+            self.fills.insert(
+                fid,
+                Fill { job: j as u32, first_page: a, sectors: sectors(b - a), waiters: vec![id] },
+            );
             self.fill_at.insert((j as u32, a), fid);
-            let rq = Request { id: fid, sector: to_sector(a), len: sectors(b - a), dir: Dir::Read, sync: true, arrival: self.now, ctx };
+            let rq = Request {
+                id: fid,
+                sector: to_sector(a),
+                len: sectors(b - a),
+                dir: Dir::Read,
+                sync: true,
+                arrival: self.now,
+                ctx,
+            };
             self.arrive(rq);
             submitted = true;
         } else if let Some(p) = plan.wait_for {
@@ -469,9 +491,20 @@ impl<'a> Engine<'a> {
         if let Some((a, b)) = plan.read_ahead {
             let fid = ReqId(self.next_id);
             self.next_id += 1;
-            self.fills.insert(fid, Fill { job: j as u32, first_page: a, sectors: sectors(b - a), waiters: Vec::new() });
+            self.fills.insert(
+                fid,
+                Fill { job: j as u32, first_page: a, sectors: sectors(b - a), waiters: Vec::new() },
+            );
             self.fill_at.insert((j as u32, a), fid);
-            let rq = Request { id: fid, sector: to_sector(a), len: sectors(b - a), dir: Dir::Read, sync: false, arrival: self.now, ctx };
+            let rq = Request {
+                id: fid,
+                sector: to_sector(a),
+                len: sectors(b - a),
+                dir: Dir::Read,
+                sync: false,
+                arrival: self.now,
+                ctx,
+            };
             self.arrive(rq);
             submitted = true;
         }
@@ -537,7 +570,8 @@ impl<'a> Engine<'a> {
     /// Writeback of job `j` freed room: let throttled writes into the page cache.
     fn release_throttled(&mut self, j: usize) {
         while let Some(&(id, sector, len)) = self.throttled[j].front() {
-            let room = (self.dirty[j].bytes() + (self.wb_inflight[j] + len as u64) * SECTOR_BYTES) <= self.wb.dirty_bytes;
+            let room = (self.dirty[j].bytes() + (self.wb_inflight[j] + len as u64) * SECTOR_BYTES)
+                <= self.wb.dirty_bytes;
             if !room && (self.wb_inflight[j] > 0 || !self.dirty[j].is_empty()) {
                 break;
             }
@@ -739,7 +773,8 @@ impl<'a> Engine<'a> {
         let mut all = Histogram::default();
         let mut total = 0;
         for (job, st) in self.jobs.iter().zip(&self.stats) {
-            let (start, end) = (job.started_at.unwrap_or(Time::ZERO), job.finished_at.unwrap_or(self.last_complete));
+            let (start, end) =
+                (job.started_at.unwrap_or(Time::ZERO), job.finished_at.unwrap_or(self.last_complete));
             let rt = end.0.saturating_sub(start.0);
             all.merge(&st.clat[0]);
             all.merge(&st.clat[1]);
@@ -769,7 +804,11 @@ impl<'a> Engine<'a> {
             jobs,
             aggregate: Aggregate {
                 io_bytes: total,
-                bw_bytes: if runtime_ns == 0 { 0 } else { (total as u128 * 1_000_000_000 / runtime_ns as u128) as u64 },
+                bw_bytes: if runtime_ns == 0 {
+                    0
+                } else {
+                    (total as u128 * 1_000_000_000 / runtime_ns as u128) as u64
+                },
                 iops: if runtime_ns == 0 { 0.0 } else { all.count as f64 / secs },
                 runtime_ns,
                 clat_ns: Clat::from_hist(&all),

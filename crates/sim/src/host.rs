@@ -76,7 +76,9 @@ impl HostParams {
                 dirty_background_bytes: background,
                 dirty_bytes: limit,
                 dirty_expire: s.time(&T_DIRTY_EXPIRE)?,
-                dirty_writeback_interval: s.time(&T_DIRTY_WRITEBACK)?.max(headway_sched::Duration::from_millis(1)),
+                dirty_writeback_interval: s
+                    .time(&T_DIRTY_WRITEBACK)?
+                    .max(headway_sched::Duration::from_millis(1)),
                 ..WritebackParams::default()
             },
         })

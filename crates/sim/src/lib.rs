@@ -75,8 +75,12 @@ pub fn check_schedulers(names: &[String], settings: &Settings) -> Result<(), Sim
         let unused: std::collections::BTreeSet<_> = s.unused().into_iter().collect();
         used.extend(settings.iter().map(|(k, _)| k.to_string()).filter(|k| !unused.contains(k)));
     }
-    let bad: Vec<String> =
-        settings.iter().map(|(k, _)| k.to_string()).filter(|k| !used.contains(k)).map(|k| format!("`{k}`")).collect();
+    let bad: Vec<String> = settings
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .filter(|k| !used.contains(k))
+        .map(|k| format!("`{k}`"))
+        .collect();
     if !bad.is_empty() {
         return Err(SimError::UnusedSettings(bad.join(", "), names.join(", ")));
     }
@@ -99,7 +103,8 @@ pub fn expand_jobs(cfg: &SimConfig, capacity_sectors: u64) -> Result<Vec<Job>, S
         if spec.stonewall && i > 0 {
             group += 1;
         }
-        let clones = Job::expand(spec, group, jobs.len(), capacity_sectors * SECTOR_BYTES, cfg.context, cfg.seed)?;
+        let clones =
+            Job::expand(spec, group, jobs.len(), capacity_sectors * SECTOR_BYTES, cfg.context, cfg.seed)?;
         for c in &clones {
             procs.push(match &spec.headway_process {
                 Some(n) => *proc_names.entry(n).or_insert(c.index as u32),
@@ -125,8 +130,14 @@ pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result
     let jobs = expand_jobs(cfg, capacity)?;
     let curve = calibrate::curve_for(&cfg.disk);
     let host = host::HostParams::from_settings(&mut cfg.settings.clone()).map_err(SimError::Host)?;
-    let input =
-        RunInput { disk: &cfg.disk, curve: &curve, context: cfg.context, seed: cfg.seed, drive: cfg.drive, host };
+    let input = RunInput {
+        disk: &cfg.disk,
+        curve: &curve,
+        context: cfg.context,
+        seed: cfg.seed,
+        drive: cfg.drive,
+        host,
+    };
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
         let mut s = cfg.settings.clone();

@@ -122,7 +122,8 @@ impl Readahead {
                 self.size = size;
                 self.async_size = size - req.min(size);
                 let contiguous = first == self.populated.1;
-                self.populated = if contiguous { (self.populated.0, first + size) } else { (first, first + size) };
+                self.populated =
+                    if contiguous { (self.populated.0, first + size) } else { (first, first + size) };
                 plan.sync = Some((first, first + size));
                 self.in_flight.push((first, first + size));
             } else {

@@ -60,7 +60,11 @@ impl DirReport {
         let secs = runtime_ns as f64 * 1e-9;
         DirReport {
             io_bytes,
-            bw_bytes: if runtime_ns == 0 { 0 } else { (io_bytes as u128 * 1_000_000_000 / runtime_ns as u128) as u64 },
+            bw_bytes: if runtime_ns == 0 {
+                0
+            } else {
+                (io_bytes as u128 * 1_000_000_000 / runtime_ns as u128) as u64
+            },
             iops: if runtime_ns == 0 { 0.0 } else { h.count as f64 / secs },
             runtime: if h.count == 0 { 0 } else { runtime_ns / 1_000_000 },
             total_ios: h.count,

@@ -188,7 +188,8 @@ impl Job {
         ctx: ContextMode,
         seed: u64,
     ) -> Result<Vec<Job>, WorkloadError> {
-        let err = |why: String| WorkloadError { origin: spec.origin.to_string(), job: spec.name.clone(), why };
+        let err =
+            |why: String| WorkloadError { origin: spec.origin.to_string(), job: spec.name.clone(), why };
         let sync = spec.engine == Engine::Sync;
         let mut out = Vec::with_capacity(spec.numjobs as usize);
         for clone in 0..spec.numjobs as u64 {
@@ -452,7 +453,8 @@ mod tests {
         s.size = Some(8 << 20);
         s.numjobs = 2;
         s.offset_increment = 16 << 20;
-        s.headway_postmark = Some(crate::postmark::PostmarkParams { files: 20, transactions: 30, ..Default::default() });
+        s.headway_postmark =
+            Some(crate::postmark::PostmarkParams { files: 20, transactions: 30, ..Default::default() });
         let mut jobs = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap();
         let j = &mut jobs[1];
         let mut n = 0;

@@ -74,13 +74,8 @@ impl Dirty {
     pub fn write(&mut self, now: Time, sector: u64, len: u32) {
         let (mut s, mut e) = (sector, sector + len as u64);
         // absorb every run that overlaps or touches [s, e)
-        let touching: Vec<(u64, u64)> = self
-            .runs
-            .range(..=e)
-            .rev()
-            .take_while(|&(_, &re)| re >= s)
-            .map(|(&rs, &re)| (rs, re))
-            .collect();
+        let touching: Vec<(u64, u64)> =
+            self.runs.range(..=e).rev().take_while(|&(_, &re)| re >= s).map(|(&rs, &re)| (rs, re)).collect();
         for (rs, re) in touching {
             self.runs.remove(&rs);
             self.sectors -= re - rs;

@@ -105,7 +105,11 @@ fn write_back_beats_write_through_without_queueing() {
 #[test]
 fn a_deep_queue_closes_the_write_back_gap() {
     for disk in DRIVES {
-        let text = if disk == "wd5000aaks" { RANDWRITE_QD64.to_string() } else { RANDWRITE_QD64.replace("size=450g", "size=17g") };
+        let text = if disk == "wd5000aaks" {
+            RANDWRITE_QD64.to_string()
+        } else {
+            RANDWRITE_QD64.replace("size=450g", "size=17g")
+        };
         let wt = iops(&one_on(disk, &text, "noop", drive(32, WriteCache::Through)));
         let wb = iops(&one_on(disk, &text, "noop", drive(32, WriteCache::Back)));
         let wt1 = iops(&one_on(disk, &text, "noop", drive(1, WriteCache::Through)));
@@ -217,7 +221,9 @@ fn stream_keeps_its_advantage_on_a_queueing_drive() {
 /// 4.41x at 0, 2.33x at 50 us, 1.62x at 100 us, 1.15x at 200 us, 0.84x at 400 us.
 #[test]
 fn buffered_par_read_advantage_fades_with_thinktime() {
-    let base = include_str!("../../../experiments/par-read.fio").replace("direct=1", "direct=0").replace("size=1g", "size=256m");
+    let base = include_str!("../../../experiments/par-read.fio")
+        .replace("direct=1", "direct=0")
+        .replace("size=1g", "size=256m");
     let ratios: Vec<(u64, f64)> = [0u64, 50, 100, 200, 400]
         .iter()
         .map(|&tt| {
@@ -250,7 +256,10 @@ fn buffered_reads_read_each_page_once() {
         let media = out.read_mean_bytes * out.reads as f64;
         // sequential: exactly 8 MiB; random: each 4 KiB read is its own (rare sequential
         // neighbours may trigger a small window)
-        assert!(media >= (10 << 20) as f64 && media <= (10 << 20) as f64 + (512 << 10) as f64, "{sched}: {media} bytes read");
+        assert!(
+            media >= (10 << 20) as f64 && media <= (10 << 20) as f64 + (512 << 10) as f64,
+            "{sched}: {media} bytes read"
+        );
         // 512 random reads; the sequential reader's 2048 pages in windows of 4 to 32 pages
         assert!(out.reads <= 512 + 2048 / 4, "{sched}: {} reads: readahead windows missing", out.reads);
     }
@@ -277,7 +286,11 @@ fn buffered_writes_are_written_back_once_and_throttled_past_the_limit() {
     // small writer's 100 MB stays dirty in the page cache at the end (no end_fsync)
     assert_eq!(media as u64, 600 << 20, "bytes written back");
     assert_eq!(r.device.page_cache_dirty_bytes, 100 << 20, "still dirty at the end");
-    assert!(out.write_mean_bytes >= (256 << 10) as f64, "writeback requests are large: {}", out.write_mean_bytes);
+    assert!(
+        out.write_mean_bytes >= (256 << 10) as f64,
+        "writeback requests are large: {}",
+        out.write_mean_bytes
+    );
 }
 
 /// 002 Figures 15 and 17: the host scheduler matters less as the drive's queue deepens —
@@ -352,6 +365,11 @@ fn elevators_merge_interleaved_write_streams_noop_does_not() {
         let s = &r.runs[i].scheduler;
         assert!(out(i).write_mean_bytes >= 4.0 * noop, "{s}: {} vs noop {noop}", out(i).write_mean_bytes);
         // Figure 9: as many times fewer requests leave the driver
-        assert!(out(i).writes * 4 <= out(0).writes, "{s}: {} requests out vs noop {}", out(i).writes, out(0).writes);
+        assert!(
+            out(i).writes * 4 <= out(0).writes,
+            "{s}: {} requests out vs noop {}",
+            out(i).writes,
+            out(0).writes
+        );
     }
 }

@@ -41,7 +41,8 @@ fn thinktime_erodes_the_advantage_until_stream_equals_deadline() {
     let long_seek = curve.estimate(0, 51 << 21).as_nanos(); // 51 GiB in sectors
     let mut ratios = Vec::new();
     for tt_us in [0u64, 1_000, 5_000, 30_000, 50_000] {
-        let text = PAR_READ.replace("thinktime=0", &format!("thinktime={tt_us}")).replace("size=1g", "size=48m");
+        let text =
+            PAR_READ.replace("thinktime=0", &format!("thinktime={tt_us}")).replace("size=1g", "size=48m");
         let r = run(&text, &["deadline", "stream"], ContextMode::None, 1);
         let ratio = bw(&r, "stream:deadline") / bw(&r, "deadline");
         assert!(ratio >= 0.9, "thinktime {tt_us} us: stream at {ratio:.2}x deadline");
@@ -118,7 +119,11 @@ fn merged_requests_complete_all_their_parts() {
         let run = &r.runs[0];
         assert_eq!(run.jobs[0].write.total_ios, 2048, "{sched}: every 4 KiB write completes");
         assert_eq!(run.jobs[0].write.io_bytes, 8 << 20);
-        assert!(run.device.requests < 2048 / 2, "{sched}: {} device requests: no merging?", run.device.requests);
+        assert!(
+            run.device.requests < 2048 / 2,
+            "{sched}: {} device requests: no merging?",
+            run.device.requests
+        );
     }
     // the size bound holds: 512 KiB max → at least 16 device requests for 8 MiB
     let r = run(text, &["noop"], ContextMode::Process, 1);

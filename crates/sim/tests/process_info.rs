@@ -22,10 +22,15 @@ fn par_read_as_and_cfq_need_process_information_stream_does_not() {
         let x = bw(&with, s);
         assert!((x / ss - 1.0).abs() <= 0.10, "{s} {x} vs stream {ss} with process information");
     }
-    let without = run(&text, "wd5000aaks", &["deadline", "stream", "as", "cfq", "antic:aged-sptf"], ContextMode::None);
+    let without =
+        run(&text, "wd5000aaks", &["deadline", "stream", "as", "cfq", "antic:aged-sptf"], ContextMode::None);
     let dl = bw(&without, "deadline");
     for s in ["as", "cfq", "antic:aged-sptf"] {
-        assert!(bw(&without, s) <= 1.15 * dl, "{s} {} vs deadline {dl} without process information", bw(&without, s));
+        assert!(
+            bw(&without, s) <= 1.15 * dl,
+            "{s} {} vs deadline {dl} without process information",
+            bw(&without, s)
+        );
     }
     assert!(bw(&without, "stream:deadline") >= 2.5 * dl);
 }
@@ -73,11 +78,21 @@ fn pool_and_vm_contexts_hide_streams_from_as_and_cfq() {
 #[test]
 fn as_fig4_anticipation_multiplies_sequential_throughput() {
     for (pat, min_gain) in [("seq", 3.0), ("alter", 1.8)] {
-        let r = run(&exp(&format!("as-fig4-{pat}.fio")), "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process);
+        let r = run(
+            &exp(&format!("as-fig4-{pat}.fio")),
+            "deskstar-34gxp",
+            &["aged-sptf", "antic:aged-sptf"],
+            ContextMode::Process,
+        );
         let gain = bw(&r, "antic:aged-sptf") / bw(&r, "aged-sptf");
         assert!(gain >= min_gain, "{pat}: anticipation gain {gain:.2}");
     }
-    let r = run(&exp("as-fig4-random.fio"), "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process);
+    let r = run(
+        &exp("as-fig4-random.fio"),
+        "deskstar-34gxp",
+        &["aged-sptf", "antic:aged-sptf"],
+        ContextMode::Process,
+    );
     let gain = bw(&r, "antic:aged-sptf") / bw(&r, "aged-sptf");
     assert!((0.9..1.6).contains(&gain), "random: anticipation gain {gain:.2} (paper: 1.28-1.30)");
 }
@@ -87,7 +102,12 @@ fn as_fig4_anticipation_multiplies_sequential_throughput() {
 /// (the paper: 60, 77 and 98 transactions/s).
 #[test]
 fn as_fig12_proportional_share_needs_anticipation() {
-    let r = run(&exp("as-fig12-stride.fio"), "deskstar-34gxp", &["stride", "antic:stride", "antic-combo:stride"], ContextMode::Process);
+    let r = run(
+        &exp("as-fig12-stride.fio"),
+        "deskstar-34gxp",
+        &["stride", "antic:stride", "antic-combo:stride"],
+        ContextMode::Process,
+    );
     let share = |s: &str| {
         let run = r.runs.iter().find(|x| x.scheduler == s).unwrap();
         run.jobs[1].disk_time_ns as f64 / run.jobs[0].disk_time_ns.max(1) as f64
@@ -109,7 +129,8 @@ fn gain(text: &str) -> f64 {
 
 /// antic:aged-sptf over aged-sptf, with tunables set.
 fn gain_with(text: &str, set: &[&str]) -> f64 {
-    let mut cfg = common::config(text, "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process, 1);
+    let mut cfg =
+        common::config(text, "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process, 1);
     for kv in set {
         cfg.settings.push_kv(kv).expect("a valid setting");
     }

@@ -183,7 +183,6 @@ impl SortedQueue {
     }
 }
 
-
 /// The `Policy` methods shared by policies that keep their requests in a bare
 /// [`SortedQueue`] field `q` and only differ in `select`: back merges only, nothing urgent.
 macro_rules! sorted_queue_policy {

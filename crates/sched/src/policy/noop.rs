@@ -8,9 +8,9 @@
 
 use std::collections::VecDeque;
 
+use super::{back_mergeable, front_mergeable, Policy};
 use crate::device::DeviceView;
 use crate::idmap::IdMap;
-use super::{back_mergeable, front_mergeable, Policy};
 use crate::request::{ReqId, Request};
 use crate::time::Time;
 

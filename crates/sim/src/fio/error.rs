@@ -11,10 +11,7 @@ pub enum JobFileError {
     /// The file could not be read. The OS reason is the error's `source()`; print the chain
     /// (`{:#}` with anyhow) to get `missing.fio: cannot read: No such file or directory`.
     #[error("{path}: cannot read")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    Io { path: String, source: std::io::Error },
     /// A line that is neither a `[section]`, a `key=value`, a bare key nor a comment; an
     /// option before the first section; an `include`.
     #[error("{at}: {message}")]
@@ -26,11 +23,7 @@ pub enum JobFileError {
     /// A known option with a bad value, or one that conflicts with the rest of its job. `at`
     /// is where the option was set (possibly in a `[global]` section).
     #[error("{at}: option `{option}`: {message}")]
-    Value {
-        at: Origin,
-        option: String,
-        message: String,
-    },
+    Value { at: Origin, option: String, message: String },
     /// Only `[global]` sections (or nothing at all).
     #[error("{path}: no job sections (a job is a `[name]` section other than `[global]`)")]
     NoJobs { path: String },

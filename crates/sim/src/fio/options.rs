@@ -41,9 +41,7 @@ impl FioOption {
 
 impl std::fmt::Debug for FioOption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FioOption")
-            .field("names", &self.names)
-            .finish_non_exhaustive()
+        f.debug_struct("FioOption").field("names", &self.names).finish_non_exhaustive()
     }
 }
 
@@ -104,22 +102,14 @@ impl Draft {
                 debug_assert!(false, "`{option}` failed a check but was never set");
                 (d.spec.origin.clone(), option.to_string())
             });
-            JobFileError::Value {
-                at,
-                option: written,
-                message,
-            }
+            JobFileError::Value { at, option: written, message }
         };
         self.spec.iodepth = match self.spec.engine {
             Engine::Sync => 1,
             Engine::Async => self.iodepth,
         };
         if self.spec.time_based && self.spec.runtime.is_none() {
-            return Err(err(
-                &self,
-                "time_based",
-                "needs a `runtime` to run for".into(),
-            ));
+            return Err(err(&self, "time_based", "needs a `runtime` to run for".into()));
         }
         if let Some(size) = self.spec.size {
             let min_bs = self.spec.bs_read.min(self.spec.bs_write);
@@ -128,11 +118,8 @@ impl Draft {
                 return Err(err(&self, "size", msg));
             }
         }
-        let mode = self.zonemode.unwrap_or(if self.zonesize.is_some() {
-            ZoneMode::Strided
-        } else {
-            ZoneMode::None
-        });
+        let mode =
+            self.zonemode.unwrap_or(if self.zonesize.is_some() { ZoneMode::Strided } else { ZoneMode::None });
         match (mode, self.zonesize) {
             (ZoneMode::Strided, Some(zonesize)) => {
                 self.spec.strided = Some(Strided {
@@ -143,11 +130,7 @@ impl Draft {
                 })
             }
             (ZoneMode::Strided, None) => {
-                return Err(err(
-                    &self,
-                    "zonemode",
-                    "`zonemode=strided` needs a `zonesize`".into(),
-                ))
+                return Err(err(&self, "zonemode", "`zonemode=strided` needs a `zonesize`".into()))
             }
             (ZoneMode::None, _) => {
                 for option in ["zonesize", "zonerange", "zoneskip"] {
@@ -176,7 +159,15 @@ impl Draft {
             return Ok(());
         }
         let walk = [
-            "rw", "rwmixread", "rwmixwrite", "bs", "io_size", "zonemode", "zonesize", "zonerange", "zoneskip",
+            "rw",
+            "rwmixread",
+            "rwmixwrite",
+            "bs",
+            "io_size",
+            "zonemode",
+            "zonesize",
+            "zonerange",
+            "zoneskip",
         ];
         if let Some(option) = walk.into_iter().find(|o| self.set_at.contains_key(*o)) {
             let msg = "has no effect with `headway_workload=postmark` (PostMark decides what is \
@@ -198,7 +189,10 @@ impl Draft {
             } else {
                 "headway_pm_size_min"
             };
-            let msg = format!("file sizes {}..{} bytes: the smallest is above the largest", pm.size_min, pm.size_max);
+            let msg = format!(
+                "file sizes {}..{} bytes: the smallest is above the largest",
+                pm.size_min, pm.size_max
+            );
             return Err(err(self, option, msg));
         }
         debug_assert!(pm.check().is_ok(), "setters check each value: {:?}", pm.check());
@@ -278,9 +272,7 @@ fn count_u32(v: Option<&str>, min: u32, max: u32) -> Result<u32, String> {
 fn time(v: Option<&str>, unit: TimeUnit) -> Result<headway_sched::Duration, String> {
     let v = val(v)?;
     if v.get(1..).is_some_and(|rest| rest.contains(['-', ':'])) {
-        return Err(format!(
-            "`{v}`: time ranges are not supported; give one value"
-        ));
+        return Err(format!("`{v}`: time ranges are not supported; give one value"));
     }
     parse_time(v, unit)
 }
@@ -288,9 +280,9 @@ fn time(v: Option<&str>, unit: TimeUnit) -> Result<headway_sched::Duration, Stri
 fn block_size(d: &Draft, text: &str) -> Result<u64, String> {
     match parse_size(text, d.kb)? {
         0 => Err("block size must be > 0".into()),
-        n if n % 512 != 0 => Err(format!(
-            "block size `{text}` ({n} bytes) is not a multiple of 512 (the sector)"
-        )),
+        n if n % 512 != 0 => {
+            Err(format!("block size `{text}` ({n} bytes) is not a multiple of 512 (the sector)"))
+        }
         n => Ok(n),
     }
 }
@@ -436,11 +428,7 @@ pub static OPTIONS: &[FioOption] = &[
               region is then covered again) or less.",
         no_effect: None,
         set: |d, v| {
-            d.spec.io_size = Some(nonzero_size(
-                d,
-                v,
-                "leave `io_size` out to transfer `size`",
-            )?);
+            d.spec.io_size = Some(nonzero_size(d, v, "leave `io_size` out to transfer `size`")?);
             Ok(())
         },
     },
@@ -546,9 +534,7 @@ pub static OPTIONS: &[FioOption] = &[
         no_effect: None,
         set: |d, v| {
             let current = [d.spec.rate_iops, d.spec.rate_iops_write];
-            let [r, w] = per_direction(val(v)?, current, |p| {
-                Ok(Some(parse_count(p)?).filter(|&n| n > 0))
-            })?;
+            let [r, w] = per_direction(val(v)?, current, |p| Ok(Some(parse_count(p)?).filter(|&n| n > 0)))?;
             d.spec.rate_iops = r;
             d.spec.rate_iops_write = w;
             Ok(())
@@ -866,9 +852,7 @@ pub static OPTIONS: &[FioOption] = &[
         no_effect: Some("the simulator has one exact clock"),
         set: |_, v| match val(v)? {
             "gettimeofday" | "clock_gettime" | "cpu" => Ok(()),
-            other => Err(format!(
-                "`{other}` is not gettimeofday, clock_gettime or cpu"
-            )),
+            other => Err(format!("`{other}` is not gettimeofday, clock_gettime or cpu")),
         },
     },
     FioOption {
@@ -893,10 +877,7 @@ pub static OPTIONS: &[FioOption] = &[
 
 /// The entry for `name` (fio's name or an alias).
 pub(crate) fn find(name: &str) -> Option<(&'static str, &'static FioOption)> {
-    OPTIONS
-        .iter()
-        .find(|o| o.names.contains(&name))
-        .map(|o| (o.names[0], o))
+    OPTIONS.iter().find(|o| o.names.contains(&name)).map(|o| (o.names[0], o))
 }
 
 #[cfg(test)]
@@ -917,18 +898,9 @@ mod tests {
 
     /// The error for `[j]\n{body}`, checked to name the file and the option.
     fn fails(body: &str) -> String {
-        let e = parse_str(&format!("[j]\n{body}\n"), "t.fio")
-            .expect_err(body)
-            .to_string();
+        let e = parse_str(&format!("[j]\n{body}\n"), "t.fio").expect_err(body).to_string();
         assert!(e.starts_with("t.fio:"), "{e}");
-        let option = body
-            .lines()
-            .last()
-            .unwrap()
-            .split('=')
-            .next()
-            .unwrap()
-            .trim();
+        let option = body.lines().last().unwrap().split('=').next().unwrap().trim();
         assert!(e.contains(&format!("`{option}`")), "{e} (for {body})");
         e
     }
@@ -950,11 +922,7 @@ mod tests {
     fn every_no_effect_option_is_in_the_module_docs() {
         let docs = include_str!("mod.rs");
         for o in OPTIONS.iter().filter(|o| o.no_effect.is_some()) {
-            assert!(
-                docs.contains(&format!("`{}`", o.name())),
-                "`{}` missing in mod.rs",
-                o.name()
-            );
+            assert!(docs.contains(&format!("`{}`", o.name())), "`{}` missing in mod.rs", o.name());
         }
     }
 
@@ -1007,10 +975,7 @@ mod tests {
         let j = job("bs=16k\nbs=,8k");
         assert_eq!((j.bs_read, j.bs_write), (16384, 8192));
         let e = fails("bs=4q");
-        assert_eq!(
-            e,
-            "t.fio:2: option `bs`: malformed size `4q` (expected e.g. 4k, 1M, 512)"
-        );
+        assert_eq!(e, "t.fio:2: option `bs`: malformed size `4q` (expected e.g. 4k, 1M, 512)");
         assert!(fails("bs=0").contains("must be > 0"));
         assert!(fails("bs=1000").contains("not a multiple of 512"));
         assert!(fails("bs=4k,1000").contains("not a multiple of 512"));
@@ -1107,25 +1072,16 @@ mod tests {
     #[test]
     fn runtime_time_based_startdelay() {
         let j = job("runtime=30\ntime_based");
-        assert_eq!(
-            (j.runtime, j.time_based),
-            (Some(Duration::from_secs(30)), true)
-        );
+        assert_eq!((j.runtime, j.time_based), (Some(Duration::from_secs(30)), true));
         assert_eq!(job("runtime=2m").runtime, Some(Duration::from_secs(120)));
         assert_eq!(job("runtime=0").runtime, None);
         assert!(!job("runtime=1\ntime_based=0").time_based);
-        assert_eq!(
-            job("startdelay=500ms").startdelay,
-            Duration::from_millis(500)
-        );
+        assert_eq!(job("startdelay=500ms").startdelay, Duration::from_millis(500));
         assert_eq!(job("startdelay=2").startdelay, Duration::from_secs(2));
         assert!(fails("runtime=soon").contains("malformed time"));
         assert!(fails("time_based=2").contains("not a flag"));
         let e = fails("time_based");
-        assert!(
-            e.starts_with("t.fio:2:") && e.contains("needs a `runtime`"),
-            "{e}"
-        );
+        assert!(e.starts_with("t.fio:2:") && e.contains("needs a `runtime`"), "{e}");
         assert!(fails("startdelay=1-5").contains("ranges are not supported"));
     }
 
@@ -1146,17 +1102,8 @@ mod tests {
     #[test]
     fn zones() {
         let s = |body| job(body).strided;
-        let z = |zonesize, zonerange, zoneskip| {
-            Some(Strided {
-                zonesize,
-                zonerange,
-                zoneskip,
-            })
-        };
-        assert_eq!(
-            s("zonemode=strided\nzonesize=4k\nzonerange=16k"),
-            z(4096, 16384, 0)
-        );
+        let z = |zonesize, zonerange, zoneskip| Some(Strided { zonesize, zonerange, zoneskip });
+        assert_eq!(s("zonemode=strided\nzonesize=4k\nzonerange=16k"), z(4096, 16384, 0));
         assert_eq!(s("zonesize=4k\nzoneskip=1m"), z(4096, 4096, 1 << 20));
         assert_eq!(s("zonemode=none"), None);
         assert!(fails("zonemode=zbd").contains("not supported"));
@@ -1175,8 +1122,14 @@ mod tests {
         assert_eq!(j.headway_vm.as_deref(), Some("guest1"));
         assert_eq!(j.headway_weight, 2);
         let d = job("rw=read");
-        assert_eq!((d.headway_process, d.headway_barrier, d.headway_vm, d.headway_weight), (None, 0, None, 1));
-        assert!(fails("headway_process=").contains("needs a value") || fails("headway_process=").contains("not a name"));
+        assert_eq!(
+            (d.headway_process, d.headway_barrier, d.headway_vm, d.headway_weight),
+            (None, 0, None, 1)
+        );
+        assert!(
+            fails("headway_process=").contains("needs a value")
+                || fails("headway_process=").contains("not a name")
+        );
         assert!(fails("headway_barrier=five").contains("not a whole number"));
         assert!(fails("headway_weight=0").contains("between 1 and 1000"));
         assert!(fails("headway_vm=a b").contains("not a name"));
@@ -1188,12 +1141,10 @@ mod tests {
         assert_eq!(job("headway_workload=postmark").headway_postmark, Some(PostmarkParams::default()));
         assert_eq!(job("headway_workload=fio").headway_postmark, None);
         assert_eq!(job("headway_workload=postmark\nheadway_workload=fio").headway_postmark, None);
-        let j = job(
-            "headway_pm_files=10000\nheadway_pm_size_min=512\nheadway_pm_size_max=10k\n\
+        let j = job("headway_pm_files=10000\nheadway_pm_size_min=512\nheadway_pm_size_max=10k\n\
              headway_pm_transactions=0\nheadway_pm_read_bias=-1\nheadway_pm_create_bias=10\n\
              headway_pm_block=4k,128k\nheadway_pm_create_phase=0\nheadway_workload=postmark\n\
-             ioengine=psync\nruntime=10",
-        );
+             ioengine=psync\nruntime=10");
         let want = PostmarkParams {
             files: 10000,
             size_min: 512,
@@ -1241,19 +1192,15 @@ mod tests {
     fn name() {
         assert_eq!(job("name=reader").name, "reader");
         let e = parse_str("[global]\nname=x\n[j]\n", "t.fio").unwrap_err();
-        assert!(e
-            .to_string()
-            .contains("t.fio:2: option `name`: belongs in a job section"));
+        assert!(e.to_string().contains("t.fio:2: option `name`: belongs in a job section"));
         assert!(fails("name=").contains("needs a value"));
     }
 
     #[test]
     fn accepted_without_effect() {
-        job(
-            "description=four readers, 50 GiB apart\nfilename=/dev/sdb\ngroup_reporting\n\
+        job("description=four readers, 50 GiB apart\nfilename=/dev/sdb\ngroup_reporting\n\
              thread=1\ninvalidate=1\nrandrepeat=0\ngtod_reduce=1\nclocksource=cpu\n\
-             fallocate=none\nunit_base=8",
-        );
+             fallocate=none\nunit_base=8");
         assert_eq!(job("filename=/dev/dsk/foo@3,0\\:c").name, "j");
         assert!(fails("filename=/dev/sdb:/dev/sdc").contains("several files"));
         assert!(fails("group_reporting=yes").contains("not a flag"));

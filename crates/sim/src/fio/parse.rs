@@ -16,10 +16,7 @@ pub fn parse_file(path: &Path) -> Result<JobFile, JobFileError> {
     let label = path.display().to_string();
     match std::fs::read_to_string(path) {
         Ok(text) => parse_str(&text, &label),
-        Err(source) => Err(JobFileError::Io {
-            path: label,
-            source,
-        }),
+        Err(source) => Err(JobFileError::Io { path: label, source }),
     }
 }
 
@@ -29,10 +26,7 @@ pub fn parse_str(text: &str, path_label: &str) -> Result<JobFile, JobFileError> 
     let mut global: Option<Draft> = None;
     let mut jobs = Vec::new();
     for section in sections {
-        let origin = Origin {
-            file: path_label.to_string(),
-            line: section.line,
-        };
+        let origin = Origin { file: path_label.to_string(), line: section.line };
         let global = global.get_or_insert_with(|| Draft::new(origin.clone()));
         if section.name == "global" {
             global.in_global = true;
@@ -47,14 +41,9 @@ pub fn parse_str(text: &str, path_label: &str) -> Result<JobFile, JobFileError> 
         }
     }
     if jobs.is_empty() {
-        return Err(JobFileError::NoJobs {
-            path: path_label.to_string(),
-        });
+        return Err(JobFileError::NoJobs { path: path_label.to_string() });
     }
-    Ok(JobFile {
-        path: path_label.to_string(),
-        jobs,
-    })
+    Ok(JobFile { path: path_label.to_string(), jobs })
 }
 
 /// A `[name]` header and the entries under it.
@@ -74,13 +63,8 @@ struct Entry {
 }
 
 fn lex(text: &str, file: &str) -> Result<Vec<Section>, JobFileError> {
-    let syntax = |line, message: String| JobFileError::Syntax {
-        at: Origin {
-            file: file.to_string(),
-            line,
-        },
-        message,
-    };
+    let syntax =
+        |line, message: String| JobFileError::Syntax { at: Origin { file: file.to_string(), line }, message };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut sections: Vec<Section> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -98,17 +82,10 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, JobFileError> {
             if name.is_empty() {
                 return Err(syntax(line, "empty section name `[]`".into()));
             }
-            sections.push(Section {
-                name: name.to_string(),
-                line,
-                entries: Vec::new(),
-            });
+            sections.push(Section { name: name.to_string(), line, entries: Vec::new() });
             continue;
         }
-        if content == "include"
-            || content.starts_with("include ")
-            || content.starts_with("include\t")
-        {
+        if content == "include" || content.starts_with("include ") || content.starts_with("include\t") {
             return Err(syntax(
                 line,
                 "`include` is not supported: put the included options in this file".into(),
@@ -119,24 +96,15 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, JobFileError> {
             None => (content, None),
         };
         if key.is_empty() {
-            return Err(syntax(
-                line,
-                format!("`{content}` has no option name before `=`"),
-            ));
+            return Err(syntax(line, format!("`{content}` has no option name before `=`")));
         }
         let Some(section) = sections.last_mut() else {
             return Err(syntax(
                 line,
-                format!(
-                    "option `{key}` comes before any [section] (start with [global] or [name])"
-                ),
+                format!("option `{key}` comes before any [section] (start with [global] or [name])"),
             ));
         };
-        section.entries.push(Entry {
-            key: key.to_string(),
-            value,
-            line,
-        });
+        section.entries.push(Entry { key: key.to_string(), value, line });
     }
     Ok(sections)
 }
@@ -158,18 +126,11 @@ fn strip_trailing_comment(line: &str) -> &str {
 /// Apply a section's entries to `draft` in order, except that `kb_base` goes first: in fio
 /// it is parsed before the other options of its section, wherever it is written.
 fn apply(draft: &mut Draft, entries: &[Entry], file: &str) -> Result<(), JobFileError> {
-    let (units, rest): (Vec<&Entry>, Vec<&Entry>) =
-        entries.iter().partition(|e| e.key == "kb_base");
+    let (units, rest): (Vec<&Entry>, Vec<&Entry>) = entries.iter().partition(|e| e.key == "kb_base");
     for entry in units.into_iter().chain(rest) {
-        let at = Origin {
-            file: file.to_string(),
-            line: entry.line,
-        };
+        let at = Origin { file: file.to_string(), line: entry.line };
         let Some((name, option)) = options::find(&entry.key) else {
-            return Err(JobFileError::UnknownOption {
-                at,
-                option: entry.key.clone(),
-            });
+            return Err(JobFileError::UnknownOption { at, option: entry.key.clone() });
         };
         let value = entry.value.as_deref();
         let result = match value.and_then(find_variable) {
@@ -180,11 +141,7 @@ fn apply(draft: &mut Draft, entries: &[Entry], file: &str) -> Result<(), JobFile
             None => (option.set)(draft, value),
         };
         if let Err(message) = result {
-            return Err(JobFileError::Value {
-                at,
-                option: entry.key.clone(),
-                message,
-            });
+            return Err(JobFileError::Value { at, option: entry.key.clone(), message });
         }
         draft.set_at.insert(name, (at, entry.key.clone()));
     }
@@ -198,8 +155,7 @@ fn find_variable(value: &str) -> Option<&str> {
     let len = if rest.starts_with('{') {
         rest.find('}').map_or(rest.len(), |end| end + 1)
     } else {
-        rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len())
+        rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len())
     };
     (len > 0).then(|| &value[start..start + 1 + len])
 }
@@ -239,13 +195,7 @@ offset_increment=51g
         assert_eq!(f.jobs.len(), 1);
         let j = &f.jobs[0];
         assert_eq!(j.name, "par-read");
-        assert_eq!(
-            j.origin,
-            Origin {
-                file: "t.fio".into(),
-                line: 8
-            }
-        );
+        assert_eq!(j.origin, Origin { file: "t.fio".into(), line: 8 });
         assert_eq!(j.engine, Engine::Sync);
         assert_eq!(j.iodepth, 1);
         assert!(j.direct);
@@ -278,11 +228,7 @@ offset_increment=51g
              [global]\nbs=16k\n\
              [c]\n",
         );
-        let got: Vec<_> = f
-            .jobs
-            .iter()
-            .map(|j| (j.name.as_str(), j.bs_read, j.pattern))
-            .collect();
+        let got: Vec<_> = f.jobs.iter().map(|j| (j.name.as_str(), j.bs_read, j.pattern)).collect();
         assert_eq!(
             got,
             [
@@ -303,9 +249,7 @@ offset_increment=51g
 
     #[test]
     fn kb_base_applies_to_its_whole_section_and_is_inherited() {
-        let f = parse(
-            "[global]\nsize=8k\nkb_base=1000\n[a]\noffset=1k\n[b]\nkb_base=1024\noffset=1k\n",
-        );
+        let f = parse("[global]\nsize=8k\nkb_base=1000\n[a]\noffset=1k\n[b]\nkb_base=1024\noffset=1k\n");
         assert_eq!((f.jobs[0].size, f.jobs[0].offset), (Some(8000), 1000));
         assert_eq!((f.jobs[1].size, f.jobs[1].offset), (Some(8000), 1024));
     }
@@ -327,10 +271,7 @@ offset_increment=51g
         );
         let j = &f.jobs[0];
         assert_eq!(j.name, "spaced");
-        assert_eq!(
-            (j.bs_read, j.pattern, j.time_based),
-            (8192, Pattern::Read, true)
-        );
+        assert_eq!((j.bs_read, j.pattern, j.time_based), (8192, Pattern::Read, true));
         assert_eq!(j.runtime, Some(Duration::from_secs(10)));
         assert_eq!(parse("\u{feff}[j]\n").jobs[0].name, "j");
     }
@@ -345,12 +286,9 @@ offset_increment=51g
     #[test]
     fn errors_name_file_line_and_option() {
         assert_eq!(
-            parse_str(
-                "[global]\nrw=read\n\n[par-read]\nnumjobs=4\n\nbs=4q\n",
-                "jobs/par-read.fio"
-            )
-            .unwrap_err()
-            .to_string(),
+            parse_str("[global]\nrw=read\n\n[par-read]\nnumjobs=4\n\nbs=4q\n", "jobs/par-read.fio")
+                .unwrap_err()
+                .to_string(),
             "jobs/par-read.fio:7: option `bs`: malformed size `4q` (expected e.g. 4k, 1M, 512)"
         );
         assert_eq!(
@@ -364,13 +302,7 @@ offset_increment=51g
             "t.fio:2: option `time_based`: needs a `runtime` to run for"
         );
         let e = parse_str("[j]\nbs=1\n", "t.fio").unwrap_err();
-        assert_eq!(
-            e.origin(),
-            Some(&Origin {
-                file: "t.fio".into(),
-                line: 2
-            })
-        );
+        assert_eq!(e.origin(), Some(&Origin { file: "t.fio".into(), line: 2 }));
     }
 
     #[test]
@@ -389,10 +321,7 @@ offset_increment=51g
     #[test]
     fn variables_are_refused_by_name() {
         let e = error("[j]\nsize=${SIZE}\n");
-        assert!(
-            e.starts_with("t.fio:2: option `size`: `${SIZE}`: headway does not expand"),
-            "{e}"
-        );
+        assert!(e.starts_with("t.fio:2: option `size`: `${SIZE}`: headway does not expand"), "{e}");
         assert!(error("[j]\nnumjobs=$NUMJOBS\n").contains("`$NUMJOBS`"));
         assert!(error("[j]\nsize=8*$mb_memory\n").contains("`$mb_memory`"));
         assert_eq!(find_variable("a$"), None);
@@ -401,10 +330,7 @@ offset_increment=51g
 
     #[test]
     fn files_without_jobs() {
-        assert_eq!(
-            error(""),
-            "t.fio: no job sections (a job is a `[name]` section other than `[global]`)"
-        );
+        assert_eq!(error(""), "t.fio: no job sections (a job is a `[name]` section other than `[global]`)");
         assert!(error("[global]\nbs=8k\n").contains("no job sections"));
     }
 
@@ -413,10 +339,7 @@ offset_increment=51g
         let e = parse_file(Path::new("/nonexistent/missing.fio")).unwrap_err();
         assert_eq!(e.to_string(), "/nonexistent/missing.fio: cannot read");
         let source = std::error::Error::source(&e).expect("the io error is the source");
-        assert!(
-            source.to_string().starts_with("No such file or directory"),
-            "{source}"
-        );
+        assert!(source.to_string().starts_with("No such file or directory"), "{source}");
     }
 
     #[test]

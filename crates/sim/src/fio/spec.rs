@@ -42,10 +42,7 @@ pub enum Pattern {
 
 impl Pattern {
     pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw
-        )
+        matches!(self, Pattern::RandRead | Pattern::RandWrite | Pattern::RandRw)
     }
 }
 

@@ -56,9 +56,7 @@ pub fn parse_size(text: &str, kb: KbBase) -> Result<u64, String> {
         }
         return u64::from_str_radix(hex, 16).map_err(|_| too_large(text));
     }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (digits, suffix) = text.split_at(split);
     if digits.is_empty() {
         return Err(bad());
@@ -93,9 +91,7 @@ pub fn parse_size(text: &str, kb: KbBase) -> Result<u64, String> {
             ));
         }
     };
-    base.checked_pow(pow)
-        .and_then(|m| n.checked_mul(m))
-        .ok_or_else(|| too_large(text))
+    base.checked_pow(pow).and_then(|m| n.checked_mul(m)).ok_or_else(|| too_large(text))
 }
 
 fn too_large(text: &str) -> String {
@@ -104,17 +100,13 @@ fn too_large(text: &str) -> String {
 
 /// A time: `250` (in `unit`), `10us`, `5ms`, `2s`, `1m` (minute), `1h`, `1d`, `100ns`.
 pub fn parse_time(text: &str, unit: TimeUnit) -> Result<Duration, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (digits, suffix) = text.split_at(split);
     let bad = || format!("malformed time `{text}` (expected e.g. 500us, 20ms, 10s, 2m, 1h)");
     if digits.is_empty() {
         return Err(bad());
     }
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("time `{text}` is too large"))?;
+    let n: u64 = digits.parse().map_err(|_| format!("time `{text}` is too large"))?;
     let scale: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" => match unit {
             TimeUnit::Us => 1_000,
@@ -216,30 +208,18 @@ mod tests {
     #[test]
     fn iec_suffix_under_kb_base_1024_is_an_error_not_a_guess() {
         let e = parse_size("1GiB", B).unwrap_err();
-        assert!(
-            e.contains("ambiguous") && e.contains("`1g`") && e.contains("kb_base=1000"),
-            "{e}"
-        );
+        assert!(e.contains("ambiguous") && e.contains("`1g`") && e.contains("kb_base=1000"), "{e}");
     }
 
     #[test]
     fn size_rejects_garbage() {
-        for text in [
-            "", "4q", "-1", "+4", "k", "4 k", "4kk", "1.5g", "4ki", "0x", "0xg", "4k,",
-        ] {
+        for text in ["", "4q", "-1", "+4", "k", "4 k", "4kk", "1.5g", "4ki", "0x", "0xg", "4k,"] {
             let e = parse_size(text, B).unwrap_err();
-            assert!(
-                e.contains("malformed size") && e.contains(SIZE_HINT),
-                "{text}: {e}"
-            );
+            assert!(e.contains("malformed size") && e.contains(SIZE_HINT), "{text}: {e}");
         }
         assert!(parse_size("10%", B).unwrap_err().contains("percentages"));
-        assert!(parse_size("99999999999999999999", B)
-            .unwrap_err()
-            .contains("too large"));
-        assert!(parse_size("16777216p", B)
-            .unwrap_err()
-            .contains("too large"));
+        assert!(parse_size("99999999999999999999", B).unwrap_err().contains("too large"));
+        assert!(parse_size("16777216p", B).unwrap_err().contains("too large"));
     }
 
     #[test]
@@ -262,11 +242,7 @@ mod tests {
             ("1h", 3_600_000_000_000),
             ("1d", 86_400_000_000_000),
         ] {
-            assert_eq!(
-                parse_time(text, us),
-                Ok(Duration::from_nanos(want)),
-                "{text}"
-            );
+            assert_eq!(parse_time(text, us), Ok(Duration::from_nanos(want)), "{text}");
         }
         assert_eq!(parse_time("30", TimeUnit::S), Ok(Duration::from_secs(30)));
     }
@@ -274,16 +250,9 @@ mod tests {
     #[test]
     fn time_rejects_garbage() {
         for text in ["", "-1", "0.5s", "5 ms", "5mss", "ms", "5y", "1e3"] {
-            assert!(
-                parse_time(text, TimeUnit::S)
-                    .unwrap_err()
-                    .contains("malformed time"),
-                "{text}"
-            );
+            assert!(parse_time(text, TimeUnit::S).unwrap_err().contains("malformed time"), "{text}");
         }
-        assert!(parse_time("999999999999d", TimeUnit::S)
-            .unwrap_err()
-            .contains("too large"));
+        assert!(parse_time("999999999999d", TimeUnit::S).unwrap_err().contains("too large"));
     }
 
     #[test]

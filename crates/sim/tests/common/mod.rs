@@ -30,6 +30,10 @@ pub fn run(text: &str, disk: &str, schedulers: &[&str], context: ContextMode, se
 
 /// Aggregate bytes per simulated second of the run named `sched`.
 pub fn bw(r: &Report, sched: &str) -> f64 {
-    r.runs.iter().find(|x| x.scheduler == sched).unwrap_or_else(|| panic!("no run {sched}")).aggregate.bw_bytes
-        as f64
+    r.runs
+        .iter()
+        .find(|x| x.scheduler == sched)
+        .unwrap_or_else(|| panic!("no run {sched}"))
+        .aggregate
+        .bw_bytes as f64
 }

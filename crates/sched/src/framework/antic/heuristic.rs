@@ -149,7 +149,9 @@ impl Heuristic<AgedSptf> for AgedSeek {
         if let Some(id) = policy.sptf_choice(e.dev) {
             let sptf = policy.get(id).expect("sptf_choice names a queued request");
             let head = e.dev.head();
-            if id != e.candidate.id && e.dev.estimate(head, sptf.sector) < e.dev.estimate(head, e.candidate.sector) {
+            if id != e.candidate.id
+                && e.dev.estimate(head, sptf.sector) < e.dev.estimate(head, e.candidate.sector)
+            {
                 return Duration::ZERO;
             }
         }

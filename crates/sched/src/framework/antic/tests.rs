@@ -526,8 +526,18 @@ fn the_guard_gives_up_on_an_adversary_only() {
     let wc = run(&mut WorkConserving::new(Sptf::new(), 8), &chains);
     let guarded = run(&mut *antic("antic:sptf", &[]), &chains);
     let paper = run(&mut *antic("antic:sptf", &["antic_timeout_guard=1"]), &chains);
-    assert!(guarded.end as f64 <= 1.05 * wc.end as f64, "guarded {} ms vs work-conserving {} ms", guarded.end / MS, wc.end / MS);
-    assert!(paper.end as f64 >= 1.10 * guarded.end as f64, "unguarded {} ms vs guarded {} ms", paper.end / MS, guarded.end / MS);
+    assert!(
+        guarded.end as f64 <= 1.05 * wc.end as f64,
+        "guarded {} ms vs work-conserving {} ms",
+        guarded.end / MS,
+        wc.end / MS
+    );
+    assert!(
+        paper.end as f64 >= 1.10 * guarded.end as f64,
+        "unguarded {} ms vs guarded {} ms",
+        paper.end / MS,
+        guarded.end / MS
+    );
     assert!(guarded.waits * 4 < paper.waits, "guarded waits {} vs {}", guarded.waits, paper.waits);
 
     let steady = [chain(0, 1, 0, 300, 0, 200 * US), chain(1, 1, 10_000_000, 300, 0, 200 * US)];

@@ -247,9 +247,13 @@ struct Chain {
 
 fn chains() -> impl Strategy<Value = Vec<Chain>> {
     proptest::collection::vec(
-        (0u64..1 << 30, proptest::collection::vec((0u64..3 * MS, any::<bool>()), 1..25)).prop_map(|(start, v)| {
-            Chain { start, thinks: v.iter().map(|x| x.0 / 7).collect(), jumps: v.iter().map(|x| x.1 && x.0 % 5 == 0).collect() }
-        }),
+        (0u64..1 << 30, proptest::collection::vec((0u64..3 * MS, any::<bool>()), 1..25)).prop_map(
+            |(start, v)| Chain {
+                start,
+                thinks: v.iter().map(|x| x.0 / 7).collect(),
+                jumps: v.iter().map(|x| x.1 && x.0 % 5 == 0).collect(),
+            },
+        ),
         1..6,
     )
 }
@@ -282,7 +286,8 @@ fn run_tail(chains: &[Chain], with_ctx: bool, params: StreamParams, tail: bool) 
     let total: usize = chains.iter().map(|c| c.thinks.len()).sum();
     let mut id_chain: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     let mut next_id = 1u64;
-    let max_wait = Duration((dev0.estimate(1 << 31, 0).0 as f64 * (1.0 + params.tolerance_factor)) as u64 + 1);
+    let max_wait =
+        Duration((dev0.estimate(1 << 31, 0).0 as f64 * (1.0 + params.tolerance_factor)) as u64 + 1);
     for _step in 0..100_000 {
         if order.len() == total && busy.is_none() {
             break;
@@ -383,7 +388,7 @@ fn queueing_drive_holds_the_queue_behind_an_established_stream() {
     let mut s = ss();
     s.set_device_queue_depth(32);
     let t = build_stream(&mut s, &dev, 4); // A1..A4 served, F (999) pending
-    // A4 completed: the stream is established; A5 arrives and goes first
+                                           // A4 completed: the stream is established; A5 arrives and goes first
     assert!(matches!(s.decide(Time(t), &dev), Decision::WaitUntil(_)));
     s.arrive(Time(t + 10 * US), req(5, 40, t + 10 * US), &dev);
     let a5 = expect_dispatch(s.decide(Time(t + 10 * US), &dev));
