@@ -112,6 +112,10 @@ pub struct ServeConfig {
     /// Export name; clients asking for "" get this export too.
     pub name: String,
     pub queue_depth: u32,
+    /// The service curve the scheduler prices head moves with (`--estimator FILE`, written
+    /// by `headway calibrate`). `None`: the emulated model's own curve, or
+    /// [`DEFAULT_CURVE_MODEL`]'s for real backends.
+    pub curve: Option<ServiceCurve>,
 }
 
 impl ServeConfig {
@@ -128,6 +132,7 @@ impl ServeConfig {
             read_only: false,
             name: String::new(),
             queue_depth: DEFAULT_QUEUE_DEPTH,
+            curve: None,
         }
     }
 }
@@ -169,6 +174,7 @@ pub struct Server {
     scheduler: String,
     settings: Settings,
     queue_depth: u32,
+    curve: Option<ServiceCurve>,
     unix_path: Option<PathBuf>,
 }
 
@@ -288,6 +294,7 @@ impl Server {
             scheduler: cfg.scheduler,
             settings,
             queue_depth: cfg.queue_depth,
+            curve: cfg.curve,
             unix_path,
         })
     }
@@ -308,7 +315,7 @@ impl Server {
 
     /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
     pub fn run(self, shutdown: Arc<AtomicBool>) -> Result<(), ServeError> {
-        let Server { listener, export, scheduler, mut settings, queue_depth, unix_path } = self;
+        let Server { listener, export, scheduler, mut settings, queue_depth, curve, unix_path } = self;
         let (sched_rx, work_rx) = export.rx.lock().unwrap().take().expect("run once");
         let work_rx = Arc::new(Mutex::new(work_rx));
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -339,9 +346,10 @@ impl Server {
             "scheduler".into(),
             Box::new(move || {
                 let sched = build(&scheduler, &mut settings).expect("validated in bind");
-                let curve = match spec {
-                    Some(spec) => curve_for(&spec),
-                    None => default_curve(),
+                let curve = match (curve, spec) {
+                    (Some(c), _) => c,
+                    (None, Some(spec)) => curve_for(&spec),
+                    (None, None) => default_curve(),
                 };
                 scheduler_loop(sched, curve, queue_depth, capacity, origin, sched_rx, ex)
             }),
