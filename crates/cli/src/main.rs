@@ -80,6 +80,9 @@ enum Cmd {
     },
     /// Export a file over NBD and schedule its real I/O with a headway scheduler.
     Serve(ServeArgs),
+    /// Measure service time against seek distance on a device or file (O_DIRECT) and write
+    /// the fitted curve for `headway serve --estimator FILE`.
+    Calibrate(CalibrateArgs),
 }
 
 /// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
@@ -188,6 +191,7 @@ fn run(cli: Cli) -> Result<()> {
             bench(requests, &scheduler, &disk, drive.config()?)
         }
         Cmd::Serve(args) => serve(args),
+        Cmd::Calibrate(args) => calibrate(args),
         Cmd::Schedulers => {
             for n in headway_sched::scheduler_names() {
                 println!("{n}");
@@ -297,8 +301,9 @@ struct ServeArgs {
     /// Export size (e.g. 1G): creates the file or extends it; without it, the file's size
     #[arg(long)]
     size: Option<String>,
-    /// Where requests go: file | emulated:MODEL (a file timed by a drive model, see
-    /// `headway disks`; the export may not exceed the model's capacity) | direct (not yet)
+    /// Where requests go: file (through the page cache) | direct (O_DIRECT: a block device
+    /// or a file on a file system that allows it) | emulated:MODEL (a file timed by a drive
+    /// model, see `headway disks`; the export may not exceed the model's capacity)
     #[arg(long, default_value = "file")]
     backend: String,
     /// Scheduler (see `headway schedulers`)
@@ -325,10 +330,25 @@ struct ServeArgs {
     /// Scheduled requests at the backend at once; 1 lets the scheduler alone pick the order
     #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_QUEUE_DEPTH)]
     queue_depth: u32,
+    /// Service curve to price head moves with, written by `headway calibrate` (default: the
+    /// emulated model's, or the wd5000aaks model's for a file export)
+    #[arg(long, value_name = "FILE")]
+    estimator: Option<PathBuf>,
+    /// Log a statistics line this often (IOPS, bandwidth, latency percentiles, idle-wait
+    /// time), and one for the whole run at exit: e.g. 5s, 500ms, 1m
+    #[arg(long, value_name = "INTERVAL", value_parser = humantime::parse_duration)]
+    stats: Option<std::time::Duration>,
 }
 
 fn serve(a: ServeArgs) -> Result<()> {
     use headway_nbd::{BackendKind, ContextMode as Ctx, Listen, ServeConfig, Server};
+    // First, so that a bad curve file stops the server before it listens.
+    let curve = a
+        .estimator
+        .as_deref()
+        .map(headway_nbd::calibrate::load)
+        .transpose()
+        .context("--estimator: cannot use the service curve")?;
     // Before any thread starts, so that every thread inherits the blocked signals.
     let shutdown = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
     let _ = tracing_subscriber::fmt()
@@ -353,8 +373,72 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.read_only = a.read_only;
     cfg.name = a.name;
     cfg.queue_depth = a.queue_depth;
+    cfg.curve = curve;
+    cfg.stats_interval = a.stats;
     let server = Server::bind(cfg)?;
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;
+    Ok(())
+}
+
+/// `headway calibrate`: flags of the service-curve measurement (headway-nbd does the work).
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Block device or file to measure (read only; a file should be fully written, not
+    /// sparse, and on the disk to be scheduled)
+    path: PathBuf,
+    /// Where to write the curve file
+    #[arg(long, value_name = "FILE", default_value = headway_nbd::calibrate::DEFAULT_OUT)]
+    out: PathBuf,
+    /// Probe pairs to time
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::calibrate::DEFAULT_SAMPLES)]
+    samples: usize,
+    /// Bytes per probe read, a multiple of 4K (e.g. 4096, 64K)
+    #[arg(long, value_name = "N", default_value = "4K")]
+    probe_bytes: String,
+    /// Seed of the probe offsets and their order
+    #[arg(long, value_name = "S", default_value_t = headway_nbd::calibrate::DEFAULT_SEED)]
+    seed: u64,
+    /// Read through the page cache instead of O_DIRECT, for filesystems that refuse it
+    /// (tmpfs): this measures the page cache, not a disk
+    #[arg(long)]
+    buffered: bool,
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<()> {
+    use headway_nbd::calibrate::{probe, ProbeConfig};
+    let bytes =
+        headway_nbd::parse_size(&a.probe_bytes).map_err(anyhow::Error::msg).context("--probe-bytes")?;
+    let probe_bytes =
+        u32::try_from(bytes).map_err(|_| anyhow::anyhow!("--probe-bytes {bytes}: too large"))?;
+    let cfg = ProbeConfig { samples: a.samples, probe_bytes, seed: a.seed, buffered: a.buffered };
+    let t0 = Instant::now();
+    let cal = with_progress(1, |progress| {
+        probe(&a.path, &cfg, |done| progress(0, done as f64 / cfg.samples as f64))
+    })?;
+    let file = cal.curve_file();
+    println!(
+        "{}: {} bytes, {} samples of {} bytes, {} ({:.1} s)",
+        a.path.display(),
+        cal.device_bytes,
+        cal.samples.len(),
+        cal.probe_bytes,
+        if cal.direct { "O_DIRECT" } else { "buffered: page cache timings, not the disk's" },
+        t0.elapsed().as_secs_f64()
+    );
+    if cal.sparse > 0 {
+        eprintln!(
+            "headway: warning: {} has {} unallocated bytes; holes are read without disk I/O, \
+             so the curve understates the disk (write the file in full first)",
+            a.path.display(),
+            cal.sparse
+        );
+    }
+    println!("{:>16} {:>14} {:>12}", "distance (sect)", "distance (B)", "time (ms)");
+    for &(d, t) in file.curve.knots() {
+        println!("{:>16} {:>14} {:>12.3}", d, d * headway_sched::SECTOR_BYTES, t as f64 * 1e-6);
+    }
+    file.save(&a.out)?;
+    println!("wrote {} (use: headway serve --estimator {})", a.out.display(), a.out.display());
     Ok(())
 }

@@ -185,3 +185,174 @@ fn drive_flags_reach_the_json_and_bad_values_name_the_flag() {
     fails_with(&["simulate", j, "--write-cache", "around"], &["--write-cache", "around", "back or through"]);
     fails_with(&["bench", "--requests", "10", "--queue-depth", "100"], &["--queue-depth", "100"]);
 }
+
+/// A written 8 MiB file in the target directory (on a disk-backed filesystem, unlike a
+/// tmpfs /tmp, so O_DIRECT usually works).
+fn calibration_target(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("headway-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let data: Vec<u8> = (0..8u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+#[test]
+fn calibrate_writes_a_curve_serve_can_load() {
+    let target = calibration_target("disk.img");
+    let curve = target.with_file_name("curve.json");
+    let args = [
+        "calibrate",
+        target.to_str().unwrap(),
+        "--out",
+        curve.to_str().unwrap(),
+        "--samples",
+        "200",
+        "--seed",
+        "3",
+    ];
+    let mut out = headway(&args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() && err.contains("O_DIRECT") {
+        assert!(err.contains("--buffered"), "the refusal names the way out: {err}");
+        out = headway(&[&args[..], &["--buffered"]].concat());
+    }
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("200 samples of 4096 bytes") && table.contains("time (ms)"), "{table}");
+    assert!(table.contains(curve.to_str().unwrap()), "{table}");
+
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&curve).unwrap()).unwrap();
+    assert_eq!((v["format"].as_str(), v["version"].as_u64()), (Some("headway-service-curve"), Some(1)));
+    assert_eq!((v["samples"].as_u64(), v["probe_bytes"].as_u64()), (Some(200), Some(4096)));
+    assert_eq!(v["device_bytes"], 8 << 20);
+    let knots: Vec<(u64, u64)> = serde_json::from_value(v["knots"].clone()).unwrap();
+    assert!(!knots.is_empty());
+    assert!(knots.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "monotone: {knots:?}");
+    assert!(knots.iter().all(|k| k.0 <= (8 << 20) / 512 && k.1 > 0), "{knots:?}");
+    let c = headway_nbd::calibrate::load(&curve).unwrap();
+    assert_eq!(c.knots(), &knots[..]);
+    for p in [target, curve] {
+        std::fs::remove_file(p).unwrap();
+    }
+}
+
+#[test]
+fn calibrate_and_estimator_errors_name_the_file() {
+    let target = calibration_target("small.img");
+    let t = target.to_str().unwrap();
+    let bad = target.with_file_name("bad-curve.json");
+    std::fs::write(
+        &bad,
+        "{\"format\": \"headway-service-curve\", \"version\": 1, \"knots\": [[0, 5], [0, 6]]}",
+    )
+    .unwrap();
+    let b = bad.to_str().unwrap();
+    let sock = target.with_file_name("never.sock");
+    let serve = |estimator: &str| {
+        vec!["serve", "--export", t, "--unix", sock.to_str().unwrap(), "--estimator", estimator]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let args = serve(b);
+    fails_with(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["--estimator", b, "knot 1", "distance"],
+    );
+    assert!(!sock.exists(), "a bad curve stops the server before it listens");
+    std::fs::write(&bad, "{\"format\": \"headway-service-curve\",\n \"version\": 1,\n \"knots\": [[0, 5]\n")
+        .unwrap();
+    let args = serve(b);
+    fails_with(&args.iter().map(String::as_str).collect::<Vec<_>>(), &[b, "line 4"]);
+    let missing = target.with_file_name("missing.json");
+    let args = serve(missing.to_str().unwrap());
+    fails_with(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[missing.to_str().unwrap(), "cannot read"],
+    );
+
+    fails_with(&["calibrate", "/nonexistent/headway.img"], &["/nonexistent/headway.img"]);
+    fails_with(&["calibrate", t, "--probe-bytes", "1000", "--out", b], &["1000", "multiple of 4096"]);
+    fails_with(&["calibrate", t, "--probe-bytes", "4q", "--out", b], &["--probe-bytes", "4q"]);
+    for p in [target, bad] {
+        std::fs::remove_file(p).unwrap();
+    }
+}
+
+/// `headway serve --stats`: interval lines while serving and a total at exit that counts
+/// exactly the requests a raw client sent.
+#[test]
+fn serve_stats_count_the_requests() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::time::{Duration, Instant};
+
+    let dir = calibration_target("stats.img").with_file_name("stats-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (img, sock, log) = (dir.join("disk.img"), dir.join("nbd.sock"), dir.join("server.log"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
+        .args(["serve", "--size", "8M", "--scheduler", "noop", "--stats", "200ms", "--export"])
+        .arg(&img)
+        .arg("--unix")
+        .arg(&sock)
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        if let Ok(s) = UnixStream::connect(&sock) {
+            break s;
+        }
+        assert!(Instant::now() < until, "the server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet).unwrap();
+    s.write_all(&3u32.to_be_bytes()).unwrap(); // fixed newstyle, no zeroes
+    let mut opt = Vec::new();
+    opt.extend_from_slice(&0x49484156454F5054u64.to_be_bytes());
+    opt.extend_from_slice(&1u32.to_be_bytes()); // NBD_OPT_EXPORT_NAME
+    opt.extend_from_slice(&0u32.to_be_bytes());
+    s.write_all(&opt).unwrap();
+    let mut info = [0u8; 10];
+    s.read_exact(&mut info).unwrap();
+    let req = |ty: u16, cookie: u64, offset: u64| {
+        let mut r = Vec::with_capacity(28);
+        r.extend_from_slice(&0x25609513u32.to_be_bytes());
+        r.extend_from_slice(&0u16.to_be_bytes());
+        r.extend_from_slice(&ty.to_be_bytes());
+        r.extend_from_slice(&cookie.to_be_bytes());
+        r.extend_from_slice(&offset.to_be_bytes());
+        r.extend_from_slice(&4096u32.to_be_bytes());
+        r
+    };
+    for i in 0..5u64 {
+        s.write_all(&req(1, i, i * 4096)).unwrap();
+        s.write_all(&[7u8; 4096]).unwrap();
+        let mut rep = [0u8; 16];
+        s.read_exact(&mut rep).unwrap();
+    }
+    for i in 0..10u64 {
+        s.write_all(&req(0, 100 + i, (i % 5) * 4096)).unwrap();
+        let mut rep = [0u8; 16 + 4096];
+        s.read_exact(&mut rep).unwrap();
+        assert!(rep[16..].iter().all(|&b| b == 7));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    drop(s);
+    let kill = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(kill.success());
+    assert!(child.wait().unwrap().success(), "a clean exit on SIGTERM");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let stats: Vec<&str> = text.lines().filter(|l| l.contains("headway::stats")).collect();
+    assert!(stats.len() >= 3, "interval lines and a total: {text}");
+    let total = stats.last().unwrap();
+    assert!(
+        total.contains("total") && total.contains("15 requests (10 reads, 5 writes, 0 other)"),
+        "{total}"
+    );
+    assert!(total.contains("latency ms p50") && total.contains("idle-wait"), "{total}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -7,7 +7,9 @@
 #
 # Environment: FILE (default /tmp/headway-bench/disk.img, created 1 GiB of random data
 # if missing), REPS (3), RUNTIME (5 s), EXTRA_QD (headway --queue-depth for an extra
-# column, default 16; empty to skip). Needs fio with the nbd engine, nbdkit, jq.
+# column, default 16; empty to skip), BEFORE (another headway binary, e.g. the previous
+# build, served alike in an extra column so a change is measured side by side). Needs fio
+# with the nbd engine, nbdkit, jq.
 # The export goes through the page cache on both sides: the file is read once before the
 # first measurement so neither server pays the first disk read, and nothing is dropped.
 set -euo pipefail
@@ -42,6 +44,12 @@ if [[ -n $EXTRA_QD ]]; then
   pids+=($!)
   servers+=("headway-qd$EXTRA_QD")
   socks+=("$DIR/hwq.sock")
+fi
+if [[ -n ${BEFORE:-} ]]; then
+  "$BEFORE" serve --backend file --scheduler noop --unix "$DIR/hwb.sock" --export "$FILE" 2>"$DIR/hwb.log" &
+  pids+=($!)
+  servers+=("before")
+  socks+=("$DIR/hwb.sock")
 fi
 for s in "${socks[@]}"; do wait_sock "$s"; done
 

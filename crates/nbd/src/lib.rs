@@ -6,8 +6,12 @@
 //! simulator drives with simulated time.
 //!
 //! Modules: [`proto`] (wire constants), [`handshake`] and [`transmission`] (pure codec, no
-//! I/O, property-tested), [`backend`] (where requests go), [`server`] (threads, scheduler
-//! loop, FLUSH/FUA), [`signal`] (SIGINT/SIGTERM → graceful shutdown).
+//! I/O, property-tested), [`backend`] (where requests go), [`server`] (threads, FLUSH/FUA)
+//! with its private parts `core` (the scheduling core and its timer), `conn` (a
+//! connection's handshake and request reading), `reply` (the reply path) and `socket`,
+//! and [`signal`] (SIGINT/SIGTERM → graceful shutdown). [`calibrate`] is `headway
+//! calibrate`: service time against seek distance measured on a real device, fitted, and
+//! the curve file `headway serve --estimator FILE` loads.
 //!
 //! ```no_run
 //! use std::sync::{Arc, atomic::AtomicBool};
@@ -19,10 +23,16 @@
 //! ```
 
 pub mod backend;
+pub mod calibrate;
+mod conn;
+mod core;
 pub mod handshake;
 pub mod proto;
+mod reply;
 pub mod server;
 pub mod signal;
+mod socket;
+pub mod stats;
 pub mod transmission;
 
 pub use backend::BackendKind;

@@ -21,6 +21,7 @@
 pub mod device;
 pub mod estimate;
 pub mod framework;
+pub mod hist;
 pub mod idmap;
 pub mod linux;
 pub mod params;

@@ -30,7 +30,7 @@ pub enum Arrival {
     Merged { into: ReqId },
 }
 
-pub trait Scheduler {
+pub trait Scheduler: Send {
     /// Full name, e.g. `stream:deadline`.
     fn name(&self) -> String;
     /// A request reaches the scheduler. `dev` prices moves (stream scheduling's child test).

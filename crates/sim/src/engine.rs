@@ -49,11 +49,11 @@ use headway_sched::{
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::hist::Histogram;
 use crate::readahead::{Readahead, PAGE};
 use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 use crate::writeback::{Dirty, WritebackParams};
+use headway_sched::hist::Histogram;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {

@@ -7,7 +7,7 @@
 pub mod calibrate;
 pub mod engine;
 pub mod fio;
-pub mod hist;
+pub use headway_sched::hist;
 pub mod host;
 pub mod postmark;
 pub mod readahead;

@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::hist::Histogram;
+use headway_sched::hist::Histogram;
 
 /// fio's default completion-latency percentiles.
 pub const PERCENTILES: &[f64] =

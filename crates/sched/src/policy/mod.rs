@@ -19,7 +19,7 @@ use crate::registry::BuildError;
 use crate::request::{ContextId, ReqId, Request, Sector};
 use crate::time::Time;
 
-pub trait Policy {
+pub trait Policy: Send {
     /// Registry name (`deadline`, `sptf`, ...).
     fn name(&self) -> &'static str;
 

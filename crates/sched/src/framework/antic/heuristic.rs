@@ -64,7 +64,7 @@ pub struct Eval<'a> {
 }
 
 /// An anticipation heuristic for policy `P`: it may read the policy's state.
-pub trait Heuristic<P: ?Sized> {
+pub trait Heuristic<P: ?Sized>: Send {
     /// How long to wait from `e.now` before dispatching (zero: dispatch now).
     fn evaluate(&self, e: &Eval<'_>, policy: &P) -> Duration;
 }

@@ -1,6 +1,7 @@
 //! Latency histogram: log-linear buckets (64 per power of two, so a reported percentile is
 //! within 1/64 of the true value), exact count, sum, min and max. Fixed memory (4096
-//! counters), O(1) record, no allocation after construction.
+//! counters), O(1) record, no allocation after construction. Used by the simulator's
+//! reports and the server's `--stats`.
 
 const SUB_BITS: u32 = 6;
 const SUB: usize = 1 << SUB_BITS;

@@ -1,0 +1,188 @@
+//! A misbehaving client must not hurt the server or other clients: a silent client is
+//! dropped after the handshake timeout, and a client that pipelines large reads without
+//! reading the replies is held to its connection's data budget instead of filling memory.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use headway_nbd::handshake::{self as hs};
+use headway_nbd::proto::*;
+use headway_nbd::transmission::RequestHeader;
+use headway_nbd::{Listen, ServeConfig, ServeError, Server};
+
+struct Running {
+    _dir: tempfile::TempDir,
+    sock: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<(), ServeError>>>,
+}
+
+fn start(size: u64, handshake_timeout: Duration) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("nbd.sock");
+    let mut cfg = ServeConfig::new(dir.path().join("disk.img"), Listen::Unix(sock.clone()));
+    cfg.size = Some(size);
+    cfg.scheduler = "noop".into();
+    cfg.handshake_timeout = handshake_timeout;
+    let server = Server::bind(cfg).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let thread = Some(std::thread::spawn(move || server.run(s)));
+    Running { _dir: dir, sock, stop, thread }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Fixed newstyle handshake to transmission with NBD_OPT_EXPORT_NAME; returns the size.
+fn handshake(s: &mut UnixStream) -> u64 {
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet).unwrap();
+    s.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
+    s.write_all(&hs::ClientOption::ExportName(String::new()).encode()).unwrap();
+    let mut r = [0u8; 10];
+    s.read_exact(&mut r).unwrap();
+    u64::from_be_bytes(r[..8].try_into().unwrap())
+}
+
+fn request(ty: u16, cookie: u64, offset: u64, len: u32) -> [u8; RequestHeader::SIZE] {
+    RequestHeader { flags: 0, ty, cookie, offset, len }.encode()
+}
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+fn a_silent_client_is_dropped_and_others_are_served() {
+    let srv = start(1 << 20, Duration::from_millis(300));
+    let mut silent = UnixStream::connect(&srv.sock).unwrap();
+    let mut greet = [0u8; 18];
+    silent.read_exact(&mut greet).unwrap();
+    // Meanwhile another client completes its handshake and is served.
+    let mut good = UnixStream::connect(&srv.sock).unwrap();
+    assert_eq!(handshake(&mut good), 1 << 20);
+    let t0 = Instant::now();
+    silent.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(silent.read(&mut b).unwrap(), 0, "the server closes the silent connection");
+    let waited = t0.elapsed();
+    assert!(waited < Duration::from_secs(5), "closed after {waited:?}");
+    // The good client, idle meanwhile for longer than the handshake timeout, still works:
+    // the timeout ends with the handshake.
+    std::thread::sleep(Duration::from_millis(400));
+    good.write_all(&request(CMD_READ, 7, 0, 4096)).unwrap();
+    let mut reply = [0u8; 16 + 4096];
+    good.read_exact(&mut reply).unwrap();
+    assert_eq!(u32::from_be_bytes(reply[4..8].try_into().unwrap()), 0, "no error");
+    assert_eq!(u64::from_be_bytes(reply[8..16].try_into().unwrap()), 7);
+}
+
+#[test]
+fn a_client_that_never_reads_its_replies_is_held_to_its_budget() {
+    const N: u64 = 12;
+    let len = MAX_PAYLOAD;
+    let srv = start(N * len as u64, Duration::from_secs(30));
+    let mut s = UnixStream::connect(&srv.sock).unwrap();
+    handshake(&mut s);
+    let before = rss_bytes();
+    // Twelve 32 MiB reads, replies unread: without a budget the server would hold all
+    // 384 MiB of replies; with it, the reader stops after two unanswered requests' worth.
+    let mut w = s.try_clone().unwrap();
+    let sender = std::thread::spawn(move || {
+        for i in 0..N {
+            w.write_all(&request(CMD_READ, i, i * len as u64, len)).unwrap();
+        }
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let held = rss_bytes().saturating_sub(before);
+    assert!(held < 160 << 20, "the server holds {} MiB for one stalled client", held >> 20);
+    // Reading the replies lets the rest through.
+    let mut buf = vec![0u8; 16 + len as usize];
+    for _ in 0..N {
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(u32::from_be_bytes(buf[4..8].try_into().unwrap()), 0);
+    }
+    sender.join().unwrap();
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What a hostile client may send: raw garbage, or well-formed headers with random
+    /// fields (types, flags, offsets, lengths), either during the handshake or after it.
+    #[derive(Clone, Debug)]
+    enum Chunk {
+        Bytes(Vec<u8>),
+        Header { flags: u16, ty: u16, offset: u64, len: u32 },
+    }
+
+    fn chunk() -> impl Strategy<Value = Chunk> {
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..64).prop_map(Chunk::Bytes),
+            (any::<u16>(), 0u16..12, any::<u64>(), 0u32..(1 << 16))
+                .prop_map(|(flags, ty, offset, len)| Chunk::Header { flags, ty, offset, len }),
+            (0u16..4, 0u64..(1 << 21), 0u32..8192).prop_map(|(ty, offset, len)| Chunk::Header {
+                flags: 0,
+                ty,
+                offset,
+                len
+            }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Whatever a client sends, the server neither panics nor stops serving others,
+        /// and it answers the client's next well-formed request or drops the connection.
+        #[test]
+        fn hostile_input_never_hurts_the_server(after_handshake: bool, chunks in prop::collection::vec(chunk(), 1..8)) {
+            let srv = start(1 << 20, Duration::from_secs(2));
+            let mut bad = UnixStream::connect(&srv.sock).unwrap();
+            bad.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            if after_handshake {
+                handshake(&mut bad);
+            }
+            for c in &chunks {
+                let bytes = match c {
+                    Chunk::Bytes(b) => b.clone(),
+                    Chunk::Header { flags, ty, offset, len } => {
+                        RequestHeader { flags: *flags, ty: *ty, cookie: 1, offset: *offset, len: *len }.encode().to_vec()
+                    }
+                };
+                if bad.write_all(&bytes).is_err() {
+                    break; // the server hung up: allowed
+                }
+            }
+            let _ = bad.shutdown(std::net::Shutdown::Write);
+            // The server reacts: replies, then closes (EOF) — it must not hang past the timeout.
+            let mut sink = Vec::new();
+            let t0 = Instant::now();
+            let _ = bad.read_to_end(&mut sink);
+            prop_assert!(t0.elapsed() < Duration::from_secs(5), "the server hung on hostile input");
+            // Another client is served normally.
+            let mut good = UnixStream::connect(&srv.sock).unwrap();
+            prop_assert_eq!(handshake(&mut good), 1 << 20);
+            good.write_all(&request(CMD_READ, 9, 4096, 512)).unwrap();
+            let mut reply = [0u8; 16 + 512];
+            good.read_exact(&mut reply).unwrap();
+            prop_assert_eq!(u32::from_be_bytes(reply[4..8].try_into().unwrap()), 0);
+            prop_assert_eq!(u64::from_be_bytes(reply[8..16].try_into().unwrap()), 9);
+        }
+    }
+}
