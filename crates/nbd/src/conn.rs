@@ -146,6 +146,48 @@ fn handshake(c: &mut Conn, ex: &Export) -> io::Result<Option<Session>> {
     }
 }
 
+/// Longest a reader polls for a client's next request before it blocks on the socket.
+pub const SPIN_LIMIT: StdDuration = StdDuration::from_micros(100);
+
+/// Adaptive polling before a blocking read. Waking a thread blocked on a socket costs a
+/// cross-CPU interrupt, which on a virtual machine is tens of µs — more than the whole
+/// request takes on a page-cache export (measured here: 4 KiB reads at iodepth 1, 15k IOPS
+/// with the server and fio on different CPUs, 108k on one). So when the client's last
+/// request came within [`SPIN_LIMIT`] of the reader starting to wait for it, the reader
+/// polls the socket for up to that long before blocking; a client that pauses longer
+/// makes it block at once until it is quick again.
+#[derive(Default)]
+struct Spin {
+    /// When the reader began to wait for the next request.
+    since: Option<std::time::Instant>,
+    /// The last wait was longer than the limit: block without polling.
+    slow: bool,
+}
+
+impl Spin {
+    fn wait_readable(&mut self, fd: std::os::fd::RawFd) {
+        let start = std::time::Instant::now();
+        self.since = Some(start);
+        if self.slow {
+            return;
+        }
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        while start.elapsed() < SPIN_LIMIT {
+            // SAFETY: one valid pollfd, zero timeout: never blocks.
+            if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    fn arrived(&mut self) {
+        if let Some(t) = self.since.take() {
+            self.slow = t.elapsed() > SPIN_LIMIT;
+        }
+    }
+}
+
 /// Read requests until the client disconnects. Replies are corked while more requests
 /// are already buffered (see [`ReplySink`]).
 fn read_requests(
@@ -157,6 +199,7 @@ fn read_requests(
     let lim = Limits { size: ex.backend.size(), read_only: ex.read_only };
     let mut hb = [0u8; RequestHeader::SIZE];
     let mut corked = false;
+    let mut spin = Spin::default();
     loop {
         let buffered = c.buffer().len() >= RequestHeader::SIZE;
         if buffered != corked {
@@ -167,8 +210,12 @@ fn read_requests(
             }
             corked = buffered;
         }
+        if c.buffer().is_empty() {
+            spin.wait_readable(c.get_ref().raw_fd());
+        }
         c.read_exact(&mut hb)?;
         let arrived = ex.now();
+        spin.arrived();
         let Ok(h) = RequestHeader::decode(&hb) else {
             warn!("bad request magic: disconnecting");
             return Ok(());

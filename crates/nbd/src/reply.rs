@@ -44,15 +44,20 @@ pub(crate) struct ReplySink {
 /// reply's bytes have left for the socket.
 #[derive(Default)]
 struct Budget {
-    used: Mutex<u64>,
+    /// Bytes held, and whether the reader waits for some to be given back.
+    used: Mutex<(u64, bool)>,
     freed: Condvar,
 }
 
 impl Budget {
     fn give(&self, cost: u64) {
         if cost > 0 {
-            *self.used.lock().unwrap() -= cost;
-            self.freed.notify_one();
+            let mut g = self.used.lock().unwrap();
+            g.0 -= cost;
+            // A notify is a system call even with nobody waiting: only when the reader is.
+            if g.1 {
+                self.freed.notify_one();
+            }
         }
     }
 }
@@ -124,17 +129,20 @@ impl ReplySink {
     /// data that `cost` more would pass [`CONNECTION_BUDGET`] (one request alone always
     /// passes); held replies are sent first.
     pub fn expect(&self, cost: u64) {
-        let mut used = self.budget.used.lock().unwrap();
-        if *used > 0 && *used + cost > CONNECTION_BUDGET {
-            drop(used);
+        let over = |u: u64| u > 0 && u + cost > CONNECTION_BUDGET;
+        let mut g = self.budget.used.lock().unwrap();
+        if over(g.0) {
+            drop(g);
             self.uncork();
-            used = self.budget.used.lock().unwrap();
-            while *used > 0 && *used + cost > CONNECTION_BUDGET {
-                used = self.budget.freed.wait(used).unwrap();
+            g = self.budget.used.lock().unwrap();
+            while over(g.0) {
+                g.1 = true;
+                g = self.budget.freed.wait(g).unwrap();
             }
+            g.1 = false;
         }
-        *used += cost;
-        drop(used);
+        g.0 += cost;
+        drop(g);
         self.unanswered.fetch_add(1, Ordering::SeqCst);
     }
 
