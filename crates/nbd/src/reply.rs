@@ -177,7 +177,6 @@ impl ReplySink {
             }
         };
         let head: &[u8] = if err_chunk.is_empty() { &hdr[..hlen] } else { &err_chunk };
-        let total = head.len() + data.len();
         let mut st = self.state.lock().unwrap();
         // Whether more replies of this connection are on their way: then the writer thread
         // coalesces them into one write (and one wake-up of the client), which beats a
@@ -196,8 +195,16 @@ impl ReplySink {
             }
             return;
         }
+        let direct = st.queued == 0 && !more && data.len() <= DIRECT_REPLY_MAX;
+        self.put(&mut st, direct, head, data, cost);
+    }
+
+    /// Write `head ++ data` now as far as the socket takes it (when `direct`), and hand the
+    /// rest to the writer thread; the budget `cost` goes back once all of it has left.
+    fn put(&self, st: &mut SinkState, direct: bool, head: &[u8], data: Vec<u8>, cost: u64) {
+        let total = head.len() + data.len();
         let mut sent = 0usize;
-        if st.queued == 0 && !more && data.len() <= DIRECT_REPLY_MAX {
+        if direct {
             while sent < total {
                 match send_nonblocking(self.conn.raw_fd(), head, &data, sent) {
                     Ok(0) => break,
@@ -242,26 +249,8 @@ impl ReplySink {
             return;
         }
         let buf = std::mem::take(&mut st.corked);
-        let mut sent = 0;
-        if st.queued == 0 {
-            while sent < buf.len() {
-                match send_nonblocking(self.conn.raw_fd(), &[], &buf, sent) {
-                    Ok(0) => break,
-                    Ok(n) => sent += n,
-                    Err(e) => {
-                        debug!(error = %e, "reply write failed");
-                        st.dead = true;
-                        break;
-                    }
-                }
-            }
-        }
-        if sent < buf.len() && !st.dead {
-            st.queued += 1;
-            let _ = self.backlog_tx.send(Pending { head: Vec::new(), data: buf, from: sent, cost });
-        } else {
-            self.budget.give(cost);
-        }
+        let direct = st.queued == 0;
+        self.put(st, direct, &[], buf, cost);
     }
 }
 

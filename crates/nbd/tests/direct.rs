@@ -8,133 +8,47 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use headway_nbd::handshake::{self as hs, ClientOption};
 use headway_nbd::proto::*;
 use headway_nbd::transmission::{self as tx, RequestHeader};
-use headway_nbd::{BackendKind, Listen, ServeConfig, ServeError, Server};
+use headway_nbd::{BackendKind, ServeError};
 
-struct Running {
-    dir: Option<tempfile::TempDir>,
-    sock: PathBuf,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(), ServeError>>>,
-}
+mod common;
+use common::{nbdsh, pattern, read_n, run, tool, Running};
 
-impl Running {
-    /// A direct export of `size` bytes (a new file), or `None` where O_DIRECT is refused.
-    fn start(size: u64, queue_depth: u32) -> Option<Running> {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-        let sock = dir.path().join("nbd.sock");
-        let mut cfg = ServeConfig::new(dir.path().join("disk.img"), Listen::Unix(sock.clone()));
+/// A direct export of `size` bytes (a new file) under the target directory, or `None`
+/// where the file system refuses O_DIRECT (after checking `bind` says so).
+fn start(size: u64, queue_depth: u32) -> Option<Running> {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let started = Running::start_in(dir, |cfg| {
         cfg.size = Some(size);
         cfg.backend = BackendKind::Direct;
         cfg.queue_depth = queue_depth;
-        let server = match Server::bind(cfg) {
-            Ok(s) => s,
-            Err(e @ ServeError::Export { .. }) => {
-                let why = std::error::Error::source(&e).unwrap().to_string();
-                assert!(why.contains("O_DIRECT is not supported on this file system"), "{e}: {why}");
-                eprintln!("SKIPPED: {e}: {why}");
-                return None;
-            }
-            Err(e) => panic!("{e}"),
-        };
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = Some(std::thread::spawn(move || server.run(s)));
-        Some(Running { dir: Some(dir), sock, stop, thread })
-    }
-    fn uri(&self) -> String {
-        format!("nbd+unix:///?socket={}", self.sock.display())
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.as_ref().unwrap().path().join(name)
-    }
-    /// Stop (the export is synced); the directory with the export, to look at.
-    fn stop(mut self) -> tempfile::TempDir {
-        self.stop.store(true, Ordering::SeqCst);
-        self.thread.take().unwrap().join().unwrap().unwrap();
-        self.dir.take().unwrap()
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+    });
+    match started {
+        Ok(s) => Some(s),
+        Err(e @ ServeError::Export { .. }) => {
+            let why = std::error::Error::source(&e).unwrap().to_string();
+            assert!(why.contains("O_DIRECT is not supported on this file system"), "{e}: {why}");
+            eprintln!("SKIPPED: {e}: {why}");
+            None
         }
+        Err(e) => panic!("{e}"),
     }
-}
-
-/// The client, or `None` after saying on stderr why the test is skipped.
-fn tool(name: &str) -> Option<&str> {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: `{name}` is not installed (run `make deps`)");
-    }
-    ok.then_some(name)
-}
-
-/// nbdsh runs on the system python (the libnbd bindings are a Debian package).
-fn nbdsh() -> Option<Command> {
-    let ok = Command::new("/usr/bin/python3")
-        .args(["-c", "import nbd"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: /usr/bin/python3 cannot import nbd (python3-libnbd; run `make deps`)");
-        return None;
-    }
-    let mut c = Command::new("/usr/bin/python3");
-    c.args(["-m", "nbd"]);
-    Some(c)
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{cmd:?} failed:\n{text}");
-    text
-}
-
-fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).unwrap().len()
 }
 
-fn read_n(c: &mut UnixStream, n: usize) -> Vec<u8> {
-    let mut b = vec![0u8; n];
-    c.read_exact(&mut b).unwrap();
-    b
-}
-
 #[test]
 fn raw_client_unaligned_pipeline_on_an_odd_sized_direct_export() {
     // 1 MiB and 1000 bytes: the last 1000 go through the buffered descriptor.
     const SIZE: u64 = (1 << 20) + 1000;
-    let Some(s) = Running::start(SIZE, 4) else { return };
+    let Some(s) = start(SIZE, 4) else { return };
     let mut c = UnixStream::connect(&s.sock).unwrap();
     assert_eq!(&read_n(&mut c, 18)[..], &hs::greeting()[..]);
     c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
@@ -207,7 +121,7 @@ fn raw_client_unaligned_pipeline_on_an_odd_sized_direct_export() {
 #[test]
 fn qemu_io_round_trip_on_a_direct_export() {
     let Some(qemu_io) = tool("qemu-io") else { return };
-    let Some(s) = Running::start(64 << 20, 1) else { return };
+    let Some(s) = start(64 << 20, 1) else { return };
     let out = run(Command::new(qemu_io).args([
         "-f",
         "raw",
@@ -246,7 +160,7 @@ fn qemu_io_round_trip_on_a_direct_export() {
 fn nbdsh_concurrent_unaligned_writes_and_a_model() {
     let Some(mut sh) = nbdsh() else { return };
     // Queue depth 4: several workers read-modify-write the same blocks at once.
-    let Some(s) = Running::start((8 << 20) + 1234, 4) else { return };
+    let Some(s) = start((8 << 20) + 1234, 4) else { return };
     let script = r#"
 import random
 size = h.get_size()

@@ -4,84 +4,39 @@
 //! The exports are sparse files of 160-200 GiB in a temporary directory: nothing is
 //! allocated (reads of holes return zeros), so any ext4/xfs/btrfs/tmpfs will do.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use headway_disk::{builtin, Hdd};
 use headway_nbd::backend::Lateness;
-use headway_nbd::handshake::{self as hs, ClientOption};
 use headway_nbd::proto::*;
 use headway_nbd::transmission::{self as tx, RequestHeader};
-use headway_nbd::{BackendKind, ContextMode, Listen, ServeConfig, ServeError, Server};
+use headway_nbd::{BackendKind, ContextMode};
 
 const GIB: u64 = 1 << 30;
 const MODEL: &str = "wd5000aaks";
 
-struct Running {
-    _dir: tempfile::TempDir,
-    sock: PathBuf,
-    stop: Arc<AtomicBool>,
-    lateness: Arc<Mutex<Lateness>>,
-    thread: Option<JoinHandle<Result<(), ServeError>>>,
-}
+mod common;
+use common::{connect, fio_nbd, read_n, Running};
 
-impl Running {
-    fn start(scheduler: &str, size: u64) -> Running {
-        let dir = tempfile::tempdir().unwrap();
-        let sock = dir.path().join("nbd.sock");
-        let mut cfg = ServeConfig::new(dir.path().join("disk.img"), Listen::Unix(sock.clone()));
+/// An `emulated:MODEL` export of `size` bytes (sparse), `--context none`.
+fn start(scheduler: &str, size: u64) -> Running {
+    Running::start(|cfg| {
         cfg.size = Some(size);
         cfg.backend = BackendKind::Emulated(MODEL.into());
         cfg.scheduler = scheduler.into();
         cfg.context = ContextMode::None;
-        let server = Server::bind(cfg).unwrap();
-        let lateness = server.lateness();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = Some(std::thread::spawn(move || server.run(s)));
-        Running { _dir: dir, sock, stop, lateness, thread }
-    }
-    fn uri(&self) -> String {
-        format!("nbd+unix:///?socket={}", self.sock.display())
-    }
-    /// Stop, and how late the delay line was.
-    fn stop(mut self) -> Lateness {
-        self.stop.store(true, Ordering::SeqCst);
-        self.thread.take().unwrap().join().unwrap().unwrap();
-        let l = self.lateness.lock().unwrap().clone();
-        l
-    }
+    })
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn read_n(c: &mut UnixStream, n: usize) -> Vec<u8> {
-    let mut b = vec![0u8; n];
-    c.read_exact(&mut b).unwrap();
-    b
-}
-
-/// Negotiate the default export with simple replies; its size.
-fn connect(s: &Running) -> (UnixStream, u64) {
-    let mut c = UnixStream::connect(&s.sock).unwrap();
-    assert_eq!(read_n(&mut c, 18), hs::greeting());
-    c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
-    c.write_all(&ClientOption::ExportName(String::new()).encode()).unwrap();
-    let e = read_n(&mut c, 10);
-    (c, u64::from_be_bytes(e[..8].try_into().unwrap()))
+/// Stop the server; how late the delay line was.
+fn stop(s: Running) -> Lateness {
+    let late = s.lateness.clone();
+    s.stop();
+    let l = late.lock().unwrap().clone();
+    l
 }
 
 /// One synchronous 4 KiB read; its wall-clock latency in ns.
@@ -96,8 +51,8 @@ fn timed_read(c: &mut UnixStream, cookie: u64, offset: u64) -> u64 {
 
 #[test]
 fn emulated_far_reads_take_the_model_service_time_in_wall_clock() {
-    let s = Running::start("deadline", 200 * GIB);
-    let (mut c, size) = connect(&s);
+    let s = start("deadline", 200 * GIB);
+    let (mut c, size) = connect(&s.sock);
     assert_eq!(size, 200 * GIB);
     let hdd = Hdd::new(builtin(MODEL).unwrap());
     let rev = hdd.spec().revolution().0;
@@ -127,7 +82,7 @@ fn emulated_far_reads_take_the_model_service_time_in_wall_clock() {
         floor += min;
     }
     drop(c);
-    let late = s.stop();
+    let late = stop(s);
     eprintln!(
         "10 far reads: {:.2} ms mean, model floor {:.2} ms mean (+ half a revolution {:.2} ms expected); \
          worst excess over floor + revolution {:.3} ms; delay line: {late}",
@@ -140,15 +95,6 @@ fn emulated_far_reads_take_the_model_service_time_in_wall_clock() {
     // bounded for a shared test machine.
     assert!(worst_excess < 5_000_000, "a far read took {worst_excess} ns more than the model allows");
     assert_eq!(late.count, 10);
-}
-
-/// fio with its nbd engine, or `None` after saying on stderr why the test is skipped.
-fn fio_nbd() -> Option<()> {
-    let ok = Command::new("fio").arg("--enghelp=nbd").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: fio with the nbd engine is not installed (run `make deps`)");
-    }
-    ok.then_some(())
 }
 
 /// par-read over NBD: four synchronous sequential 4 KiB readers 51 GiB apart, one
@@ -190,12 +136,12 @@ fn par_read(s: &Running) -> f64 {
 /// drive idle often enough for read-ahead to turn deadline's seeks into cache hits: 0.7-1.5x.)
 #[test]
 fn fio_par_read_over_nbd_stream_at_least_twice_deadline_in_wall_clock() {
-    let Some(()) = fio_nbd() else { return };
+    let Some(_) = fio_nbd() else { return };
     let mut bw = Vec::new();
     for sched in ["stream", "deadline"] {
-        let s = Running::start(sched, 160 * GIB);
+        let s = start(sched, 160 * GIB);
         let b = par_read(&s);
-        let late = s.stop();
+        let late = stop(s);
         eprintln!("{sched}: {:.2} MB/s wall clock; delay line: {late}", b / 1e6);
         bw.push(b);
     }

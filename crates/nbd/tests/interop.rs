@@ -5,113 +5,33 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use headway_nbd::handshake::{self as hs, ClientOption};
 use headway_nbd::proto::*;
 use headway_nbd::transmission::{self as tx, RequestHeader};
-use headway_nbd::{Listen, ServeConfig, ServeError, Server};
 
-struct Running {
-    dir: tempfile::TempDir,
-    sock: PathBuf,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(), ServeError>>>,
-}
+mod common;
+use common::{nbdsh, random_file, read_n, run, tool, Running};
 
-impl Running {
-    fn start(read_only: bool, scheduler: &str) -> Running {
-        let dir = tempfile::tempdir().unwrap();
-        let img = dir.path().join("disk.img");
-        if read_only {
-            std::fs::write(&img, vec![0x5au8; 8 << 20]).unwrap();
-        }
-        let sock = dir.path().join("nbd.sock");
-        let mut cfg = ServeConfig::new(img, Listen::Unix(sock.clone()));
+/// A 64 MiB export (or, `read_only`, an 8 MiB file of 0x5a bytes served read-only).
+fn start(read_only: bool, scheduler: &str) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    if read_only {
+        std::fs::write(dir.path().join("disk.img"), vec![0x5au8; 8 << 20]).unwrap();
+    }
+    Running::start_in(dir, |cfg| {
         cfg.size = (!read_only).then_some(64 << 20);
         cfg.read_only = read_only;
         cfg.scheduler = scheduler.into();
-        let server = Server::bind(cfg).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = Some(std::thread::spawn(move || server.run(s)));
-        Running { dir, sock, stop, thread }
-    }
-    fn uri(&self) -> String {
-        format!("nbd+unix:///?socket={}", self.sock.display())
-    }
-    fn stop(mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        self.thread.take().unwrap().join().unwrap().unwrap();
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The client, or `None` after saying on stderr why the test is skipped.
-fn tool(name: &str) -> Option<&str> {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: `{name}` is not installed (run `make deps`)");
-    }
-    ok.then_some(name)
-}
-
-/// nbdsh runs on the system python (the libnbd bindings are a Debian package).
-fn nbdsh() -> Option<Command> {
-    let ok = Command::new("/usr/bin/python3")
-        .args(["-c", "import nbd"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: /usr/bin/python3 cannot import nbd (python3-libnbd; run `make deps`)");
-        return None;
-    }
-    let mut c = Command::new("/usr/bin/python3");
-    c.args(["-m", "nbd"]);
-    Some(c)
-}
-
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{cmd:?} failed:\n{text}");
-    text
-}
-
-fn random_file(path: &Path, len: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let data: Vec<u8> = (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
-    std::fs::write(path, &data).unwrap();
-    data
+    })
+    .unwrap()
 }
 
 #[test]
 fn nbdinfo_shows_size_flags_and_block_sizes() {
     let Some(nbdinfo) = tool("nbdinfo") else { return };
-    let s = Running::start(false, "stream");
+    let s = start(false, "stream");
     let out = run(Command::new(nbdinfo).arg(s.uri()));
     for want in [
         "export-size: 67108864",
@@ -134,15 +54,15 @@ fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
     let Some(nbdcopy) = tool("nbdcopy") else { return };
     let Some(qemu_io) = tool("qemu-io") else { return };
     for sched in ["stream", "deadline", "antic"] {
-        let s = Running::start(false, sched);
-        let src = s.dir.path().join("src.bin");
+        let s = start(false, sched);
+        let src = s.path("src.bin");
         let data = random_file(&src, 16 << 20);
         // Four connections, 16 requests in flight each, 256 KiB requests.
         run(Command::new(nbdcopy)
             .args(["-C", "4", "-R", "16", "--request-size=262144"])
             .arg(&src)
             .arg(s.uri()));
-        let back = s.dir.path().join("back.bin");
+        let back = s.path("back.bin");
         run(Command::new(nbdcopy).args(["-C", "4", "-R", "16"]).arg(s.uri()).arg(&back));
         let got = std::fs::read(&back).unwrap();
         assert_eq!(got.len(), 64 << 20);
@@ -168,7 +88,7 @@ fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
 #[test]
 fn data_reaches_the_file_by_the_time_shutdown_returns() {
     let Some(qemu_io) = tool("qemu-io") else { return };
-    let s = Running::start(false, "stream");
+    let s = start(false, "stream");
     run(Command::new(qemu_io).args([
         "-f",
         "raw",
@@ -178,21 +98,17 @@ fn data_reaches_the_file_by_the_time_shutdown_returns() {
         "-c",
         "write -z 6144 1024",
     ]));
-    let img = s.dir.path().join("disk.img");
-    let mut s = s;
-    s.stop.store(true, Ordering::SeqCst);
-    s.thread.take().unwrap().join().unwrap().unwrap();
-    let f = std::fs::read(&img).unwrap();
+    let dir = s.stop();
+    let f = std::fs::read(dir.path().join("disk.img")).unwrap();
     assert!(f[4096..6144].iter().all(|&b| b == 0x77));
     assert!(f[6144..7168].iter().all(|&b| b == 0));
     assert!(f[7168..12288].iter().all(|&b| b == 0x77));
-    drop(s);
 }
 
 #[test]
 fn read_only_export_refuses_writes_with_eperm() {
     let Some(mut sh) = nbdsh() else { return };
-    let s = Running::start(true, "deadline");
+    let s = start(true, "deadline");
     let script = r#"
 import errno
 assert h.is_read_only()
@@ -213,7 +129,7 @@ print("ok")
 #[test]
 fn out_of_range_requests_get_einval_or_enospc() {
     let Some(mut sh) = nbdsh() else { return };
-    let s = Running::start(false, "stream");
+    let s = start(false, "stream");
     let script = r#"
 import errno
 h.set_strict_mode(0)
@@ -238,15 +154,9 @@ print("ok")
 
 // --- A hand-driven client: oldest-style negotiation and simple replies, no tools needed.
 
-fn read_n(c: &mut UnixStream, n: usize) -> Vec<u8> {
-    let mut b = vec![0u8; n];
-    c.read_exact(&mut b).unwrap();
-    b
-}
-
 #[test]
 fn raw_client_export_name_simple_replies_out_of_order_pipeline() {
-    let s = Running::start(false, "stream");
+    let s = start(false, "stream");
     let mut c = UnixStream::connect(&s.sock).unwrap();
     let g = read_n(&mut c, 18);
     assert_eq!(&g[..], &hs::greeting()[..]);
@@ -310,7 +220,7 @@ fn fio_writes_and_verifies_qemu_img_and_nbdsh_read_the_same_bytes() {
         eprintln!("SKIPPED: fio lacks the nbd engine (run `make deps`)");
         return;
     }
-    let s = Running::start(false, "deadline");
+    let s = start(false, "deadline");
     let job = |extra: &[&str]| {
         let mut c = Command::new(fio);
         c.args(["--name=w", "--ioengine=nbd", "--rw=randwrite", "--bs=16k", "--size=16m"])
@@ -324,16 +234,16 @@ fn fio_writes_and_verifies_qemu_img_and_nbdsh_read_the_same_bytes() {
     // Same job, verification only: reads every block back and checks its checksum.
     let out = run(&mut job(&["--verify_only=1"]));
     assert!(!out.contains("verify: bad"), "{out}");
-    let copy = s.dir.path().join("copy.raw");
+    let copy = s.path("copy.raw");
     run(Command::new(qemu_img).args(["convert", "-f", "raw", "-O", "raw"]).arg(s.uri()).arg(&copy));
-    let disk = std::fs::read(s.dir.path().join("disk.img")).unwrap();
+    let disk = std::fs::read(s.path("disk.img")).unwrap();
     assert!(disk[..32 << 20].iter().any(|&b| b != 0), "fio wrote the first 32 MiB");
     assert!(std::fs::read(&copy).unwrap() == disk, "qemu-img's copy differs from the export file");
     let script = "import hashlib\nd = hashlib.sha256()\nsize = h.get_size()\n\
                   for off in range(0, size, 1 << 20):\n    d.update(h.pread(min(1 << 20, size - off), off))\n\
                   print(d.hexdigest())\n";
     let out = run(sh.args(["-u", &s.uri(), "-c", script]));
-    let sum = run(Command::new("sha256sum").arg(s.dir.path().join("disk.img")));
+    let sum = run(Command::new("sha256sum").arg(s.path("disk.img")));
     let want = sum.split_whitespace().next().unwrap();
     assert!(out.contains(want), "nbdsh's sha256 {out} differs from the file's {want}");
     s.stop();

@@ -4,45 +4,21 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use headway_nbd::handshake::{self as hs};
 use headway_nbd::proto::*;
 use headway_nbd::transmission::RequestHeader;
-use headway_nbd::{Listen, ServeConfig, ServeError, Server};
 
-struct Running {
-    _dir: tempfile::TempDir,
-    sock: PathBuf,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<Result<(), ServeError>>>,
-}
+mod common;
+use common::Running;
 
 fn start(size: u64, handshake_timeout: Duration) -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let sock = dir.path().join("nbd.sock");
-    let mut cfg = ServeConfig::new(dir.path().join("disk.img"), Listen::Unix(sock.clone()));
-    cfg.size = Some(size);
-    cfg.scheduler = "noop".into();
-    cfg.handshake_timeout = handshake_timeout;
-    let server = Server::bind(cfg).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let thread = Some(std::thread::spawn(move || server.run(s)));
-    Running { _dir: dir, sock, stop, thread }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    Running::start(|cfg| {
+        cfg.size = Some(size);
+        cfg.scheduler = "noop".into();
+        cfg.handshake_timeout = handshake_timeout;
+    })
 }
 
 /// Fixed newstyle handshake to transmission with NBD_OPT_EXPORT_NAME; returns the size.
