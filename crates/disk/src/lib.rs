@@ -37,6 +37,7 @@
 //! Not modelled yet (later issues): spare/slipped sectors, disk arrays, a DiskSim `.parv`
 //! importer.
 
+pub mod array;
 pub mod builtin;
 pub mod calibrate;
 mod disksim_tables;
