@@ -4,7 +4,7 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo test deps bench clean
+.PHONY: all build demo test deps bench clean pytest python
 
 all: build
 
@@ -40,6 +40,23 @@ demo: build
 
 test: deps
 	$(CARGO) test --workspace --profile ci
+	$(MAKE) pytest
+
+# The Python package (python/headway, native module from crates/py): a virtualenv with
+# maturin, pytest, pandas and matplotlib (made once; again when pyproject.toml changes),
+# the package built into it by maturin (incremental, like cargo), then its pytest suite.
+VENV ?= .venv
+VENV_PY := $(VENV)/bin/python
+$(VENV)/.deps: pyproject.toml
+	@[ -x $(VENV_PY) ] || python3 -m venv $(VENV)
+	$(VENV_PY) -m pip install -q --disable-pip-version-check 'maturin>=1.5,<2' pytest pandas matplotlib
+	@touch $@
+
+python: $(VENV)/.deps
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop -q
+
+pytest: python
+	$(VENV_PY) -m pytest -q python/tests
 
 bench: build
 	$(HEADWAY) bench

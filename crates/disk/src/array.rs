@@ -73,7 +73,7 @@ impl FromStr for ArraySpec {
             return Err(bad(&format!("N must be {min} to 64")));
         }
         let bytes = parse_bytes(stripe).ok_or_else(|| bad("STRIPE must be a size like 64k"))?;
-        if bytes == 0 || bytes % 512 != 0 {
+        if bytes == 0 || !bytes.is_multiple_of(512) {
             return Err(bad("STRIPE must be a positive multiple of 512 bytes"));
         }
         Ok(ArraySpec { level, members, unit: bytes / 512 })
@@ -101,7 +101,7 @@ impl fmt::Display for ArraySpec {
             Level::Raid5 => "raid5",
         };
         let bytes = self.unit * 512;
-        if bytes % 1024 == 0 {
+        if bytes.is_multiple_of(1024) {
             write!(f, "{level}:{}:{}k", self.members, bytes / 1024)
         } else {
             write!(f, "{level}:{}:{bytes}", self.members)

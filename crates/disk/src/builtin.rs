@@ -122,7 +122,15 @@ fn wd5000aaks() -> DiskSpec {
         write_settle: us(300),
         overheads: Overheads::uniform(us(150), us(20), us(150)),
         bus_per_sector: SATA_3G_PER_SECTOR,
-        cache: CacheSpec { segments: 16, segment_sectors: 2048, max_read_ahead_sectors: 2048 },
+        cache: CacheSpec {
+            segments: 16,
+            segment_sectors: 2048,
+            max_read_ahead_sectors: 2048,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     };
     s.derive_skews();
     s
@@ -154,7 +162,15 @@ fn hd080hj() -> DiskSpec {
         write_settle: us(300),
         overheads: Overheads::uniform(us(150), us(20), us(150)),
         bus_per_sector: SATA_3G_PER_SECTOR,
-        cache: CacheSpec { segments: 8, segment_sectors: 2048, max_read_ahead_sectors: 2048 },
+        cache: CacheSpec {
+            segments: 8,
+            segment_sectors: 2048,
+            max_read_ahead_sectors: 2048,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     };
     s.derive_skews();
     s
@@ -205,7 +221,15 @@ fn deskstar_34gxp() -> DiskSpec {
         write_settle: us(1_000),
         overheads: Overheads::uniform(us(200), us(50), us(200)),
         bus_per_sector: UDMA66_PER_SECTOR,
-        cache: CacheSpec { segments: 7, segment_sectors: 560, max_read_ahead_sectors: 560 },
+        cache: CacheSpec {
+            segments: 7,
+            segment_sectors: 560,
+            max_read_ahead_sectors: 560,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     };
     s.derive_skews();
     s
@@ -251,7 +275,15 @@ fn cheetah_15k3() -> DiskSpec {
         write_settle: us(300),
         overheads: Overheads::uniform(us(100), us(20), us(100)),
         bus_per_sector: ULTRA320_PER_SECTOR,
-        cache: CacheSpec { segments: 16, segment_sectors: 1024, max_read_ahead_sectors: 1024 },
+        cache: CacheSpec {
+            segments: 16,
+            segment_sectors: 1024,
+            max_read_ahead_sectors: 1024,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     };
     s.derive_skews();
     s
@@ -291,26 +323,21 @@ fn cheetah_10k7() -> DiskSpec {
         write_settle: us(500),
         overheads: Overheads::uniform(us(100), us(20), us(100)),
         bus_per_sector: ULTRA320_PER_SECTOR,
-        cache: CacheSpec { segments: 16, segment_sectors: 1024, max_read_ahead_sectors: 1024 },
+        cache: CacheSpec {
+            segments: 16,
+            segment_sectors: 1024,
+            max_read_ahead_sectors: 1024,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     };
     s.derive_skews();
     s
 }
 
-fn disksim_zones(rows: &[ZoneRow]) -> Vec<Zone> {
-    rows.iter()
-        .map(|&(first, last, spt, ts, cs)| Zone {
-            cylinders: last - first + 1,
-            sectors_per_track: spt,
-            track_skew: ts,
-            cylinder_skew: cs,
-        })
-        .collect()
-}
-
-fn disksim_seek(knots: &[SeekKnot]) -> SeekModel {
-    SeekModel::Table(knots.iter().map(|&(d, ns)| (d, Duration(ns))).collect())
-}
+use crate::parv::{seek_from_knots as disksim_seek, zones_from_rows as disksim_zones};
 
 /// DiskSim gives times in ms with up to 6 decimals.
 const fn ms6(x: u64) -> Duration {
@@ -346,9 +373,21 @@ fn cheetah9lp() -> DiskSpec {
             read_hit_after_write: us(273),
             write_after_read: ms6(906_920),
             write_after_write: ms6(896_400),
+            write_hit_after_read: ms6(906_920),
+            write_hit_after_write: ms6(896_400),
+            read_completion: Duration::ZERO,
+            write_completion: Duration::ZERO,
         },
         bus_per_sector: us(105),
-        cache: CacheSpec { segments: 3, segment_sectors: 561, max_read_ahead_sectors: 561 },
+        cache: CacheSpec {
+            segments: 3,
+            segment_sectors: 561,
+            max_read_ahead_sectors: 561,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     }
 }
 
@@ -379,9 +418,21 @@ fn ibm18es() -> DiskSpec {
             read_hit_after_write: us(121),
             write_after_read: ms6(493_860),
             write_after_write: ms6(793_290),
+            write_hit_after_read: ms6(493_860),
+            write_hit_after_write: ms6(793_290),
+            read_completion: Duration::ZERO,
+            write_completion: Duration::ZERO,
         },
         bus_per_sector: us(101),
-        cache: CacheSpec { segments: 7, segment_sectors: 511, max_read_ahead_sectors: 511 },
+        cache: CacheSpec {
+            segments: 7,
+            segment_sectors: 511,
+            max_read_ahead_sectors: 511,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        queue: None,
     }
 }
 

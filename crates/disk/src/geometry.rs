@@ -16,11 +16,15 @@
 //! mark; the spindle is at `t mod rev` (see [`crate::hdd`]). Per-zone slot times are 32.32
 //! fixed point, so no division is needed per access.
 //!
-//! Not modelled: spare sectors, slipped sectors and defects, and the spare cylinders
-//! between DiskSim's zones (zones are contiguous here); DiskSim-derived specs therefore map
-//! inner LBNs up to ~1% of the stroke away from where the real drive puts them.
+//! With a [`crate::spec::Layout`] (DiskSim imports, `dm_layout_g1`): zones start at their
+//! stated cylinders, the first LBN of a zone sits `first_block_offset` slots past the index
+//! mark, the zone's first `empty_front` sectors hold no LBN, slipped sectors (tracks, under
+//! track sparing) are skipped so every later LBN of the zone (of the sparing range) moves
+//! one on, and spare sectors at the end of each zone or range hold no LBN. A slip moves
+//! the LBNs physically, so their angular slots move with them. Defects (remapped sectors)
+//! are not modelled.
 
-use crate::spec::DiskSpec;
+use crate::spec::{DiskSpec, Sparing};
 
 /// Where an LBN lives on the platters.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -56,6 +60,108 @@ pub(crate) struct ZoneRow {
     pub stream_fp: u64,
     /// Sectors per ns when streaming, 32.32 fixed point (inverse of `stream_fp`).
     pub stream_inv: u64,
+    /// Slot of the zone's first LBN ("Offset of first block").
+    pub offset: u32,
+    /// Index into `Geometry::remaps` when the zone has empty space, slips or spares.
+    pub remap: u32,
+}
+
+const NO_REMAP: u32 = u32::MAX;
+
+/// LBN <-> physical sector index within one zone, for zones with empty space at the front,
+/// slips or spares. `adj[i] = slips[i] - i` (within the slip's range): the number of slips
+/// before the physical position of logical index `t` is the number of `adj` entries <= `t`.
+#[derive(Clone, Debug)]
+pub(crate) struct Remap {
+    dead: u64,
+    unit: Unit,
+    slips: Vec<u64>,
+    adj: Vec<u64>,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Unit {
+    /// Slips are sectors; the zone's LBNs shift past them.
+    Sectors,
+    /// Slips are sectors; each range of `blks` physical sectors holds `lbns` LBNs.
+    Range { blks: u64, lbns: u64 },
+    /// Slips are whole tracks of `spt` sectors.
+    Tracks { spt: u64 },
+}
+
+impl Remap {
+    fn new(dead: u64, unit: Unit, slips: &[u32]) -> Remap {
+        let slips: Vec<u64> = slips.iter().map(|&s| s as u64).collect();
+        let adj = match unit {
+            Unit::Range { blks, .. } => {
+                let mut out = Vec::with_capacity(slips.len());
+                let (mut range, mut i) = (u64::MAX, 0);
+                for &s in &slips {
+                    if s / blks != range {
+                        range = s / blks;
+                        i = 0;
+                    }
+                    out.push(s - i);
+                    i += 1;
+                }
+                out
+            }
+            _ => slips.iter().enumerate().map(|(i, &s)| s - i as u64).collect(),
+        };
+        Remap { dead, unit, slips, adj }
+    }
+
+    /// Physical index (from the zone's first sector) of the zone's LBN number `l`.
+    #[inline]
+    fn phys(&self, l: u64) -> u64 {
+        let t = l + self.dead;
+        match self.unit {
+            Unit::Sectors => t + self.adj.partition_point(|&a| a <= t) as u64,
+            Unit::Range { blks, lbns } => {
+                let (r, w) = (t / lbns, t % lbns);
+                let key = r * blks + w;
+                let k = self.adj.partition_point(|&a| a <= key) - self.adj.partition_point(|&a| a < r * blks);
+                r * blks + w + k as u64
+            }
+            Unit::Tracks { spt } => {
+                let tr = t / spt;
+                (tr + self.adj.partition_point(|&a| a <= tr) as u64) * spt + t % spt
+            }
+        }
+    }
+
+    /// Inverse of `phys`: `None` for slipped, spare and empty sectors.
+    fn logical(&self, p: u64) -> Option<u64> {
+        let t = match self.unit {
+            Unit::Sectors => {
+                if self.slips.binary_search(&p).is_ok() {
+                    return None;
+                }
+                p - self.slips.partition_point(|&s| s < p) as u64
+            }
+            Unit::Range { blks, lbns } => {
+                if self.slips.binary_search(&p).is_ok() {
+                    return None;
+                }
+                let r = p / blks;
+                let k =
+                    self.slips.partition_point(|&s| s < p) - self.slips.partition_point(|&s| s < r * blks);
+                let w = p % blks - k as u64;
+                if w >= lbns {
+                    return None;
+                }
+                r * lbns + w
+            }
+            Unit::Tracks { spt } => {
+                let tr = p / spt;
+                if self.slips.binary_search(&tr).is_ok() {
+                    return None;
+                }
+                (tr - self.slips.partition_point(|&s| s < tr) as u64) * spt + p % spt
+            }
+        };
+        t.checked_sub(self.dead)
+    }
 }
 
 impl ZoneRow {
@@ -84,6 +190,7 @@ pub struct Geometry {
     pub(crate) capacity: u64,
     pub(crate) cylinders: u32,
     pub(crate) rev_ns: u64,
+    pub(crate) remaps: Vec<Remap>,
     /// Zone of the first LBN of each `1 << lut_shift`-sector bucket: a zone lookup is one
     /// table read plus a step or two forward, instead of a branchy binary search.
     zone_lut: Vec<u16>,
@@ -132,14 +239,34 @@ impl Geometry {
         let rev = spec.revolution().0;
         let surfaces = spec.surfaces;
         let mut zones = Vec::with_capacity(spec.zones.len());
+        let mut remaps = Vec::new();
         let (mut lbn, mut cyl) = (0u64, 0u32);
-        for z in &spec.zones {
+        for (zi, z) in spec.zones.iter().enumerate() {
             if lbn >= spec.capacity_sectors {
                 break;
             }
             let spt = z.sectors_per_track as u64;
             let spc = spt * surfaces as u64;
-            let end = (lbn + spc * z.cylinders as u64).min(spec.capacity_sectors);
+            let (mut offset, mut remap, mut lbns) = (0, NO_REMAP, spc * z.cylinders as u64);
+            if let Some(l) = &spec.layout {
+                let zl = &l.zones[zi];
+                cyl = zl.first_cylinder;
+                offset = zl.first_block_offset;
+                lbns = zl.lbns(l.sparing, z.cylinders, surfaces, z.sectors_per_track);
+                let unit = match l.sparing {
+                    Sparing::Tracks => Some(Unit::Tracks { spt }),
+                    Sparing::Range { cylinders: r } => {
+                        Some(Unit::Range { blks: spc * r as u64, lbns: spc * r as u64 - zl.spares as u64 })
+                    }
+                    _ if zl.empty_front > 0 || !zl.slips.is_empty() => Some(Unit::Sectors),
+                    _ => None,
+                };
+                if let Some(unit) = unit {
+                    remap = remaps.len() as u32;
+                    remaps.push(Remap::new(zl.empty_front as u64, unit, &zl.slips));
+                }
+            }
+            let end = (lbn + lbns).min(spec.capacity_sectors);
             // A switch that the skew covers costs exactly the skew; one it does not cover
             // costs the skew plus a revolution.
             let gap = |skew: u32, t: u64| -> u64 {
@@ -171,13 +298,18 @@ impl Geometry {
                 slot_fp: (((rev as u128) << 32) / spt as u128) as u64,
                 stream_fp,
                 stream_inv,
+                offset,
+                remap,
             });
             lbn = end;
             cyl += z.cylinders;
         }
         let last = zones.last().expect("validated: at least one zone");
-        let used_cyls =
-            last.first_cyl + ((last.end_lbn - last.first_lbn).div_ceil(last.sectors_per_cyl)) as u32;
+        let used_cyls = if spec.layout.is_some() {
+            spec.cylinders()
+        } else {
+            last.first_cyl + ((last.end_lbn - last.first_lbn).div_ceil(last.sectors_per_cyl)) as u32
+        };
         assert!(zones.len() <= u16::MAX as usize, "too many zones");
         let cap = spec.capacity_sectors;
         let mut lut_shift = 0;
@@ -187,7 +319,16 @@ impl Geometry {
         let zone_lut = (0..=(cap - 1) >> lut_shift)
             .map(|b| (zones.partition_point(|z| z.first_lbn <= b << lut_shift) - 1) as u16)
             .collect();
-        Geometry { zones, surfaces, capacity: cap, cylinders: used_cyls, rev_ns: rev, zone_lut, lut_shift }
+        Geometry {
+            zones,
+            surfaces,
+            capacity: cap,
+            cylinders: used_cyls,
+            rev_ns: rev,
+            remaps,
+            zone_lut,
+            lut_shift,
+        }
     }
 
     /// Addressable sectors.
@@ -232,10 +373,14 @@ impl Geometry {
         debug_assert!(lbn < self.capacity, "lbn {lbn} beyond capacity {}", self.capacity);
         let zi = self.zone_index(lbn);
         let z = &self.zones[zi];
-        let (c, r) = z.div_cyl.divrem(lbn - z.first_lbn);
+        let mut p = lbn - z.first_lbn;
+        if z.remap != NO_REMAP {
+            p = self.remaps[z.remap as usize].phys(p);
+        }
+        let (c, r) = z.div_cyl.divrem(p);
         let (head, sector) = z.div_spt.divrem(r);
         let spt = z.spt as u64;
-        let skew = z.div_spt.rem(c * z.cyl_skew_step as u64 + head * z.track_skew as u64);
+        let skew = z.div_spt.rem(z.offset as u64 + c * z.cyl_skew_step as u64 + head * z.track_skew as u64);
         let mut slot = sector + skew;
         if slot >= spt {
             slot -= spt;
@@ -257,10 +402,12 @@ impl Geometry {
         if head >= self.surfaces || sector >= z.spt {
             return None;
         }
-        let lbn = z.first_lbn
-            + (cylinder - z.first_cyl) as u64 * z.sectors_per_cyl
-            + head as u64 * z.spt as u64
-            + sector as u64;
+        let mut l =
+            (cylinder - z.first_cyl) as u64 * z.sectors_per_cyl + head as u64 * z.spt as u64 + sector as u64;
+        if z.remap != NO_REMAP {
+            l = self.remaps[z.remap as usize].logical(l)?;
+        }
+        let lbn = z.first_lbn + l;
         (lbn < z.end_lbn).then_some(lbn)
     }
 

@@ -27,6 +27,19 @@
 //!    host data crosses the bus while the drive seeks, and the command completes when the
 //!    last sector is on the media.
 //!
+//! ## Fast writes, and what DiskSim imports add
+//! With [`crate::spec::FastWrite`] on, a write completes once its data has crossed the bus
+//! into the buffer (the write-*hit* overhead + bus time + completion overhead); the media
+//! write (the destage) starts behind it and the arm stays busy until it is done, so a later
+//! miss waits for it. `Sequential` (DiskSim's level 1, one write segment) lets a write
+//! into the buffer only once the previous destage has finished. With
+//! `read_hits_on_write_data` the written range stays readable in a segment. A read miss
+//! transfers its data over the bus as the sectors come off the media: it completes one bus
+//! sector after its last sector, or `n` bus sectors after its first, whichever is later.
+//! `read_any_free_blocks` keeps the sectors that pass under the head while a miss waits on
+//! its track. `min_seek` bounds every arm movement from below. `read_completion` and
+//! `write_completion` are added to every completion.
+//!
 //! ## Read-ahead (lazy)
 //! After a read miss the drive keeps reading sequentially into the request's segment while
 //! idle, until `max_read_ahead_sectors` past the end of the last request. Nothing runs in
@@ -200,6 +213,9 @@ pub struct Hdd {
     last_dir: Dir,
     last_now: Time,
     busy_until: Time,
+    /// When the arm finishes its last media operation (later than `busy_until` while a
+    /// fast write is being destaged).
+    arm_free: u64,
     segs: Vec<Segment>,
     lru: Lru,
     stream: Option<Stream>,
@@ -240,6 +256,7 @@ impl Hdd {
             last_dir: Dir::Read,
             last_now: Time::ZERO,
             busy_until: Time::ZERO,
+            arm_free: 0,
             lru: Lru::new(segs.len()),
             segs,
             stream: None,
@@ -306,7 +323,7 @@ impl Hdd {
     /// miss would stop it. Take one snapshot per decision and price every candidate with
     /// [`Hdd::estimate`] against it.
     pub fn arm(&self, at: Time) -> Arm {
-        let t = at.0.max(self.busy_until.0);
+        let t = at.0.max(self.busy_until.0).max(self.arm_free);
         let (mut cyl, mut head) = (self.head_cyl, self.head_head);
         let (mut stream_seg, mut front) = (usize::MAX, 0);
         if let Some(st) = self.stream {
@@ -347,7 +364,7 @@ impl Hdd {
                     (start, self.overhead_read(false), false)
                 }
             },
-            Dir::Write => (s, self.overhead_write(), true),
+            Dir::Write => (s, self.overhead_write(false), true),
         };
         Estimate {
             positioning: Duration(over + self.position_time(arm, over, start, write)),
@@ -380,9 +397,10 @@ impl Hdd {
         self.last_now = now;
         self.stop_stream(now.0);
         self.invalidate(s, e);
-        let (media_end, dcyl, pos) = self.media(now.0, s, e, true);
+        let (media_end, dcyl, pos, _) = self.media(now.0.max(self.arm_free), s, e, true);
         self.last_end = e;
         self.busy_until = Time(media_end);
+        self.arm_free = media_end;
         Access { done: Time(media_end), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
 
@@ -393,7 +411,7 @@ impl Hdd {
     pub fn serve_from_buffer(&mut self, now: Time, len: u32, dir: Dir) -> Access {
         let over = match dir {
             Dir::Read => self.overhead_read(true),
-            Dir::Write => self.overhead_write(),
+            Dir::Write => self.overhead_write(true),
         };
         self.last_dir = dir;
         Access {
@@ -509,17 +527,27 @@ impl Hdd {
             }
             ReadPath::Miss { partial } => partial,
         };
-        // Miss: the head is needed here.
+        // Miss: the head is needed here (once a destage has finished with it).
         let over = self.overhead_read(false);
         self.stop_stream(now);
         // a partial hit: the drive sends what it has and reads the rest
         let media_start = partial.map_or(s, |i| self.segs[i].end.max(s));
-        let t0 = now + over;
-        let (media_end, dcyl, pos) = self.media(t0, media_start, e, false);
-        let done = (media_end + self.bus).max(t0 + self.bus_time(e - s));
+        let t0 = (now + over).max(self.arm_free);
+        let (media_end, dcyl, pos, wait) = self.media(t0, media_start, e, false);
+        // Data goes to the host as it comes off the media: the bus starts with the first
+        // sector read, so a slow bus ends `n` bus sectors after it.
+        let first = self.geo.locate(media_start);
+        let slot = self.geo.zones[first.zone as usize].slot_start(1);
+        let done = (media_end + self.bus).max(t0 + pos + slot + self.bus_time(e - s))
+            + self.spec.overheads.read_completion.0;
+        self.arm_free = media_end;
         if !self.segs.is_empty() {
             let i = partial.unwrap_or_else(|| self.lru.oldest());
-            let start = if partial.is_some() { self.segs[i].start.min(s) } else { s };
+            let mut start = if partial.is_some() { self.segs[i].start.min(s) } else { s };
+            if self.spec.cache.read_any_free_blocks && slot > 0 {
+                // sectors of the target track that passed under the head while it waited
+                start = start.min(media_start - (wait / slot).min(first.sector as u64));
+            }
             self.segs[i] = Segment { start: start.max(e.saturating_sub(self.seg_sectors)), end: e };
             self.lru.touch(i);
             self.start_stream(i, e, media_end, e);
@@ -530,29 +558,61 @@ impl Hdd {
     #[inline]
     fn hit(&self, now: u64, over: u64, sectors: u64) -> Access {
         Access {
-            done: Time(now + over + self.bus_time(sectors)),
+            done: Time(now + over + self.bus_time(sectors) + self.spec.overheads.read_completion.0),
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
         }
     }
 
-    fn overhead_write(&self) -> u64 {
+    /// `hit`: the buffer takes the write at once (a fast write).
+    fn overhead_write(&self, hit: bool) -> u64 {
         let o = &self.spec.overheads;
-        match self.last_dir {
-            Dir::Read => o.write_after_read.0,
-            Dir::Write => o.write_after_write.0,
+        match (hit, self.last_dir) {
+            (false, Dir::Read) => o.write_after_read.0,
+            (false, Dir::Write) => o.write_after_write.0,
+            (true, Dir::Read) => o.write_hit_after_read.0,
+            (true, Dir::Write) => o.write_hit_after_write.0,
         }
     }
 
     fn write(&mut self, now: u64, s: u64, e: u64) -> Access {
-        let over = self.overhead_write();
+        use crate::spec::FastWrite;
+        let fast = self.spec.cache.fast_write;
+        let completion = self.spec.overheads.write_completion.0;
         self.stop_stream(now);
         self.invalidate(s, e);
-        let t0 = now + over;
-        let (media_end, dcyl, pos) = self.media(t0, s, e, true);
-        let done = media_end.max(t0 + self.bus_time(e - s));
-        Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
+        if fast == FastWrite::Off || e - s > self.seg_sectors {
+            let over = self.overhead_write(false);
+            let t0 = (now + over).max(self.arm_free);
+            let (media_end, dcyl, pos, _) = self.media(t0, s, e, true);
+            self.arm_free = media_end;
+            let done = media_end.max(t0 + self.bus_time(e - s)) + completion;
+            return Access {
+                done: Time(done),
+                seek_cylinders: dcyl,
+                positioning: Duration(pos),
+                cache_hit: false,
+            };
+        }
+        // Fast write: into the buffer now (level 1: once the previous destage is done),
+        // onto the media behind the completion.
+        let start = if fast == FastWrite::Sequential { now.max(self.arm_free) } else { now };
+        let over = self.overhead_write(true);
+        let in_buffer = start + over + self.bus_time(e - s);
+        let (media_end, dcyl, pos, _) = self.media((start + over).max(self.arm_free), s, e, true);
+        self.arm_free = media_end.max(in_buffer);
+        if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
+            let i = self.lru.oldest();
+            self.segs[i] = Segment { start: s.max(e.saturating_sub(self.seg_sectors)), end: e };
+            self.lru.touch(i);
+        }
+        Access {
+            done: Time(in_buffer + completion),
+            seek_cylinders: dcyl,
+            positioning: Duration(pos),
+            cache_hit: true,
+        }
     }
 
     /// Drop read-cache data the media write of `s..e` makes stale.
@@ -576,6 +636,9 @@ impl Hdd {
         } else {
             0
         };
+        if mv > 0 {
+            mv = mv.max(self.spec.min_seek.0);
+        }
         if write && mv > 0 {
             mv += self.write_settle;
         }
@@ -583,8 +646,9 @@ impl Hdd {
     }
 
     /// Position from the current arm position to `start` at `t0`, transfer `start..end`.
-    /// Returns (time the last sector left the media, cylinders moved, positioning ns).
-    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64) {
+    /// Returns (time the last sector left the media, cylinders moved, positioning ns,
+    /// rotational wait ns on the first track).
+    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64, u64) {
         let rev = self.rev;
         let mut cur = self.geo.locate(start);
         let (mv, dcyl) = self.move_time(self.head_cyl, self.head_head, &cur, write);
@@ -616,7 +680,7 @@ impl Hdd {
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
-        (t, dcyl, pos)
+        (t, dcyl, pos, wait)
     }
 
     /// Time from `t` until the start of `loc`'s slot passes under the head.
@@ -652,6 +716,9 @@ impl Hdd {
         let Some(mut st) = self.stream else { return };
         let want = e.saturating_add(self.max_ra).min(self.capacity());
         if want <= st.stop {
+            return;
+        }
+        if front >= st.stop && !self.spec.cache.read_ahead_on_idle_hit {
             return;
         }
         if front >= st.stop {

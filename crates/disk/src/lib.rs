@@ -27,15 +27,14 @@
 //! | calibration by distance probes | [`calibrate`] | Stream Scheduling (seeds/000 Section 3.2) and its refs |
 //! | shipped models | [`mod@builtin`] | data sheets, the papers, DiskSim 4.0 validation files; estimates documented per field |
 //!
-//! Examples: `disk_bench` (what each model delivers and what a simulated access costs) and
-//! `disksim_validate` (replays DiskSim's measured traces of cheetah9lp and ibm18es and
-//! scores the model with DiskSim's CDF demerit).
+//! Example: `disk_bench` (what each model delivers and what a simulated access costs).
+//! [`parv`] imports DiskSim 4.0 parameter files; `headway validate` replays DiskSim's
+//! measured validation traces against them and scores the model with DiskSim's CDF demerit.
 //!
 //! [`Drive`] puts a command queue and a write cache in front of an [`Hdd`]: at depth 1 with
 //! write-through it is exactly `Hdd::access`, one command after another.
 //!
-//! Not modelled yet (later issues): spare/slipped sectors, disk arrays, a DiskSim `.parv`
-//! importer.
+//! Not modelled yet (later issues): disk arrays, remapped defects.
 
 pub mod array;
 pub mod builtin;
@@ -44,6 +43,7 @@ mod disksim_tables;
 pub mod drive;
 pub mod geometry;
 pub mod hdd;
+pub mod parv;
 pub(crate) mod seek;
 mod serde_ns;
 pub mod spec;
@@ -56,4 +56,8 @@ pub use drive::{
 };
 pub use geometry::{Geometry, Location};
 pub use hdd::{Access, Arm, Estimate, Hdd};
-pub use spec::{CacheSpec, DiskSpec, Overheads, SeekModel, SpecError, Zone};
+pub use parv::{import as import_disksim, is_parameter_file, ImportError};
+pub use spec::{
+    CacheSpec, DiskSpec, FastWrite, Layout, Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone,
+    ZoneLayout,
+};

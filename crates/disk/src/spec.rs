@@ -80,6 +80,18 @@ pub struct Overheads {
     pub write_after_read: Duration,
     #[serde(with = "crate::serde_ns")]
     pub write_after_write: Duration,
+    /// Writes the buffer takes at once (fast writes, [`FastWrite`]); the `write_after_*`
+    /// overheads are DiskSim's write *miss* overheads. Default 0: only fast writes use them.
+    #[serde(default, with = "crate::serde_ns")]
+    pub write_hit_after_read: Duration,
+    #[serde(default, with = "crate::serde_ns")]
+    pub write_hit_after_write: Duration,
+    /// Added to every read's (write's) completion: the drive's status phase (DiskSim's
+    /// "Read/Write completion overhead").
+    #[serde(default, with = "crate::serde_ns")]
+    pub read_completion: Duration,
+    #[serde(default, with = "crate::serde_ns")]
+    pub write_completion: Duration,
 }
 
 impl Overheads {
@@ -92,11 +104,30 @@ impl Overheads {
             read_hit_after_write: read_hit,
             write_after_read: write,
             write_after_write: write,
+            write_hit_after_read: write,
+            write_hit_after_write: write,
+            read_completion: Duration::ZERO,
+            write_completion: Duration::ZERO,
         }
     }
 }
 
-/// The on-board buffer as read-ahead segments (write-through: writes are not cached).
+/// When a write is reported complete (DiskSim's "Fast write level").
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FastWrite {
+    /// Write-through: complete when the data is on the media (level 0).
+    #[default]
+    Off,
+    /// Complete once in the buffer when the previous write has been destaged (level 1:
+    /// one write segment).
+    Sequential,
+    /// Complete once in the buffer, destaged while idle (level 2).
+    All,
+}
+
+/// The on-board buffer as read-ahead segments; writes are write-through unless
+/// `fast_write` says otherwise.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheSpec {
     /// Number of segments; 0 disables the cache (every read goes to the media, no
@@ -108,10 +139,36 @@ pub struct CacheSpec {
     /// How far past the end of the last request read-ahead may run, in sectors. The drive
     /// stops prefetching there until a new request moves the limit.
     pub max_read_ahead_sectors: u32,
+    #[serde(default)]
+    pub fast_write: FastWrite,
+    /// A read of data a fast write left in the buffer hits (DiskSim's "Allow read hits on
+    /// write data"); otherwise a write invalidates what it overlaps.
+    #[serde(default)]
+    pub read_hits_on_write_data: bool,
+    /// While waiting for its first sector on the target track, a read miss keeps the
+    /// sectors that pass under the head before it (DiskSim's "Read any free blocks").
+    #[serde(default)]
+    pub read_any_free_blocks: bool,
+    /// A hit on a segment whose read-ahead had stopped at its limit restarts read-ahead
+    /// (DiskSim's "Read-ahead on idle hit"; headway's built-in models: yes).
+    #[serde(default = "yes")]
+    pub read_ahead_on_idle_hit: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl CacheSpec {
-    pub const DISABLED: CacheSpec = CacheSpec { segments: 0, segment_sectors: 0, max_read_ahead_sectors: 0 };
+    pub const DISABLED: CacheSpec = CacheSpec {
+        segments: 0,
+        segment_sectors: 0,
+        max_read_ahead_sectors: 0,
+        fast_write: FastWrite::Off,
+        read_hits_on_write_data: false,
+        read_any_free_blocks: false,
+        read_ahead_on_idle_hit: true,
+    };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0
     }
@@ -148,6 +205,81 @@ pub struct DiskSpec {
     #[serde(with = "crate::serde_ns")]
     pub bus_per_sector: Duration,
     pub cache: CacheSpec,
+    /// Where zones sit, spare and slipped sectors (DiskSim imports); `None`: zones are
+    /// contiguous from cylinder 0 and every sector holds an LBN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<Layout>,
+    /// The shortest any arm movement takes (DiskSim's "Minimum seek delay"; 0: none).
+    #[serde(default, with = "crate::serde_ns")]
+    pub min_seek: Duration,
+    /// The drive's own command queue as its parameter file gives it (DiskSim's "Max queue
+    /// length" and scheduling policy); informational: `--queue-depth` sets the simulated one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+}
+
+/// A drive's command queue as specified.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSpec {
+    pub depth: u32,
+    /// `fcfs` or `sptf`.
+    pub scheduler: String,
+}
+
+/// How spare sectors are set aside (DiskSim's "Sparing scheme used", the schemes its
+/// validated drives use).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sparing {
+    /// No spares; slips still shift the LBNs after them.
+    None,
+    /// `spares` whole tracks at the end of each zone; slips are whole tracks (scheme 1).
+    Tracks,
+    /// `spares` sectors at the end of each zone, slips shift LBNs within it (scheme 9).
+    Zone,
+    /// `spares` sectors at the end of every `cylinders`-cylinder range (scheme 8).
+    Range { cylinders: u32 },
+    /// Spares at the end of the disk: slips shift every later LBN of the zone (scheme 7).
+    End,
+}
+
+/// Physical placement of one zone ([`Layout`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneLayout {
+    /// Absolute first cylinder (cylinders between zones hold no LBNs).
+    pub first_cylinder: u32,
+    /// Slot of the zone's first LBN on its first track, in sectors ("Offset of first block").
+    pub first_block_offset: u32,
+    /// Sectors at the zone's front that hold no LBN ("Empty space at zone front").
+    pub empty_front: u32,
+    /// Spare sectors (tracks for [`Sparing::Tracks`]) per sparing unit.
+    pub spares: u32,
+    /// Slipped (skipped) sectors, as physical indices counted from the zone's first sector
+    /// (track indices for [`Sparing::Tracks`]), increasing.
+    pub slips: Vec<u32>,
+}
+
+/// Zone placement, sparing and slips (one [`ZoneLayout`] per zone of the spec).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    pub sparing: Sparing,
+    pub zones: Vec<ZoneLayout>,
+    /// Total cylinders of the drive (the seek curve's full stroke is this minus one).
+    pub cylinders: u32,
+}
+
+impl ZoneLayout {
+    /// LBNs this zone holds (DiskSim's "blocks in band").
+    pub fn lbns(&self, sparing: Sparing, cylinders: u32, surfaces: u32, spt: u32) -> u64 {
+        let phys = cylinders as u64 * surfaces as u64 * spt as u64;
+        let lost = match sparing {
+            Sparing::None | Sparing::End => self.slips.len() as u64,
+            Sparing::Tracks => self.spares as u64 * spt as u64,
+            Sparing::Zone => self.spares as u64,
+            Sparing::Range { cylinders: r } => self.spares as u64 * (cylinders / r.max(1)) as u64,
+        };
+        phys.saturating_sub(self.empty_front as u64 + lost)
+    }
 }
 
 /// Why a spec cannot be used.
@@ -174,20 +306,34 @@ pub enum SpecError {
     SeekThreePoint(&'static str),
     #[error("cache: {0}")]
     Cache(&'static str),
+    #[error("layout: {0}")]
+    Layout(String),
 }
 
 impl DiskSpec {
     /// Sectors the zones hold (before truncation to `capacity_sectors`).
     pub fn geometry_sectors(&self) -> u64 {
-        self.zones
-            .iter()
-            .map(|z| z.cylinders as u64 * self.surfaces as u64 * z.sectors_per_track as u64)
-            .sum()
+        match &self.layout {
+            Some(l) => self
+                .zones
+                .iter()
+                .zip(&l.zones)
+                .map(|(z, zl)| zl.lbns(l.sparing, z.cylinders, self.surfaces, z.sectors_per_track))
+                .sum(),
+            None => self
+                .zones
+                .iter()
+                .map(|z| z.cylinders as u64 * self.surfaces as u64 * z.sectors_per_track as u64)
+                .sum(),
+        }
     }
 
-    /// Total cylinders over all zones.
+    /// Total cylinders (over all zones, or as the layout states).
     pub fn cylinders(&self) -> u32 {
-        self.zones.iter().map(|z| z.cylinders).sum()
+        match &self.layout {
+            Some(l) => l.cylinders,
+            None => self.zones.iter().map(|z| z.cylinders).sum(),
+        }
     }
 
     /// One revolution, in ns (60e9 / rpm, rounded to the ns: the 0.3 ns rounding of a
@@ -259,6 +405,36 @@ impl DiskSpec {
         }
         if c.segments > 1024 {
             return Err(SpecError::Cache("more than 1024 segments"));
+        }
+        if c.fast_write != FastWrite::Off && !c.enabled() {
+            return Err(SpecError::Cache("fast writes need a buffer"));
+        }
+        if let Some(l) = &self.layout {
+            if l.zones.len() != self.zones.len() {
+                return Err(SpecError::Layout("one zone layout per zone".into()));
+            }
+            let mut next = 0u32;
+            for (i, (z, zl)) in self.zones.iter().zip(&l.zones).enumerate() {
+                if zl.first_cylinder < next {
+                    return Err(SpecError::Layout(format!("zone {i} overlaps the previous zone")));
+                }
+                next = zl.first_cylinder + z.cylinders;
+                if zl.first_block_offset >= z.sectors_per_track {
+                    return Err(SpecError::Layout(format!("zone {i}: first-block offset beyond the track")));
+                }
+                if zl.slips.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(SpecError::Layout(format!("zone {i}: slips must increase")));
+                }
+                if let Sparing::Range { cylinders: 0 } = l.sparing {
+                    return Err(SpecError::Layout("sparing range of 0 cylinders".into()));
+                }
+            }
+            if next > l.cylinders {
+                return Err(SpecError::Layout(format!(
+                    "zones reach cylinder {next}, beyond the {} cylinders",
+                    l.cylinders
+                )));
+            }
         }
         Ok(())
     }
@@ -379,11 +555,19 @@ impl DiskSpec {
         let c = &self.cache;
         let _ = writeln!(
             s,
-            "cache           {} segments x {} KiB, read-ahead up to {} KiB, write-through",
+            "cache           {} segments x {} KiB, read-ahead up to {} KiB, {}",
             c.segments,
             c.segment_sectors / 2,
-            c.max_read_ahead_sectors / 2
+            c.max_read_ahead_sectors / 2,
+            match c.fast_write {
+                FastWrite::Off => "write-through",
+                FastWrite::Sequential => "fast writes (one at a time)",
+                FastWrite::All => "fast writes",
+            }
         );
+        if let Some(q) = &self.queue {
+            let _ = writeln!(s, "queue           {} command(s), {}", q.depth, q.scheduler);
+        }
         let _ = writeln!(s, "\nsources: {}", self.sources);
         s
     }

@@ -4,7 +4,9 @@
 //! work-conserving scheduler; `FRAMEWORK:POLICY` wraps a policy in a non-work-conserving
 //! framework (`stream:cscan`, `antic:sptf`, `antic-combo:stride`); a bare framework name
 //! uses its default policy (`stream` is `stream:deadline`, as in 000 Section 3; `antic` is
-//! `antic:aged-sptf`, as in 001 Section 4). The Linux schedulers `as` and `cfq` stand alone.
+//! `antic:aged-sptf`, as in 001 Section 4). The Linux schedulers `as` and `cfq` stand alone,
+//! and so does `htbs` (004: pClock's tags with an active application; `pclock` is a policy,
+//! so `stream:pclock` wraps it).
 
 use crate::device::DeviceView;
 use crate::framework::antic;
@@ -28,7 +30,7 @@ pub enum BuildError {
 }
 
 /// Work-conserving policies, by name.
-pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf", "stride"];
+pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf", "stride", "pclock"];
 /// Frameworks, with the policy a bare name wraps.
 pub const FRAMEWORKS: &[(&str, &str)] =
     &[("stream", "deadline"), ("antic", antic::DEFAULT_POLICY), ("antic-combo", antic::COMBO_DEFAULT_POLICY)];
@@ -47,6 +49,7 @@ pub fn scheduler_names() -> Vec<String> {
     }
     v.push("as".to_string());
     v.push("cfq".to_string());
+    v.push("htbs".to_string());
     v
 }
 
@@ -67,6 +70,7 @@ pub fn tunables() -> Vec<Tunable> {
     v.extend_from_slice(antic::TUNABLES);
     v.extend_from_slice(crate::linux::as_sched::TUNABLES);
     v.extend_from_slice(crate::linux::cfq::TUNABLES);
+    v.extend_from_slice(crate::framework::htbs::TUNABLES);
     v
 }
 
@@ -89,6 +93,7 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, 
     match name {
         "as" => return crate::linux::as_sched::build(settings),
         "cfq" => return crate::linux::cfq::build(settings),
+        "htbs" => return crate::framework::htbs::build(settings),
         _ => {}
     }
     let max_kb = settings.count(&MAX_SECTORS_KB, 4, 1 << 20)?;
@@ -166,6 +171,9 @@ impl Policy for Box<dyn Policy> {
     }
     fn set_weight(&mut self, ctx: ContextId, weight: u32) {
         (**self).set_weight(ctx, weight)
+    }
+    fn set_qos(&mut self, ctx: ContextId, qos: crate::qos::Qos) {
+        (**self).set_qos(ctx, qos)
     }
 }
 

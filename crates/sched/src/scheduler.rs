@@ -7,6 +7,7 @@
 
 use crate::device::DeviceView;
 use crate::policy::Policy;
+use crate::qos::Qos;
 use crate::request::{ContextId, ReqId, Request};
 use crate::time::Time;
 
@@ -45,6 +46,11 @@ pub trait Scheduler: Send {
     fn pending(&self) -> usize;
     /// Proportional share: context `ctx` is entitled to `weight` shares (default 1).
     fn set_weight(&mut self, _ctx: ContextId, _weight: u32) {}
+    /// QoS: context `ctx` belongs to class `qos` (rate, delay, burst; seeds/004), called
+    /// once per context before its first request. Like `set_weight`, this is the driver
+    /// telling a scheduler about an issuer: frameworks that never read `ctx` (stream
+    /// scheduling) only pass it on to their policy, which may.
+    fn set_qos(&mut self, _ctx: ContextId, _qos: Qos) {}
     /// The issuer `ctx` has gone (process exit, connection closed): stop anticipating it.
     fn context_exited(&mut self, _now: Time, _ctx: ContextId) {}
     /// The driver's device holds up to `depth` commands (called once, before any request).
@@ -96,5 +102,8 @@ impl<P: Policy> Scheduler for WorkConserving<P> {
     }
     fn set_weight(&mut self, ctx: ContextId, weight: u32) {
         self.policy.set_weight(ctx, weight)
+    }
+    fn set_qos(&mut self, ctx: ContextId, qos: Qos) {
+        self.policy.set_qos(ctx, qos)
     }
 }

@@ -50,7 +50,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::readahead::{Readahead, PAGE};
-use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, JobReport, RunReport};
+use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, HeadTrace, JobReport, RunReport};
+use crate::trace::{Feed, FeedStats, TraceError};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 use crate::writeback::{Dirty, WritebackParams};
 use headway_sched::hist::Histogram;
@@ -68,7 +69,14 @@ enum Ev {
     Drive(u64),
     /// The scheduler's `WaitUntil` time may have come (see `arm_timer`).
     Timer,
+    /// Trace replay: simulated time reached the next record's time ([`crate::trace::feed`]).
+    Trace,
+    /// Trace replay, closed mode: a context issues its next request.
+    TraceCtx(u32),
 }
+
+/// `Meta::tctx` of a request that is not a trace's.
+const NOT_TRACE: u32 = u32::MAX;
 
 #[derive(Copy, Clone, Debug)]
 struct Meta {
@@ -76,6 +84,8 @@ struct Meta {
     submit: Time,
     bytes: u32,
     dir: Dir,
+    /// The trace context that issued it (trace replay), else `NOT_TRACE`.
+    tctx: u32,
 }
 
 /// A page-cache fill: a disk read the readahead of a buffered reader issued (synchronous
@@ -99,6 +109,8 @@ struct JobStats {
     disk_ns: u64,
     /// Requests submitted since the job last passed its process's barrier.
     since_barrier: u32,
+    /// The job against its QoS class, when it has one ([`crate::qos`]).
+    qos: Option<crate::qos::QosStats>,
 }
 
 /// Everything one run needs besides the jobs.
@@ -122,6 +134,9 @@ pub enum EngineError {
     /// The drive cannot be set up as asked (queue depth, write cache).
     #[error(transparent)]
     Drive(#[from] DriveError),
+    /// A trace being replayed has a bad line or a request past the disk.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
 }
 
 /// Requests and bytes per direction (read, write), for the in/out flow figures.
@@ -210,6 +225,14 @@ pub struct Engine<'a> {
     last_complete: Time,
     done_bytes: u64,
     planned_bytes: u64,
+    /// Trace replay: the trace, its pending `Ev::Trace` time, the error that ends the run,
+    /// whether the scheduler is told trace contexts.
+    feed: Option<Box<Feed>>,
+    trace_ev: Option<Time>,
+    trace_err: Option<TraceError>,
+    trace_tell: bool,
+    /// Dispatches recorded for the report, when asked for (`with_head_trace`).
+    trace: Option<HeadTrace>,
 }
 
 impl<'a> Engine<'a> {
@@ -225,6 +248,15 @@ impl<'a> Engine<'a> {
             if let Some(c) = j.ctx {
                 if weighted.insert(c) && j.weight != 1 {
                     sched.set_weight(c, j.weight);
+                }
+            }
+        }
+        // QoS classes likewise: the first job of an issuer with a class decides.
+        let mut classed = std::collections::BTreeSet::new();
+        for j in &jobs {
+            if let (Some(c), Some(q)) = (j.ctx, j.qos) {
+                if classed.insert(c) {
+                    sched.set_qos(c, q);
                 }
             }
         }
@@ -252,7 +284,10 @@ impl<'a> Engine<'a> {
             write_back: input.drive.write_cache == WriteCache::Back,
             curve: input.curve,
             capacity,
-            stats: (0..n).map(|_| JobStats::default()).collect(),
+            stats: jobs
+                .iter()
+                .map(|j| JobStats { qos: j.qos.map(crate::qos::QosStats::new), ..Default::default() })
+                .collect(),
             next_allowed: vec![Time::ZERO; n],
             jobs,
             groups,
@@ -291,7 +326,40 @@ impl<'a> Engine<'a> {
             last_complete: Time::ZERO,
             done_bytes: 0,
             planned_bytes,
+            feed: None,
+            trace_ev: None,
+            trace_err: None,
+            trace_tell: false,
+            trace: None,
         })
+    }
+
+    /// Record every dispatch of the run's first `window` (capped at
+    /// [`HeadTrace::MAX_DISPATCHES`]) in the report's `head_trace`.
+    pub fn with_head_trace(mut self, window: headway_sched::Duration) -> Self {
+        self.trace = Some(HeadTrace::new(window.0));
+        self
+    }
+
+    /// The job clone a dispatched request belongs to (a merged request: its first part's).
+    fn job_of(&self, id: ReqId) -> Option<u32> {
+        let direct = |id: &ReqId| {
+            self.meta
+                .get(id)
+                .map(|m| m.job)
+                .or_else(|| self.fills.get(id).map(|f| f.job))
+                .or_else(|| self.wbs.get(id).map(|w| w.0))
+        };
+        direct(&id).or_else(|| self.merged.get(&id).and_then(|parts| parts.first()).and_then(direct))
+    }
+
+    /// An engine that replays a trace (no fio jobs: each trace context's requests are
+    /// accounted to a job made as the context first appears, see [`crate::trace::feed`]).
+    pub fn replay(sched: Box<dyn Scheduler>, feed: Feed, input: &RunInput<'a>) -> Result<Self, EngineError> {
+        let mut e = Engine::new(sched, Vec::new(), input)?;
+        e.trace_tell = matches!(input.context, ContextMode::Process | ContextMode::Thread);
+        e.feed = Some(Box::new(feed));
+        Ok(e)
     }
 
     fn push(&mut self, t: Time, ev: Ev) {
@@ -309,9 +377,20 @@ impl<'a> Engine<'a> {
     }
 
     /// Run to the end. `progress` receives the fraction done now and then.
-    pub fn run(mut self, mut progress: impl FnMut(f64)) -> Result<RunReport, EngineError> {
+    pub fn run(self, progress: impl FnMut(f64)) -> Result<RunReport, EngineError> {
+        self.run_replay(progress).map(|(r, _)| r)
+    }
+
+    /// Run to the end; with a trace, also what was read from it.
+    pub fn run_replay(
+        mut self,
+        mut progress: impl FnMut(f64),
+    ) -> Result<(RunReport, FeedStats), EngineError> {
         if !self.groups.is_empty() {
             self.start_group(0);
+        }
+        if self.feed.is_some() {
+            self.trace_advance();
         }
         let mut group = 0usize;
         let mut events = 0u64;
@@ -353,6 +432,19 @@ impl<'a> Engine<'a> {
                         None => {}
                     }
                 }
+                Ev::Trace => {
+                    if self.trace_ev == Some(t) {
+                        self.trace_ev = None;
+                    }
+                    self.trace_advance();
+                }
+                Ev::TraceCtx(c) => {
+                    self.with_feed(|f, now| f.issue(c, now.0));
+                    self.drain_feed();
+                }
+            }
+            if self.trace_err.is_some() {
+                break;
             }
             // Stonewall: when every job of the current group is done, start the next.
             while group + 1 < self.groups.len()
@@ -362,11 +454,19 @@ impl<'a> Engine<'a> {
                 self.start_group(group);
             }
             events += 1;
-            if events & 0xFFFF == 0 && self.planned_bytes > 0 {
-                progress(self.done_bytes as f64 / self.planned_bytes as f64);
+            if events & 0xFFFF == 0 {
+                if let Some(f) = &self.feed {
+                    progress(f.fraction());
+                } else if self.planned_bytes > 0 {
+                    progress(self.done_bytes as f64 / self.planned_bytes as f64);
+                }
             }
         }
-        let unfinished = self.jobs.iter().filter(|j| !j.done(self.now)).count();
+        if let Some(e) = self.trace_err.take() {
+            return Err(EngineError::Trace(e));
+        }
+        let unfinished = self.jobs.iter().filter(|j| !j.done(self.now)).count()
+            + self.feed.as_ref().is_some_and(|f| !f.finished()) as usize;
         if unfinished > 0 {
             return Err(EngineError::Stalled {
                 at: self.now,
@@ -376,7 +476,95 @@ impl<'a> Engine<'a> {
             });
         }
         progress(1.0);
-        Ok(self.report())
+        let stats = self.feed.as_ref().map(|f| f.stats()).unwrap_or_default();
+        Ok((self.report(), stats))
+    }
+
+    /// Call `f` on the trace feed at the current time; an error ends the run.
+    fn with_feed(&mut self, f: impl FnOnce(&mut Feed, Time) -> Result<(), TraceError>) {
+        let now = self.now;
+        if let Some(feed) = self.feed.as_deref_mut() {
+            if let Err(e) = f(feed, now) {
+                self.trace_err.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Simulated time reached a record's time: take what is due.
+    fn trace_advance(&mut self) {
+        self.with_feed(|f, now| f.advance(now.0));
+        self.drain_feed();
+    }
+
+    /// Act on what the feed produced: jobs for new contexts, arrivals submitted now, issue
+    /// events, exited contexts, the next `Ev::Trace`.
+    fn drain_feed(&mut self) {
+        let Some(mut feed) = self.feed.take() else { return };
+        let (n, max) = (feed.contexts(), feed.max_jobs());
+        while self.jobs.len() < n.min(max) || (n > max && self.jobs.len() == max) {
+            let i = self.jobs.len();
+            let name = if i < max { feed.label(i).to_string() } else { "others".to_string() };
+            self.add_job(Job::for_trace(name, i));
+        }
+        let now = self.now;
+        let submitted = !feed.arrivals.is_empty();
+        while let Some(r) = feed.arrivals.pop_front() {
+            let j = (r.ctx as usize).min(max);
+            let job = &mut self.jobs[j];
+            job.started_at.get_or_insert(now);
+            job.inflight += 1;
+            job.issued += 1;
+            job.issued_bytes += r.len as u64 * SECTOR_BYTES;
+            let ctx = match &mut self.pool {
+                Some((n, rng)) => Some(ContextId(rng.gen_range(0..*n))),
+                None => self.trace_tell.then_some(ContextId(r.ctx)),
+            };
+            let id = ReqId(self.next_id);
+            self.next_id += 1;
+            let bytes = r.len * SECTOR_BYTES as u32;
+            self.meta.insert(id, Meta { job: j as u32, submit: now, bytes, dir: r.dir, tctx: r.ctx });
+            self.first_submit.get_or_insert(now);
+            self.arrive(Request {
+                id,
+                sector: r.sector,
+                len: r.len,
+                dir: r.dir,
+                sync: r.sync,
+                arrival: now,
+                ctx,
+            });
+        }
+        for (c, t) in feed.ready.drain(..) {
+            self.push(Time(t.max(now.0)), Ev::TraceCtx(c));
+        }
+        for c in feed.exited.drain(..) {
+            if self.trace_tell {
+                self.sched.context_exited(now, ContextId(c));
+            }
+        }
+        if let Some(t) = feed.wake_at() {
+            let t = Time(t.max(now.0));
+            if self.trace_ev.is_none_or(|e| e > t) {
+                self.trace_ev = Some(t);
+                self.push(t, Ev::Trace);
+            }
+        }
+        self.feed = Some(feed);
+        if submitted && self.drive.can_accept() {
+            self.fill();
+        }
+    }
+
+    /// A job made during the run (a trace context's).
+    fn add_job(&mut self, job: Job) {
+        debug_assert_eq!(job.index, self.jobs.len());
+        self.jobs.push(job);
+        self.stats.push(JobStats::default());
+        self.next_allowed.push(Time::ZERO);
+        self.ra.push(None);
+        self.dirty.push(Dirty::default());
+        self.wb_inflight.push(0);
+        self.throttled.push(Default::default());
     }
 
     fn view(&self) -> CurveView<'a> {
@@ -416,8 +604,17 @@ impl<'a> Engine<'a> {
             self.next_id += 1;
             self.meta.insert(
                 id,
-                Meta { job: j as u32, submit: now, bytes: io.len * SECTOR_BYTES as u32, dir: io.dir },
+                Meta {
+                    job: j as u32,
+                    submit: now,
+                    bytes: io.len * SECTOR_BYTES as u32,
+                    dir: io.dir,
+                    tctx: NOT_TRACE,
+                },
             );
+            if let Some(q) = self.stats[j].qos.as_mut() {
+                q.submitted(now, id, io.len * SECTOR_BYTES as u32, io.dir);
+            }
             self.first_submit.get_or_insert(now);
             if io.dir == Dir::Read && self.ra[j].is_some() {
                 submitted |= self.buffered_read(j, id, io.sector, io.len, ctx);
@@ -647,6 +844,18 @@ impl<'a> Engine<'a> {
 
     fn submit(&mut self, rq: Request) {
         self.dispatched += 1;
+        if self
+            .trace
+            .as_ref()
+            .is_some_and(|t| self.now.0 <= t.window_ns && t.t_ns.len() < HeadTrace::MAX_DISPATCHES)
+        {
+            let job = self.job_of(rq.id).map_or(-1, i64::from);
+            let t = self.trace.as_mut().expect("checked above");
+            t.t_ns.push(self.now.0);
+            t.sector.push(rq.sector);
+            t.sectors.push(rq.len);
+            t.job.push(job);
+        }
         self.flow_out.add(rq.dir, rq.len);
         if self.deep {
             self.head = rq.end();
@@ -721,10 +930,19 @@ impl<'a> Engine<'a> {
         st.disk_ns += (service as u128 * m.bytes as u128 / total as u128) as u64;
         st.bytes[m.dir.index()] += m.bytes as u64;
         st.clat[m.dir.index()].record(now.0 - m.submit.0);
+        if let Some(q) = st.qos.as_mut() {
+            q.completed(now, id, m.submit, m.bytes, self.jobs[j].started_at.unwrap_or(Time::ZERO));
+        }
         self.done_bytes += m.bytes as u64;
         let job = &mut self.jobs[j];
         job.inflight -= 1;
         job.completed += 1;
+        if m.tctx != NOT_TRACE {
+            job.finished_at = Some(now);
+            self.with_feed(|f, now| f.completed(m.tctx, now.0));
+            self.drain_feed();
+            return;
+        }
         let at_barrier = job.barrier > 0 && self.stats[j].since_barrier >= job.barrier;
         if job.wants_more(now) {
             if at_barrier {
@@ -768,7 +986,8 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn report(self) -> RunReport {
+    fn report(mut self) -> RunReport {
+        let head_trace = self.trace.take();
         let mut jobs = Vec::with_capacity(self.jobs.len());
         let mut all = Histogram::default();
         let mut total = 0;
@@ -786,6 +1005,7 @@ impl<'a> Engine<'a> {
                 disk_time_ns: st.disk_ns,
                 read: DirReport::new(st.bytes[0], &st.clat[0], rt),
                 write: DirReport::new(st.bytes[1], &st.clat[1], rt),
+                qos: st.qos.as_ref().map(|q| q.report(rt)),
             });
         }
         let runtime_ns = self.last_complete.0.saturating_sub(self.first_submit.unwrap_or(Time::ZERO).0);
@@ -833,6 +1053,7 @@ impl<'a> Engine<'a> {
                 page_cache_dirty_bytes: self.dirty.iter().map(|d| d.bytes()).sum(),
             },
             scheduler_stats: self.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            head_trace,
         }
     }
 }

@@ -10,8 +10,10 @@ pub mod fio;
 pub use headway_sched::hist;
 pub mod host;
 pub mod postmark;
+pub mod qos;
 pub mod readahead;
 pub mod report;
+pub mod trace;
 pub mod workload;
 pub mod writeback;
 
@@ -57,6 +59,8 @@ pub enum SimError {
     NoScheduler,
     #[error("{0}: no jobs in the job file")]
     NoJobs(String),
+    #[error(transparent)]
+    Trace(#[from] trace::TraceError),
 }
 
 /// Build every scheduler once to check names and settings before anything runs.
@@ -124,7 +128,17 @@ pub fn expand_jobs(cfg: &SimConfig, capacity_sectors: u64) -> Result<Vec<Job>, S
 
 /// Run the workload once per scheduler. `progress(run_index, fraction)` is called now and
 /// then from the simulation loop.
-pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result<Report, SimError> {
+pub fn simulate(cfg: &SimConfig, progress: impl FnMut(usize, f64)) -> Result<Report, SimError> {
+    simulate_traced(cfg, headway_sched::Duration(0), progress)
+}
+
+/// [`simulate`], each run's report also holding a `head_trace` of the dispatches in its
+/// first `head_trace` of simulated time (none when zero). The Python package's plots use it.
+pub fn simulate_traced(
+    cfg: &SimConfig,
+    head_trace: headway_sched::Duration,
+    mut progress: impl FnMut(usize, f64),
+) -> Result<Report, SimError> {
     check_schedulers(&cfg.schedulers, &cfg.settings)?;
     let capacity = Hdd::new(cfg.disk.clone()).capacity();
     let jobs = expand_jobs(cfg, capacity)?;
@@ -142,7 +156,11 @@ pub fn simulate(cfg: &SimConfig, mut progress: impl FnMut(usize, f64)) -> Result
     for (i, name) in cfg.schedulers.iter().enumerate() {
         let mut s = cfg.settings.clone();
         let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
-        let mut run = Engine::new(sched, jobs.clone(), &input)?.run(|f| progress(i, f))?;
+        let mut engine = Engine::new(sched, jobs.clone(), &input)?;
+        if head_trace.0 > 0 {
+            engine = engine.with_head_trace(head_trace);
+        }
+        let mut run = engine.run(|f| progress(i, f))?;
         run.context = cfg.context.name();
         run.seed = cfg.seed;
         runs.push(run);

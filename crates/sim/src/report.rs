@@ -12,7 +12,8 @@
 //! (002 Figures 8 and 9: requests and their sizes into and out of the device driver).
 //! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
 //! `iops`, `runtime` (ms, as fio), `total_ios`, `clat_ns {min, max, mean, percentile}` with
-//! fio's percentile keys (`"50.000000"`).
+//! fio's percentile keys (`"50.000000"`). A run has `"head_trace"` too when one was asked
+//! for ([`HeadTrace`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -84,6 +85,31 @@ pub struct JobReport {
     pub disk_time_ns: u64,
     pub read: DirReport,
     pub write: DirReport,
+    /// How the job fared against its QoS class (seeds/004); only for a job that has one
+    /// (`headway_rate`, `headway_delay` or `headway_burst`), absent from the JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qos: Option<QosReport>,
+}
+
+/// A job against its QoS class ([`crate::qos`] defines every figure).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QosReport {
+    /// The class's rate, in `rate_unit` (`bytes/s` or `iops`).
+    pub rate_target: u64,
+    pub rate_unit: String,
+    /// Completed over the job's runtime, in `rate_unit`.
+    pub rate_achieved: f64,
+    /// `rate_achieved / rate_target`: at least 1 when the guarantee was met.
+    pub rate_fraction: f64,
+    /// Completed in each whole second of the job's runtime, in `rate_unit`.
+    pub rate_per_second: Vec<u64>,
+    pub delay_ns: u64,
+    pub burst: u32,
+    pub requests: u64,
+    /// Requests that completed after their finish tag (submission + delay within the rate).
+    pub deadline_misses: u64,
+    /// Submission to completion, every request of the job.
+    pub latency_ns: Clat,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -158,6 +184,35 @@ pub struct RunReport {
     pub device: DeviceReport,
     /// The scheduler's own counters (stream: waits, timeouts, ...); empty for policies.
     pub scheduler_stats: BTreeMap<String, u64>,
+    /// Dispatches of the run's first moments, when asked for ([`crate::simulate_traced`]);
+    /// absent from the JSON otherwise, so the CLI's output does not change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_trace: Option<HeadTrace>,
+}
+
+/// Where the head was sent: every command the scheduler dispatched to the drive in the
+/// first `window_ns` of the run (at most [`HeadTrace::MAX_DISPATCHES`]), as parallel
+/// columns. The picture of deceptive idleness: offset against time, one colour per job.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct HeadTrace {
+    pub window_ns: u64,
+    /// Dispatch time, ns from the start of the run.
+    pub t_ns: Vec<u64>,
+    /// First sector and length in sectors of the command.
+    pub sector: Vec<u64>,
+    pub sectors: Vec<u32>,
+    /// Index of the job clone (in `jobs`) whose request it is (the first part's, for a
+    /// merged command), -1 when none.
+    pub job: Vec<i64>,
+}
+
+impl HeadTrace {
+    /// A cap on the records of one run, to keep the JSON small.
+    pub const MAX_DISPATCHES: usize = 20_000;
+
+    pub fn new(window_ns: u64) -> Self {
+        HeadTrace { window_ns, ..Default::default() }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -203,6 +258,38 @@ impl Report {
                 r.device.seek_count,
             );
         }
+        self.qos_table(&mut out);
         out
+    }
+
+    /// Jobs with a QoS class: one line each per run (nothing when no job has a class).
+    fn qos_table(&self, out: &mut String) {
+        if !self.runs.iter().any(|r| r.jobs.iter().any(|j| j.qos.is_some())) {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n{:<22} {:<16} {:>12} {:>12} {:>7} {:>8} {:>10}",
+            "QoS: scheduler", "job", "target", "achieved", "of tgt", "misses", "p99 ms"
+        );
+        for r in &self.runs {
+            for j in &r.jobs {
+                let Some(q) = &j.qos else { continue };
+                let unit = if q.rate_unit == "iops" { "IOPS" } else { "KB/s" };
+                let scale = if q.rate_unit == "iops" { 1.0 } else { 1e-3 };
+                let p99 = q.latency_ns.percentile.get("99.000000").copied().unwrap_or(0);
+                let _ = writeln!(
+                    out,
+                    "{:<22} {:<16} {:>7.0} {unit} {:>7.0} {unit} {:>6.0}% {:>8} {:>10.1}",
+                    r.scheduler,
+                    j.jobname,
+                    q.rate_target as f64 * scale,
+                    q.rate_achieved * scale,
+                    q.rate_fraction * 100.0,
+                    q.deadline_misses,
+                    p99 as f64 / 1e6,
+                );
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use headway_sched::{ContextId, Dir, Duration, Time, SECTOR_BYTES};
+use headway_sched::{ContextId, Dir, Duration, Qos, Time, SECTOR_BYTES};
 
 use crate::fio::{Engine, JobSpec, Pattern};
 use crate::postmark::Postmark;
@@ -88,6 +88,8 @@ pub struct Job {
     pub process: u32,
     pub vm: u32,
     pub weight: u32,
+    /// QoS class (`headway_rate`, `headway_delay`, `headway_burst`), when the job has one.
+    pub qos: Option<Qos>,
     /// Meet the process's other threads after every `barrier` requests (0 = never).
     pub barrier: u32,
     pattern: Pattern,
@@ -229,6 +231,7 @@ impl Job {
                 process: index as u32,
                 vm: 0,
                 weight: spec.headway_weight,
+                qos: spec.qos(),
                 barrier: spec.headway_barrier,
                 pattern: spec.pattern,
                 rwmixread: spec.rwmixread,
@@ -261,6 +264,50 @@ impl Job {
             });
         }
         Ok(out)
+    }
+
+    /// A trace context's job (trace replay): no walk of its own, the trace feeds it; it
+    /// exists to carry the context's name and results.
+    pub fn for_trace(name: String, index: usize) -> Job {
+        Job {
+            name,
+            index,
+            group: 0,
+            ctx: None,
+            process: index as u32,
+            vm: 0,
+            weight: 1,
+            qos: None,
+            barrier: 0,
+            pattern: Pattern::Read,
+            rwmixread: 100,
+            bs: [SECTOR_BYTES; 2],
+            skip: 0,
+            region_start: 0,
+            region_len: 0,
+            io_limit: 0,
+            sync: true,
+            buffered: false,
+            iodepth: 1,
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+            runtime: None,
+            time_based: false,
+            rate_gap: None,
+            startdelay: Duration::ZERO,
+            strided: None,
+            rng: ChaCha8Rng::seed_from_u64(0),
+            postmark: None,
+            cursor: 0,
+            zone_start: 0,
+            zone_done: 0,
+            issued_bytes: 0,
+            issued: 0,
+            completed: 0,
+            inflight: 0,
+            started_at: None,
+            finished_at: None,
+        }
     }
 
     /// Complete the issuer identities once every job is known: `processes[i]` and `vms[i]`

@@ -2,4 +2,5 @@
 //! device idle for a request that has not arrived yet.
 
 pub mod antic;
+pub mod htbs;
 pub mod stream;

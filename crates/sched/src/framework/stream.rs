@@ -379,6 +379,12 @@ impl<P: Policy> Scheduler for Stream<P> {
         self.policy.set_weight(ctx, weight)
     }
 
+    /// Passed on, never read here: stream scheduling stays process-agnostic; a policy
+    /// (`stream:pclock`) may tag by class.
+    fn set_qos(&mut self, ctx: ContextId, qos: crate::qos::Qos) {
+        self.policy.set_qos(ctx, qos)
+    }
+
     fn stats(&self) -> Vec<(&'static str, u64)> {
         let s = &self.stats;
         vec![
@@ -413,6 +419,10 @@ impl<P: Policy> Stream<P> {
                 self.hold = None;
                 self.slice = None;
                 self.stats.slice_expiries += 1;
+            } else if !pending {
+                // Nothing to hold back: the held request's completion or an arrival asks
+                // again (a timer here would fire at once once the slice has run out).
+                return Decision::Idle;
             } else {
                 // The held request's completion, an arrival or this re-check (the policy's
                 // next urgency, the slice's end) will ask again.

@@ -15,6 +15,7 @@ use std::ops::RangeInclusive;
 use crate::device::DeviceView;
 use crate::idmap::IdMap;
 use crate::params::{Settings, Tunable};
+use crate::qos::Qos;
 use crate::registry::BuildError;
 use crate::request::{ContextId, ReqId, Request, Sector};
 use crate::time::Time;
@@ -57,6 +58,10 @@ pub trait Policy: Send {
     /// Proportional share: context `ctx` is entitled to `weight` shares (default 1).
     /// Policies without shares ignore it.
     fn set_weight(&mut self, _ctx: ContextId, _weight: u32) {}
+
+    /// QoS: context `ctx` belongs to class `qos` (rate, delay, burst; seeds/004). Policies
+    /// without classes ignore it.
+    fn set_qos(&mut self, _ctx: ContextId, _qos: Qos) {}
 
     /// Number of queued requests.
     fn len(&self) -> usize;
@@ -222,6 +227,7 @@ pub mod aged_sptf;
 pub mod cscan;
 pub mod deadline;
 pub mod noop;
+pub mod pclock;
 pub mod sptf;
 pub mod stride;
 
@@ -229,6 +235,7 @@ pub use aged_sptf::{AgedSptf, AgedSptfParams};
 pub use cscan::Cscan;
 pub use deadline::{Deadline, DeadlineParams};
 pub use noop::Noop;
+pub use pclock::PClock;
 pub use sptf::Sptf;
 pub use stride::{Stride, StrideParams};
 
@@ -253,6 +260,7 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Option<Box<dyn super
         "sptf" => Some(Box::new(Sptf::new())),
         "aged-sptf" => Some(Box::new(AgedSptf::new(AgedSptfParams::from_settings(settings)?))),
         "stride" => Some(Box::new(Stride::new(StrideParams::from_settings(settings)?))),
+        "pclock" => Some(Box::new(PClock::new())),
         _ => None,
     })
 }

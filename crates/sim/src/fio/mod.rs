@@ -71,7 +71,9 @@
 //! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
 //!
 //! headway's own options, for what fio cannot say: `headway_process`, `headway_barrier`,
-//! `headway_vm`, `headway_weight` (who issues the requests), and `headway_workload=postmark`
+//! `headway_vm`, `headway_weight` (who issues the requests), `headway_rate`,
+//! `headway_delay`, `headway_burst` (the job's QoS class, for `pclock` and `htbs`), and
+//! `headway_workload=postmark`
 //! with `headway_pm_files`, `headway_pm_size_min`, `headway_pm_size_max`,
 //! `headway_pm_transactions`, `headway_pm_read_bias`, `headway_pm_create_bias`,
 //! `headway_pm_block`, `headway_pm_create_phase` (PostMark on a file pool in the job's region

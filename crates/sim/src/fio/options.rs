@@ -232,6 +232,19 @@ fn pm_size(d: &Draft, v: Option<&str>) -> Result<u64, String> {
     }
 }
 
+/// A QoS rate: `N[k|m|g..]` bytes per second or `Niops` requests per second, > 0.
+fn qos_rate(d: &Draft, v: &str) -> Result<headway_sched::Rate, String> {
+    let lower = v.to_ascii_lowercase();
+    let rate = match lower.strip_suffix("iops") {
+        Some(n) => headway_sched::Rate::Iops(parse_count(n.trim_end())?),
+        None => headway_sched::Rate::Bytes(parse_size(v, d.kb)?),
+    };
+    if rate.per_sec() == 0 {
+        return Err("the rate must be > 0".into());
+    }
+    Ok(rate)
+}
+
 /// The value of an option that needs one.
 /// A name for grouping jobs: non-empty, no whitespace.
 fn ident(v: Option<&str>) -> Result<String, String> {
@@ -674,6 +687,48 @@ pub static OPTIONS: &[FioOption] = &[
                 return Err(format!("{n} is not between 1 and 1000"));
             }
             d.spec.headway_weight = n as u32;
+            Ok(())
+        },
+    },
+    // ---- headway extensions: QoS classes (seeds/004, `pclock`, `htbs`) ------------------
+    FioOption {
+        names: &["headway_rate"],
+        doc: "QoS: the rate guaranteed to the job's issuer (pClock/HTBS `rho`): bytes per \
+              second with fio's size suffixes (`8800k` = 8800 KiB/s under the default \
+              `kb_base`), or requests per second with an `iops` suffix (`200iops`); > 0. \
+              Default: the default class (100 IOPS) when another `headway_` QoS option is given.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.headway_rate = Some(qos_rate(d, val(v)?)?);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_delay"],
+        doc: "QoS: the delay bound of a request within the job's rate (pClock/HTBS `delta`: \
+              finish tag minus start tag); milliseconds unless suffixed (default 100 ms).",
+        no_effect: None,
+        set: |d, v| {
+            let v = val(v)?;
+            let ms;
+            let v = if v.bytes().all(|b| b.is_ascii_digit()) {
+                ms = format!("{v}ms");
+                ms.as_str()
+            } else {
+                v
+            };
+            d.spec.headway_delay = Some(time(Some(v), TimeUnit::S)?);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["headway_burst"],
+        doc: "QoS: the burst the job's issuer may send above its rate, requests (pClock/HTBS \
+              `sigma`, the token bucket's size); 1 = no bursts (default), 0 = every request \
+              spaced 1/rate apart.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.headway_burst = Some(count_u32(v, 0, 1 << 20)?);
             Ok(())
         },
     },
@@ -1133,6 +1188,30 @@ mod tests {
         assert!(fails("headway_barrier=five").contains("not a whole number"));
         assert!(fails("headway_weight=0").contains("between 1 and 1000"));
         assert!(fails("headway_vm=a b").contains("not a name"));
+    }
+
+    #[test]
+    fn headway_qos_class() {
+        use headway_sched::{Duration, Qos, Rate};
+        let j = job("headway_rate=8800k\nheadway_delay=100\nheadway_burst=0");
+        assert_eq!(j.headway_rate, Some(Rate::Bytes(8800 * 1024)));
+        assert_eq!(j.headway_delay, Some(Duration::from_millis(100)));
+        assert_eq!(
+            j.qos(),
+            Some(Qos { rate: Rate::Bytes(8800 * 1024), delay: Duration::from_millis(100), burst: 0 })
+        );
+        assert_eq!(job("headway_rate=200iops").headway_rate, Some(Rate::Iops(200)));
+        assert_eq!(job("headway_rate=1M").headway_rate, Some(Rate::Bytes(1 << 20)));
+        assert_eq!(job("headway_delay=2s").headway_delay, Some(Duration::from_secs(2)));
+        // one option gives the job a class; the rest come from the default class
+        assert_eq!(job("headway_delay=50ms").qos().unwrap().rate, headway_sched::qos::DEFAULT_RATE);
+        assert_eq!(job("rw=read").qos(), None);
+        assert!(fails("headway_rate=0").contains("must be > 0"));
+        assert!(fails("headway_rate=0iops").contains("must be > 0"));
+        assert!(fails("headway_rate=fast").contains("malformed size"));
+        assert!(fails("headway_rate=12xiops").contains("not a whole number"));
+        assert!(fails("headway_delay=soon").contains("malformed time"));
+        assert!(fails("headway_burst=-1").contains("not a whole number"));
     }
 
     #[test]

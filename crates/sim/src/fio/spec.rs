@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use headway_sched::Duration;
+use headway_sched::{Duration, Qos, Rate};
 
 use crate::postmark::PostmarkParams;
 
@@ -118,6 +118,11 @@ pub struct JobSpec {
     pub headway_vm: Option<String>,
     /// `headway_weight`: proportional-share weight (default 1).
     pub headway_weight: u32,
+    /// `headway_rate`, `headway_delay`, `headway_burst`: the job's QoS class (004), each
+    /// `None` when not given. See [`JobSpec::qos`].
+    pub headway_rate: Option<Rate>,
+    pub headway_delay: Option<Duration>,
+    pub headway_burst: Option<u32>,
     /// `headway_workload=postmark` with its `headway_pm_*` parameters: PostMark on a file
     /// pool in the region instead of the `rw` walk. `None`: the walk (`headway_workload=fio`).
     pub headway_postmark: Option<PostmarkParams>,
@@ -156,8 +161,27 @@ impl JobSpec {
             headway_barrier: 0,
             headway_vm: None,
             headway_weight: 1,
+            headway_rate: None,
+            headway_delay: None,
+            headway_burst: None,
             headway_postmark: None,
         }
+    }
+
+    /// The job's QoS class: `None` when none of `headway_rate`, `headway_delay`,
+    /// `headway_burst` is given (the scheduler's default class applies, and the report has
+    /// no `qos` for the job); otherwise the given values, the default class's for the rest
+    /// ([`headway_sched::qos::DEFAULT_QOS`]: 100 IOPS, 100 ms, burst 1).
+    pub fn qos(&self) -> Option<Qos> {
+        if self.headway_rate.is_none() && self.headway_delay.is_none() && self.headway_burst.is_none() {
+            return None;
+        }
+        let d = headway_sched::qos::DEFAULT_QOS;
+        Some(Qos {
+            rate: self.headway_rate.unwrap_or(d.rate),
+            delay: self.headway_delay.unwrap_or(d.delay),
+            burst: self.headway_burst.unwrap_or(d.burst),
+        })
     }
 }
 

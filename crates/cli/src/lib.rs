@@ -1,0 +1,488 @@
+//! `headway`: the command-line face of headway. Argument parsing and glue only; the work is
+//! in headway-sched (schedulers), headway-disk (drive models) and headway-sim (simulator).
+//!
+//! The whole program is [`main`], a library function, so that the Python package's
+//! `headway` console script runs this same program in-process (crates/py); `src/main.rs` is
+//! the cargo-built binary's two-line wrapper. Subcommand modules are declared here.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
+use headway_sched::Settings;
+use headway_sim::{fio, simulate, ContextMode, SimConfig};
+
+mod replay;
+mod validate;
+
+/// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
+#[derive(Parser)]
+#[command(name = "headway", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a fio job file on a modelled disk, once per scheduler, and compare.
+    Simulate {
+        /// fio job file
+        jobfile: PathBuf,
+        /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
+        #[arg(long, default_value = "wd5000aaks")]
+        disk: String,
+        /// Scheduler(s), comma-separated (see `headway schedulers`)
+        #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+        scheduler: Vec<String>,
+        /// What the scheduler learns about who issued a request:
+        /// process | thread | none | vm | pool:N
+        #[arg(long, default_value = "process")]
+        context: String,
+        /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+        /// Seed of the simulator's random numbers
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[command(flatten)]
+        drive: DriveArgs,
+        /// Write fio-shaped JSON results here
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Do not print the comparison table
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Replay a block trace (blkparse, fio iolog, MSR, SPC, DiskSim, FIU) on a modelled disk,
+    /// once per scheduler, and compare.
+    Replay(replay::ReplayArgs),
+    /// List the built-in drive models with their parameters and sources.
+    Disks {
+        /// Show every parameter of one model
+        name: Option<String>,
+        /// Print the model's full parameter set as JSON
+        #[arg(long, requires = "name")]
+        json: bool,
+    },
+    /// List scheduler names.
+    Schedulers,
+    /// List tunables (name, unit, default, who reads it).
+    Tunables,
+    /// Measure simulated requests per second (wall clock) on a fixed workload.
+    Bench {
+        /// Requests to simulate per scheduler
+        #[arg(long, default_value_t = 1_000_000)]
+        requests: u64,
+        /// Scheduler(s) to measure, comma-separated
+        #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+        scheduler: Vec<String>,
+        /// Drive model
+        #[arg(long, default_value = "wd5000aaks")]
+        disk: String,
+        #[command(flatten)]
+        drive: DriveArgs,
+    },
+    /// Export a file over NBD and schedule its real I/O with a headway scheduler.
+    Serve(ServeArgs),
+    /// Measure service time against seek distance on a device or file (O_DIRECT) and write
+    /// the fitted curve for `headway serve --estimator FILE`.
+    Calibrate(CalibrateArgs),
+    /// Replay a DiskSim validation trace on a drive and report DiskSim's demerit figure.
+    Validate {
+        /// The drive: a DiskSim .parv or .diskspecs file (or a built-in model name)
+        parv: String,
+        /// Measured trace: `R|W Hit|Miss blkno bcount service_us next_interarrival_us`
+        trace: PathBuf,
+        /// Write {"drive", "requests", "demerit_ms", "mean_simulated_ms", "mean_measured_ms"} here
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+/// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
+#[derive(clap::Args)]
+struct DriveArgs {
+    /// Commands the drive queues, 1-64 (SATA NCQ: 32, SCSI TCQ: 64); 1 = no queueing
+    #[arg(long, value_name = "N", default_value = "1")]
+    queue_depth: String,
+    /// How the drive orders its queue: fcfs | sptf (shortest positioning time first)
+    #[arg(long, value_name = "fcfs|sptf", default_value = "sptf")]
+    drive_scheduler: String,
+    /// When the drive reports a write done: through (on the media) | back (in its cache)
+    #[arg(long, value_name = "back|through", default_value = "through")]
+    write_cache: String,
+}
+
+impl DriveArgs {
+    fn config(&self) -> Result<DriveConfig> {
+        let q = &self.queue_depth;
+        let queue_depth =
+            q.parse::<u32>().ok().filter(|d| (1..=MAX_QUEUE_DEPTH).contains(d)).with_context(|| {
+                format!("--queue-depth `{q}`: expected a number from 1 to {MAX_QUEUE_DEPTH}")
+            })?;
+        let s = &self.drive_scheduler;
+        let scheduler = DriveScheduler::parse(s)
+            .with_context(|| format!("--drive-scheduler `{s}`: expected fcfs or sptf"))?;
+        let w = &self.write_cache;
+        let write_cache =
+            WriteCache::parse(w).with_context(|| format!("--write-cache `{w}`: expected back or through"))?;
+        Ok(DriveConfig { queue_depth, scheduler, write_cache, write_cache_sectors: None })
+    }
+}
+
+/// Run the `headway` command with `args` (the program name first, as `std::env::args_os`):
+/// what the binary's `main` calls. See [`status`].
+pub fn main<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    ExitCode::from(status(args))
+}
+
+/// [`main`] with the exit status as a number, for the Python console script. Usage errors
+/// give 2 with clap's message, `--help` and `--version` 0, a failed command 2 with its
+/// error chain on stderr.
+pub fn status<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let code = match Cli::try_parse_from(args) {
+        Err(e) => {
+            let _ = e.print();
+            u8::try_from(e.exit_code()).unwrap_or(2)
+        }
+        Ok(cli) => match run(cli) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("headway: error: {e}");
+                for cause in e.chain().skip(1) {
+                    eprintln!("  caused by: {cause}");
+                }
+                2
+            }
+        },
+    };
+    // Embedded in Python, nothing flushes Rust's stdout at exit.
+    let _ = std::io::stdout().flush();
+    code
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, drive, json, quiet } => {
+            let drive = drive.config()?;
+            let context = ContextMode::parse(&context).with_context(|| {
+                format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
+            })?;
+            let disk_spec = validate::resolve_disk(&disk)?;
+            let mut settings = Settings::new();
+            for kv in &set {
+                settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
+            }
+            let jobfile = fio::parse_file(&jobfile)?;
+            let cfg =
+                SimConfig { jobfile, disk: disk_spec, schedulers: scheduler, context, settings, seed, drive };
+            let report = with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?;
+            if let Some(path) = json {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                }
+                std::fs::write(&path, report.to_json())
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            if !quiet {
+                print!("{}", report.table());
+            }
+            Ok(())
+        }
+        Cmd::Disks { name, json } => {
+            match name {
+                None => {
+                    for n in headway_disk::builtin_names() {
+                        let d = headway_disk::builtin(n).expect("listed model exists");
+                        println!("{n:<14} {}", d.description);
+                    }
+                    println!("\n`headway disks NAME` shows a model's parameters and their sources.");
+                }
+                Some(n) => {
+                    let Some(d) = headway_disk::builtin(&n) else {
+                        bail!(
+                            "unknown drive model `{n}` (known: {})",
+                            headway_disk::builtin_names().join(", ")
+                        )
+                    };
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&d)?);
+                    } else {
+                        print!("{}", d.summary());
+                    }
+                }
+            }
+            Ok(())
+        }
+        Cmd::Bench { requests, scheduler, disk, drive } => {
+            bench(requests, &scheduler, &disk, drive.config()?)
+        }
+        Cmd::Serve(args) => serve(args),
+        Cmd::Replay(args) => replay::run(args),
+        Cmd::Calibrate(args) => calibrate(args),
+        Cmd::Validate { parv, trace, json } => validate::run(&parv, &trace, json.as_ref()),
+        Cmd::Schedulers => {
+            for n in headway_sched::scheduler_names() {
+                println!("{n}");
+            }
+            Ok(())
+        }
+        Cmd::Tunables => {
+            println!("{:<20} {:<26} {:<9} {:<22} doc", "name", "unit", "default", "read by");
+            for t in headway_sched::tunables().into_iter().chain(headway_sim::host::TUNABLES.iter().copied())
+            {
+                println!(
+                    "{:<20} {:<26} {:<9} {:<22} {}",
+                    t.name,
+                    t.unit.to_string(),
+                    t.default,
+                    t.scope,
+                    t.doc
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Run `f` with a progress bar that appears only once the work has taken two seconds.
+fn with_progress<T>(runs: usize, f: impl FnOnce(&mut dyn FnMut(usize, f64)) -> T) -> T {
+    let start = Instant::now();
+    let mut bar: Option<ProgressBar> = None;
+    let total = (runs as u64) * 1000;
+    let mut cb = |run: usize, frac: f64| {
+        if bar.is_none() && start.elapsed().as_secs_f64() > 2.0 {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {percent}% run {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_message(format!("{}/{}", run + 1, runs));
+            b.set_position(run as u64 * 1000 + (frac.clamp(0.0, 1.0) * 1000.0) as u64);
+        }
+    };
+    let out = f(&mut cb);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out
+}
+
+/// The benchmark workload: 4 synchronous jobs, half sequential, half random 4 KiB reads,
+/// `requests` in all.
+fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
+    let per_job = requests / 4 * 4096;
+    let text = format!(
+        "[global]\nioengine=psync\ndirect=1\nbs=4k\nsize=40g\nio_size={per_job}\n\
+         [seq]\nrw=read\nnumjobs=2\noffset_increment=100g\n\
+         [rand]\nrw=randread\nnumjobs=2\noffset=200g\noffset_increment=100g\n"
+    );
+    Ok(fio::parse_str(&text, "<bench>")?)
+}
+
+fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -> Result<()> {
+    let disk_spec = validate::resolve_disk(disk)?;
+    println!(
+        "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {disk}, \
+         queue depth {} ({}), write-{}",
+        drive.queue_depth,
+        drive.scheduler.name(),
+        drive.write_cache.name()
+    );
+    println!("{:<22} {:>12} {:>14} {:>12}", "scheduler", "wall s", "requests/s", "sim time s");
+    for name in schedulers {
+        let cfg = SimConfig {
+            jobfile: bench_jobfile(requests)?,
+            disk: disk_spec.clone(),
+            schedulers: vec![name.clone()],
+            context: ContextMode::Process,
+            settings: Settings::new(),
+            seed: 1,
+            drive,
+        };
+        let t0 = Instant::now();
+        let report = simulate(&cfg, |_, _| {})?;
+        let wall = t0.elapsed().as_secs_f64();
+        let run = &report.runs[0];
+        let n = run.device.requests;
+        println!(
+            "{:<22} {:>12.3} {:>14.0} {:>12.1}",
+            run.scheduler,
+            wall,
+            n as f64 / wall,
+            run.aggregate.runtime_ns as f64 * 1e-9
+        );
+    }
+    Ok(())
+}
+
+/// `headway serve`: flags of the NBD server (headway-nbd does the work).
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// File (or block device) to export
+    #[arg(long)]
+    export: PathBuf,
+    /// Export size (e.g. 1G): creates the file or extends it; without it, the file's size
+    #[arg(long)]
+    size: Option<String>,
+    /// Where requests go: file (through the page cache) | direct (O_DIRECT: a block device
+    /// or a file on a file system that allows it) | emulated:MODEL (a file timed by a drive
+    /// model, see `headway disks`; the export may not exceed the model's capacity)
+    #[arg(long, default_value = "file")]
+    backend: String,
+    /// Scheduler (see `headway schedulers`)
+    #[arg(long, default_value = "stream")]
+    scheduler: String,
+    /// Override a tunable: --set antic_expire=2ms (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// TCP address to listen on (default 127.0.0.1:10809, NBD's port)
+    #[arg(long, value_name = "ADDR:PORT", conflicts_with = "unix")]
+    listen: Option<String>,
+    /// Unix socket to listen on instead of TCP
+    #[arg(long, value_name = "PATH")]
+    unix: Option<PathBuf>,
+    /// What the scheduler learns about who issued a request: connection | none
+    #[arg(long, default_value = "connection")]
+    context: String,
+    /// Refuse writes (EPERM)
+    #[arg(long)]
+    read_only: bool,
+    /// Export name (clients asking for the default export "" get it too)
+    #[arg(long, default_value = "")]
+    name: String,
+    /// Scheduled requests at the backend at once; 1 lets the scheduler alone pick the order
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_QUEUE_DEPTH)]
+    queue_depth: u32,
+    /// Service curve to price head moves with, written by `headway calibrate` (default: the
+    /// emulated model's, or the wd5000aaks model's for a file export)
+    #[arg(long, value_name = "FILE")]
+    estimator: Option<PathBuf>,
+    /// Log a statistics line this often (IOPS, bandwidth, latency percentiles, idle-wait
+    /// time), and one for the whole run at exit: e.g. 5s, 500ms, 1m
+    #[arg(long, value_name = "INTERVAL", value_parser = humantime::parse_duration)]
+    stats: Option<std::time::Duration>,
+}
+
+fn serve(a: ServeArgs) -> Result<()> {
+    use headway_nbd::{BackendKind, ContextMode as Ctx, Listen, ServeConfig, Server};
+    // First, so that a bad curve file stops the server before it listens.
+    let curve = a
+        .estimator
+        .as_deref()
+        .map(headway_nbd::calibrate::load)
+        .transpose()
+        .context("--estimator: cannot use the service curve")?;
+    // Before any thread starts, so that every thread inherits the blocked signals.
+    let shutdown = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let listen = match (a.unix, a.listen) {
+        (Some(p), _) => Listen::Unix(p),
+        (None, l) => Listen::Tcp(l.unwrap_or_else(|| "127.0.0.1:10809".into())),
+    };
+    let mut cfg = ServeConfig::new(a.export, listen);
+    cfg.size = a.size.as_deref().map(headway_nbd::parse_size).transpose().map_err(anyhow::Error::msg)?;
+    cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
+    cfg.scheduler = a.scheduler;
+    for kv in &a.set {
+        cfg.settings.push_kv(kv).with_context(|| format!("--set {kv}"))?;
+    }
+    cfg.context = a.context.parse::<Ctx>().map_err(anyhow::Error::msg)?;
+    cfg.read_only = a.read_only;
+    cfg.name = a.name;
+    cfg.queue_depth = a.queue_depth;
+    cfg.curve = curve;
+    cfg.stats_interval = a.stats;
+    let server = Server::bind(cfg)?;
+    eprintln!("headway: serving on {}", server.local_addr());
+    server.run(shutdown)?;
+    Ok(())
+}
+
+/// `headway calibrate`: flags of the service-curve measurement (headway-nbd does the work).
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Block device or file to measure (read only; a file should be fully written, not
+    /// sparse, and on the disk to be scheduled)
+    path: PathBuf,
+    /// Where to write the curve file
+    #[arg(long, value_name = "FILE", default_value = headway_nbd::calibrate::DEFAULT_OUT)]
+    out: PathBuf,
+    /// Probe pairs to time
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::calibrate::DEFAULT_SAMPLES)]
+    samples: usize,
+    /// Bytes per probe read, a multiple of 4K (e.g. 4096, 64K)
+    #[arg(long, value_name = "N", default_value = "4K")]
+    probe_bytes: String,
+    /// Seed of the probe offsets and their order
+    #[arg(long, value_name = "S", default_value_t = headway_nbd::calibrate::DEFAULT_SEED)]
+    seed: u64,
+    /// Read through the page cache instead of O_DIRECT, for filesystems that refuse it
+    /// (tmpfs): this measures the page cache, not a disk
+    #[arg(long)]
+    buffered: bool,
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<()> {
+    use headway_nbd::calibrate::{probe, ProbeConfig};
+    let bytes =
+        headway_nbd::parse_size(&a.probe_bytes).map_err(anyhow::Error::msg).context("--probe-bytes")?;
+    let probe_bytes =
+        u32::try_from(bytes).map_err(|_| anyhow::anyhow!("--probe-bytes {bytes}: too large"))?;
+    let cfg = ProbeConfig { samples: a.samples, probe_bytes, seed: a.seed, buffered: a.buffered };
+    let t0 = Instant::now();
+    let cal = with_progress(1, |progress| {
+        probe(&a.path, &cfg, |done| progress(0, done as f64 / cfg.samples as f64))
+    })?;
+    let file = cal.curve_file();
+    println!(
+        "{}: {} bytes, {} samples of {} bytes, {} ({:.1} s)",
+        a.path.display(),
+        cal.device_bytes,
+        cal.samples.len(),
+        cal.probe_bytes,
+        if cal.direct { "O_DIRECT" } else { "buffered: page cache timings, not the disk's" },
+        t0.elapsed().as_secs_f64()
+    );
+    if cal.sparse > 0 {
+        eprintln!(
+            "headway: warning: {} has {} unallocated bytes; holes are read without disk I/O, \
+             so the curve understates the disk (write the file in full first)",
+            a.path.display(),
+            cal.sparse
+        );
+    }
+    println!("{:>16} {:>14} {:>12}", "distance (sect)", "distance (B)", "time (ms)");
+    for &(d, t) in file.curve.knots() {
+        println!("{:>16} {:>14} {:>12.3}", d, d * headway_sched::SECTOR_BYTES, t as f64 * 1e-6);
+    }
+    file.save(&a.out)?;
+    println!("wrote {} (use: headway serve --estimator {})", a.out.display(), a.out.display());
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! `headway replay`: stream a block trace through the simulator, once per scheduler, and
+//! print the same comparison (and `--json`) as `headway simulate`. The work is in
+//! `headway_sim::trace`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use headway_sched::Settings;
+use headway_sim::trace::{feed, replay, Format, Mode, ReplayConfig};
+use headway_sim::ContextMode;
+
+use super::{with_progress, DriveArgs};
+
+/// Flags of `headway replay`.
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// Trace file (`-`: standard input, with one scheduler)
+    trace: PathBuf,
+    /// blkparse | iolog (fio iolog v2/v3) | msr | spc (umass) | disksim | fiu
+    #[arg(long, value_name = "F")]
+    format: String,
+    /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
+    #[arg(long, default_value = "wd5000aaks")]
+    disk: String,
+    /// Scheduler(s), comma-separated (see `headway schedulers`)
+    #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+    scheduler: Vec<String>,
+    /// What the scheduler learns about who issued a request: process | thread (the trace's
+    /// context: pid, file, volume) | none | pool:N
+    #[arg(long, default_value = "process")]
+    context: String,
+    /// open: requests arrive at their recorded times; closed: each context is a synchronous
+    /// issuer with the recorded think times (default: open; closed for fio iolog v2)
+    #[arg(long, value_name = "open|closed")]
+    mode: Option<String>,
+    /// Count and skip malformed lines instead of stopping at the first
+    #[arg(long)]
+    skip_bad: bool,
+    /// Fold requests past the end of the disk back onto it instead of stopping
+    #[arg(long)]
+    wrap: bool,
+    /// Closed mode: records read ahead at most (bounds memory; see the README)
+    #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_WINDOW)]
+    window: usize,
+    /// Contexts reported as jobs of their own; the rest share a job named `others`
+    #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_MAX_JOBS)]
+    max_jobs: usize,
+    /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Seed of the simulator's random numbers (`--context pool:N` draws)
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[command(flatten)]
+    drive: DriveArgs,
+    /// Write fio-shaped JSON results here (as `headway simulate --json`)
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Do not print the comparison table and the trace summary
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn run(a: ReplayArgs) -> Result<()> {
+    let drive = a.drive.config()?;
+    let format = Format::parse(&a.format)
+        .with_context(|| format!("--format `{}`: expected one of {}", a.format, Format::NAMES))?;
+    let context = ContextMode::parse(&a.context).filter(|c| *c != ContextMode::Vm).with_context(|| {
+        format!("--context `{}`: expected process, thread, none or pool:N (N >= 1)", a.context)
+    })?;
+    let mode = a
+        .mode
+        .as_deref()
+        .map(|m| Mode::parse(m).with_context(|| format!("--mode `{m}`: expected open or closed")))
+        .transpose()?;
+    anyhow::ensure!(a.window >= 1, "--window must be at least 1");
+    let disk = crate::validate::resolve_disk(&a.disk)?;
+    let mut settings = Settings::new();
+    for kv in &a.set {
+        settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
+    }
+    let cfg = ReplayConfig {
+        path: a.trace,
+        format,
+        disk,
+        schedulers: a.scheduler,
+        context,
+        settings,
+        seed: a.seed,
+        drive,
+        mode,
+        options: feed::FeedOptions {
+            window: a.window,
+            wrap: a.wrap,
+            skip_bad: a.skip_bad,
+            max_jobs: a.max_jobs,
+        },
+    };
+    let (report, summary) = with_progress(cfg.schedulers.len(), |progress| replay(&cfg, progress))?;
+    if let Some(path) = a.json {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        std::fs::write(&path, report.to_json()).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if !a.quiet {
+        print!("{}", report.table());
+        let s = &summary.stats;
+        println!(
+            "trace: {} requests, {} bytes, {} contexts, {} mode; {} lines ignored, {} bad lines skipped, {} requests wrapped",
+            s.records, s.bytes, s.contexts, summary.mode, s.ignored, s.bad, s.wrapped
+        );
+        if s.window_stalls > 0 {
+            println!(
+                "closed mode: {} waits for the read-ahead window ({:.3} s in all; --window {} buffered at most {})",
+                s.window_stalls,
+                s.window_stall_ns as f64 * 1e-9,
+                cfg.options.window,
+                s.peak_buffered
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! `headway replay` end to end: the same requests as blkparse text and as a fio iolog give
+//! byte-identical `--json`; bad lines stop the run with file:line, or are counted.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn headway(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headway")).args(args).output().expect("headway runs")
+}
+
+fn tmp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("headway-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Two processes reading 4 KiB sequentially, 100 GiB apart, one request per millisecond.
+fn traces() -> (String, String) {
+    let mut blk = String::new();
+    let mut log = String::from("fio version 3 iolog\n0 dd[10] add\n0 cat[20] add\n");
+    for i in 0..200u64 {
+        let (name, pid, base) = if i % 2 == 0 { ("dd", 10, 0) } else { ("cat", 20, 100u64 << 30) };
+        let sector = base / 512 + (i / 2) * 8;
+        blk += &format!(
+            "  8,16   0 {:>8} {:>5}.{:09} {pid:>5}  Q  RS {sector} + 8 [{name}]\n",
+            i + 1,
+            i / 1000,
+            (i % 1000) * 1_000_000
+        );
+        blk += &format!(
+            "  8,16   0 {:>8} {:>5}.{:09} {pid:>5}  C  RS {sector} + 8 [0]\n",
+            i + 1,
+            i / 1000,
+            (i % 1000) * 1_000_000 + 9
+        );
+        log += &format!("{i} {name}[{pid}] read {} 4096\n", sector * 512);
+    }
+    (blk, log)
+}
+
+#[test]
+fn blkparse_and_fio_iolog_give_the_same_json() {
+    let (blk, log) = traces();
+    let (b, l) = (tmp("t.blk", &blk), tmp("t.iolog", &log));
+    for mode in ["open", "closed"] {
+        let (jb, jl) =
+            (b.with_extension(format!("{mode}.b.json")), l.with_extension(format!("{mode}.l.json")));
+        for (trace, format, json) in [(&b, "blkparse", &jb), (&l, "iolog", &jl)] {
+            let out = headway(&[
+                "replay",
+                trace.to_str().unwrap(),
+                "--format",
+                format,
+                "--mode",
+                mode,
+                "--scheduler",
+                "deadline,stream,as",
+                "--json",
+                json.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                text.contains(&format!("trace: 200 requests, 819200 bytes, 2 contexts, {mode} mode")),
+                "{text}"
+            );
+        }
+        let (a, c) = (std::fs::read(&jb).unwrap(), std::fs::read(&jl).unwrap());
+        assert_eq!(a, c, "{mode}: JSON differs");
+        let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
+        assert_eq!(v["runs"][0]["jobs"][0]["jobname"], "dd[10]");
+        assert_eq!(v["runs"][0]["aggregate"]["io_bytes"], 819200);
+    }
+}
+
+#[test]
+fn bad_lines_name_file_and_line_or_are_skipped_and_counted() {
+    let (blk, _) = traces();
+    let bad = blk.replacen(" Q  RS 8 + 8 [dd]", " Q  RS 8 + x [dd]", 1);
+    let p = tmp("bad.blk", &bad);
+    let out = headway(&["replay", p.to_str().unwrap(), "--format", "blkparse"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}:5: nblocks `x` is not a number", p.display())), "{err}");
+    let out = headway(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--format",
+        "blkparse",
+        "--skip-bad",
+        "--scheduler",
+        "noop",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("trace: 199 requests") && text.contains("1 bad lines skipped"), "{text}");
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let p = tmp("one.blk", "  8,0 0 1 0.0 1 Q R 0 + 8 [a]\n");
+    for (args, needle) in [
+        (vec!["--format", "vhs"], "--format `vhs`"),
+        (vec!["--format", "blkparse", "--mode", "ajar"], "--mode `ajar`"),
+        (vec!["--format", "blkparse", "--context", "vm"], "--context `vm`"),
+    ] {
+        let mut a = vec!["replay", p.to_str().unwrap()];
+        a.extend(args);
+        let out = headway(&a);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{a:?}");
+    }
+}

@@ -1,0 +1,676 @@
+//! DiskSim 4.0 drive import: `headway simulate --disk path/NAME.parv` (or `.diskspecs`)
+//! reads DiskSim's parameter files as they are and maps the drive to a [`DiskSpec`].
+//!
+//! * [`syntax`]: libparam, DiskSim's parameter language (blocks, lists, `source` includes
+//!   relative to the including file), with file:line on every node.
+//! * [`import`]: the `disksim_disk` block (the one a `.parv` instantiates, or the only one)
+//!   and its `dm_disk` model (`Model = source NAME.model`), with the extracted seek curve
+//!   (`Full seek curve = NAME.seek`) or the HPL seek formula.
+//!
+//! ## What maps to what
+//! | DiskSim | headway |
+//! |---|---|
+//! | `Number of data surfaces`, `Number of cylinders`, `Block count`, `Rotation speed (in rpms)` | `surfaces`, layout cylinders, `capacity_sectors` (the zones' LBN count if smaller), `rpm` |
+//! | zones: first/last cylinder, blocks per track, track/cylinder skew, offset of first block, empty space at zone front, spares, slips | [`Zone`] + [`ZoneLayout`] (skews rounded to whole sectors) |
+//! | `Sparing scheme used` 0, 1, 7, 8 (+ `Rangesize for sparing`), 9 | [`Sparing`] `None`, `Tracks`, `End`, `Range`, `Zone` |
+//! | `Seek type = extracted` + `.seek` file | [`SeekModel::Table`] |
+//! | `Seek type = hpl` / `hplplus10` (`HPL seek equation values`, `First ten seek times`) | a `Table` with one knot per cylinder distance: `a + b*sqrt(d)` below the boundary, `c + e*d` from it; `hplplus10` takes distances 1-10 from the list |
+//! | `Head switch time`, `Add. write settling delay`, `Minimum seek delay` | `head_switch`, `write_settle`, `min_seek` |
+//! | `Read/Write hit/miss over. after read/write` (x `Time scale for overheads`, + `Per-request overhead time`) | [`Overheads`] |
+//! | `Read/Write completion overhead` | `read_completion`, `write_completion` |
+//! | `Data preparation overhead`, `Read disconnect after...`, `First reselect overhead` | added to the read-miss overheads (they delay a miss's data) |
+//! | `Write disconnect overhead`, `Extra write disconnect` with its `Extradisc ...` command, disconnect, inter-disconnect and 2nd disconnect overheads | added to the write-miss overheads |
+//! | `Bulk sector transfer time` | `bus_per_sector` |
+//! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3, 4: to the segment / read-ahead limit) | [`CacheSpec`] |
+//! | `Fast write level` 0/1/2, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags |
+//! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
+//!
+//! Accepted and ignored, because they do not change a single drive's service times in
+//! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
+//! `disksim_stats`, `disksim_iodriver`, `disksim_bus`, `disksim_ctlr`, `disksim_logorg`,
+//! `disksim_pf`, `disksim_synthio`, `instantiate`, `topology`); in the drive block: print
+//! and statistics options, `Avg sectors per cylinder` (a hint for host schedulers), bus
+//! holding and reconnection thresholds (`Hold bus entire read/write xfer`, `Never
+//! disconnect`, `Low (write) water mark`, `High (read) water mark`, `Set watermark by
+//! reqsize`, `Disconnect write if seek`, `Other reselect overhead`, `Extradisc seek delta`),
+//! precision switches (`Calc sector by sector`, `Stop prefetch in sector`, `Read directly
+//! to buffer`, `Immed transfer partial hit`, `Read-ahead over requested`), write-buffer
+//! bookkeeping headway does per request anyway (`Maximum number of write segments`, `Use
+//! separate write segment`, `Combine seq writes`, `Write hit stop prefetch`: a write always
+//! stops read-ahead here), and the ioqueue's parameters other than its policy (they only
+//! matter with a reordering scheduler). Features headway does not model are accepted only
+//! at their neutral value (0): sneaky and almost read hits, write prebuffering,
+//! preseeking, immediate buffer read/write, minimum read-ahead, rpm error; defects only
+//! as pairs remapped in place. Any
+//! other key is an error naming its file, line and key.
+
+pub mod syntax;
+
+use crate::disksim_tables::{SeekKnot, ZoneRow};
+use crate::spec::{
+    CacheSpec, DiskSpec, FastWrite, Layout, Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone,
+    ZoneLayout,
+};
+use headway_sched::Duration;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use syntax::{Block, Document, Pos, SyntaxError, Value};
+
+/// Why a parameter file cannot be imported.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ImportError {
+    Syntax(SyntaxError),
+    /// A missing, unknown or unsupported key or value, where it is.
+    At {
+        at: Pos,
+        msg: String,
+    },
+    /// Mapped, but the drive is inconsistent.
+    Spec {
+        file: PathBuf,
+        err: SpecError,
+    },
+    /// No drive (or several and none instantiated) in the file.
+    NoDisk(PathBuf),
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImportError::Syntax(e) => write!(f, "{e}"),
+            ImportError::At { at, msg } => write!(f, "{at}: {msg}"),
+            ImportError::Spec { file, err } => write!(f, "{}: {err}", file.display()),
+            ImportError::NoDisk(p) => {
+                write!(f, "{}: no disksim_disk block (or several and none instantiated)", p.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+impl From<SyntaxError> for ImportError {
+    fn from(e: SyntaxError) -> Self {
+        ImportError::Syntax(e)
+    }
+}
+
+type Result<T> = std::result::Result<T, ImportError>;
+
+fn err<T>(at: &Pos, msg: impl Into<String>) -> Result<T> {
+    Err(ImportError::At { at: at.clone(), msg: msg.into() })
+}
+
+/// Does `s` name a DiskSim parameter file (rather than a built-in model)?
+pub fn is_parameter_file(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    l.ends_with(".parv") || l.ends_with(".diskspecs")
+}
+
+/// Top-level block types of a `.parv` that describe the system around the drive.
+const IGNORED_TOP_LEVEL: &[&str] = &[
+    "disksim_global",
+    "disksim_stats",
+    "disksim_iodriver",
+    "disksim_bus",
+    "disksim_ctlr",
+    "disksim_logorg",
+    "disksim_pf",
+    "disksim_synthio",
+];
+
+/// Import the drive of a DiskSim `.parv` or `.diskspecs` file.
+pub fn import(path: &Path) -> Result<DiskSpec> {
+    let doc = syntax::parse_file(path)?;
+    let disk = pick_disk(&doc, path)?;
+    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let spec = map_disk(disk, &name, path)?;
+    spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
+    Ok(spec)
+}
+
+fn pick_disk<'a>(doc: &'a Document, path: &Path) -> Result<&'a Block> {
+    for b in &doc.blocks {
+        if b.ty != "disksim_disk" && !IGNORED_TOP_LEVEL.contains(&b.ty.as_str()) {
+            return err(&b.at, format!("unsupported block type `{}`", b.ty));
+        }
+    }
+    let disks: Vec<&Block> = doc.blocks.iter().filter(|b| b.ty == "disksim_disk").collect();
+    if disks.len() == 1 {
+        return Ok(disks[0]);
+    }
+    let inst: Vec<&Block> = disks
+        .iter()
+        .copied()
+        .filter(|d| doc.instances.iter().any(|(_, ty, _)| Some(ty) == d.name.as_ref()))
+        .collect();
+    match inst.as_slice() {
+        [one] => Ok(one),
+        _ => Err(ImportError::NoDisk(path.to_path_buf())),
+    }
+}
+
+/// The entries of one block, each to be used exactly once; whatever is left is an error.
+struct Fields<'a> {
+    block: &'a Block,
+    used: Vec<bool>,
+}
+
+impl<'a> Fields<'a> {
+    fn new(block: &'a Block) -> Fields<'a> {
+        Fields { block, used: vec![false; block.entries.len()] }
+    }
+    fn take(&mut self, key: &str) -> Option<&'a Value> {
+        let i = self.block.entries.iter().position(|e| e.key == key)?;
+        self.used[i] = true;
+        Some(&self.block.entries[i].value)
+    }
+    fn need(&mut self, key: &str) -> Result<&'a Value> {
+        match self.take(key) {
+            Some(v) => Ok(v),
+            None => err(&self.block.at, format!("`{}` block lacks `{key}`", self.block.ty)),
+        }
+    }
+    fn num(&mut self, key: &str) -> Result<f64> {
+        let v = self.need(key)?;
+        num(v, key)
+    }
+    fn num_or(&mut self, key: &str, default: f64) -> Result<f64> {
+        match self.take(key) {
+            Some(v) => num(v, key),
+            None => Ok(default),
+        }
+    }
+    fn uint(&mut self, key: &str) -> Result<u32> {
+        let v = self.need(key)?;
+        uint(v, key)
+    }
+    fn uint_or(&mut self, key: &str, default: u32) -> Result<u32> {
+        match self.take(key) {
+            Some(v) => uint(v, key),
+            None => Ok(default),
+        }
+    }
+    fn flag_or(&mut self, key: &str, default: bool) -> Result<bool> {
+        match self.take(key) {
+            Some(v) => match uint(v, key)? {
+                0 => Ok(false),
+                1 => Ok(true),
+                _ => err(v.pos(), format!("`{key}` must be 0 or 1")),
+            },
+            None => Ok(default),
+        }
+    }
+    fn ms_or_zero(&mut self, key: &str) -> Result<Duration> {
+        Ok(ms(self.num_or(key, 0.0)?))
+    }
+    fn word(&mut self, key: &str) -> Result<(&'a str, &'a Pos)> {
+        match self.need(key)? {
+            Value::Word(w, p) => Ok((w.as_str(), p)),
+            v => err(v.pos(), format!("`{key}` must be a word")),
+        }
+    }
+    fn block(&mut self, key: &str) -> Result<&'a Block> {
+        match self.need(key)? {
+            Value::Block(b) => Ok(b),
+            v => err(v.pos(), format!("`{key}` must be a block")),
+        }
+    }
+    fn list(&mut self, key: &str) -> Result<&'a [Value]> {
+        match self.need(key)? {
+            Value::List(l, _) => Ok(l),
+            v => err(v.pos(), format!("`{key}` must be a [ list ]")),
+        }
+    }
+    /// Keys that are irrelevant to a single drive in headway's model.
+    fn ignore(&mut self, keys: &[&str]) {
+        for k in keys {
+            self.take(k);
+        }
+    }
+    /// Features headway does not model: accepted only at 0.
+    fn zero_only(&mut self, keys: &[&str]) -> Result<()> {
+        for k in keys {
+            if let Some(v) = self.take(k) {
+                if num(v, k)? != 0.0 {
+                    return err(v.pos(), format!("`{k}` = {}: not supported (only 0)", num(v, k)?));
+                }
+            }
+        }
+        Ok(())
+    }
+    fn finish(self) -> Result<()> {
+        let left: Vec<&syntax::Entry> =
+            self.block.entries.iter().zip(&self.used).filter(|(_, u)| !**u).map(|(e, _)| e).collect();
+        match left.first() {
+            None => Ok(()),
+            Some(first) => {
+                let names: Vec<String> =
+                    left.iter().map(|e| format!("`{}` (line {})", e.key, e.at.line)).collect();
+                err(
+                    &first.at,
+                    format!("unknown or unsupported key in `{}`: {}", self.block.ty, names.join(", ")),
+                )
+            }
+        }
+    }
+}
+
+fn num(v: &Value, key: &str) -> Result<f64> {
+    match v {
+        Value::Num(x, _) => Ok(*x),
+        v => err(v.pos(), format!("`{key}` must be a number")),
+    }
+}
+
+fn uint(v: &Value, key: &str) -> Result<u32> {
+    let x = num(v, key)?;
+    if x < 0.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
+        return err(v.pos(), format!("`{key}` must be a whole number >= 0, not {x}"));
+    }
+    Ok(x as u32)
+}
+
+/// DiskSim times are ms with up to 6 decimals: exact in ns after rounding.
+fn ms(x: f64) -> Duration {
+    Duration((x * 1e6).round().max(0.0) as u64)
+}
+
+/// DiskSim zone rows as headway zones (shared by the built-in DiskSim models).
+pub(crate) fn zones_from_rows(rows: &[ZoneRow]) -> Vec<Zone> {
+    rows.iter()
+        .map(|&(first, last, spt, ts, cs)| Zone {
+            cylinders: last - first + 1,
+            sectors_per_track: spt,
+            track_skew: ts,
+            cylinder_skew: cs,
+        })
+        .collect()
+}
+
+/// An extracted seek curve (shared by the built-in DiskSim models).
+pub(crate) fn seek_from_knots(knots: &[SeekKnot]) -> SeekModel {
+    SeekModel::Table(knots.iter().map(|&(d, ns)| (d, Duration(ns))).collect())
+}
+
+/// A `.seek` file: `Seek distances measured: N`, then `distance, ms` a line.
+fn read_seek_file(path: &Path, from: &Pos) -> Result<Vec<SeekKnot>> {
+    let text = std::fs::read_to_string(path)
+        .or_else(|e| err(from, format!("cannot read seek curve {}: {e}", path.display())))?;
+    let file = std::sync::Arc::new(path.to_path_buf());
+    let mut knots = Vec::new();
+    let mut declared = None;
+    for (i, line) in text.lines().enumerate() {
+        let at = Pos { file: file.clone(), line: i as u32 + 1 };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(n) = line.strip_prefix("Seek distances measured:") {
+            declared = Some(n.trim().parse::<usize>().or_else(|_| err(&at, "bad count of seek distances"))?);
+            continue;
+        }
+        let mut parts = line.split(',').map(str::trim);
+        let (Some(d), Some(t), None) = (parts.next(), parts.next(), parts.next()) else {
+            return err(&at, format!("expected `distance, ms`, found `{line}`"));
+        };
+        let d: u32 = d.parse().or_else(|_| err(&at, format!("bad distance `{d}`")))?;
+        let t: f64 = t.parse().or_else(|_| err(&at, format!("bad seek time `{t}`")))?;
+        knots.push((d, ms(t).0));
+    }
+    if let Some(n) = declared {
+        if n != knots.len() {
+            return err(from, format!("{}: declares {n} distances, holds {}", path.display(), knots.len()));
+        }
+    }
+    Ok(knots)
+}
+
+fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
+    let mut f = Fields::new(disk);
+    let model = f.block("Model")?;
+    if model.ty != "dm_disk" {
+        return err(&model.at, format!("`Model` must be a dm_disk block, not `{}`", model.ty));
+    }
+    let mut m = map_model(model)?;
+
+    // ---- controller overheads ----
+    let scale = f.num_or("Time scale for overheads", 1.0)?;
+    let per_request = f.num_or("Per-request overhead time", 0.0)?;
+    let over = |f: &mut Fields, k: &str| -> Result<Duration> { Ok(ms(f.num(k)? * scale + per_request)) };
+    let read_hit_after_read = over(&mut f, "Read hit over. after read")?;
+    let read_hit_after_write = over(&mut f, "Read hit over. after write")?;
+    let read_miss_after_read = over(&mut f, "Read miss over. after read")?;
+    let read_miss_after_write = over(&mut f, "Read miss over. after write")?;
+    let write_hit_after_read = over(&mut f, "Write hit over. after read")?;
+    let write_hit_after_write = over(&mut f, "Write hit over. after write")?;
+    let write_after_read = over(&mut f, "Write miss over. after read")?;
+    let write_after_write = over(&mut f, "Write miss over. after write")?;
+    let read_completion = f.ms_or_zero("Read completion overhead")?;
+    let write_completion = f.ms_or_zero("Write completion overhead")?;
+    // Bus protocol around a media access: it delays a miss's data, a write's media phase.
+    let prep = f.ms_or_zero("Data preparation overhead")?;
+    let reselect = f.ms_or_zero("First reselect overhead")?;
+    let rd_after_read = f.ms_or_zero("Read disconnect afterread")?;
+    let rd_after_write = f.ms_or_zero("Read disconnect afterwrite")?;
+    let mut wdisc = f.ms_or_zero("Write disconnect overhead")?;
+    let extra = f.flag_or("Extra write disconnect", false)?;
+    let extradisc = [
+        f.ms_or_zero("Extradisc command overhead")?,
+        f.ms_or_zero("Extradisc disconnect overhead")?,
+        f.ms_or_zero("Extradisc inter-disconnect delay")?,
+        f.ms_or_zero("Extradisc 2nd disconnect overhead")?,
+    ];
+    if extra {
+        wdisc = extradisc.iter().fold(wdisc, |a, &b| a + b);
+    }
+    let overheads = Overheads {
+        read_miss_after_read: read_miss_after_read + prep + rd_after_read + reselect,
+        read_miss_after_write: read_miss_after_write + prep + rd_after_write + reselect,
+        read_hit_after_read,
+        read_hit_after_write,
+        write_after_read: write_after_read + wdisc,
+        write_after_write: write_after_write + wdisc,
+        write_hit_after_read,
+        write_hit_after_write,
+        read_completion,
+        write_completion,
+    };
+    m.min_seek = f.ms_or_zero("Minimum seek delay")?;
+    m.bus_per_sector = ms(f.num("Bulk sector transfer time")?);
+
+    // ---- cache ----
+    let segments = f.uint("Number of buffer segments")?;
+    let segment_sectors = f.uint("Segment size (in blks)")?;
+    let enabled = f.flag_or("Enable caching in buffer", true)?;
+    let mut max_ra = f.uint_or("Maximum read-ahead (blks)", 0)?;
+    if let Some(v) = f.take("Buffer continuous read") {
+        match uint(v, "Buffer continuous read")? {
+            0 => max_ra = 0,
+            3 | 4 => {}
+            n => return err(v.pos(), format!("`Buffer continuous read` = {n}: not supported (0, 3 or 4)")),
+        }
+    }
+    let fast_write = match f.take("Fast write level") {
+        None => FastWrite::Off,
+        Some(v) => match uint(v, "Fast write level")? {
+            0 => FastWrite::Off,
+            1 => FastWrite::Sequential,
+            2 => FastWrite::All,
+            n => return err(v.pos(), format!("`Fast write level` = {n}: must be 0, 1 or 2")),
+        },
+    };
+    let cache = if enabled && segments > 0 {
+        CacheSpec {
+            segments,
+            segment_sectors,
+            max_read_ahead_sectors: max_ra,
+            fast_write,
+            read_hits_on_write_data: f.flag_or("Allow read hits on write data", false)?,
+            read_any_free_blocks: f.flag_or("Read any free blocks", false)?,
+            read_ahead_on_idle_hit: f.flag_or("Read-ahead on idle hit", false)?,
+        }
+    } else {
+        f.ignore(&["Allow read hits on write data", "Read any free blocks", "Read-ahead on idle hit"]);
+        if fast_write != FastWrite::Off {
+            return err(&disk.at, "`Fast write level` > 0 needs `Enable caching in buffer` and segments");
+        }
+        CacheSpec::DISABLED
+    };
+
+    // ---- command queue ----
+    let depth = f.uint_or("Max queue length", 1)?;
+    let sched = f.block("Scheduler")?;
+    let mut q = Fields::new(sched);
+    let (pv, policy) = {
+        let v = q.need("Scheduling policy")?;
+        (v.pos().clone(), uint(v, "Scheduling policy")?)
+    };
+    let scheduler = match policy {
+        1 => "fcfs",
+        n => return err(&pv, format!("`Scheduling policy` = {n}: only 1 (FCFS) is supported")),
+    };
+    q.ignore(&[
+        "Cylinder mapping strategy",
+        "Write initiation delay",
+        "Read initiation delay",
+        "Sequential stream scheme",
+        "Maximum concat size",
+        "Overlapping request scheme",
+        "Sequential stream diff maximum",
+        "Scheduling timeout scheme",
+        "Timeout time/weight",
+        "Timeout scheduling",
+        "Scheduling priority scheme",
+        "Priority scheduling",
+    ]);
+    q.finish()?;
+
+    f.zero_only(&[
+        "Allow almost read hits",
+        "Allow sneaky full read hits",
+        "Allow sneaky partial read hits",
+        "Allow sneaky intermediate read hits",
+        "Allow write prebuffering",
+        "Preseeking level",
+        "Immediate buffer read",
+        "Immediate buffer write",
+        "Minimum read-ahead (blks)",
+    ])?;
+    f.ignore(&[
+        "Print stats",
+        "Avg sectors per cylinder",
+        "Hold bus entire read xfer",
+        "Hold bus entire write xfer",
+        "Never disconnect",
+        "Low (write) water mark",
+        "High (read) water mark",
+        "Set watermark by reqsize",
+        "Disconnect write if seek",
+        "Other reselect overhead",
+        "Extradisc seek delta",
+        "Calc sector by sector",
+        "Stop prefetch in sector",
+        "Read directly to buffer",
+        "Immed transfer partial hit",
+        "Read-ahead over requested",
+        "Maximum number of write segments",
+        "Use separate write segment",
+        "Combine seq writes",
+        "Write hit stop prefetch",
+    ]);
+    f.finish()?;
+
+    m.name = name.to_string();
+    m.description =
+        format!("{} (DiskSim 4.0 parameters, {})", disk.name.as_deref().unwrap_or("?"), path.display());
+    m.sources = format!(
+        "imported from {} ({}): every parameter as the file gives it; see headway_disk::parv for the mapping",
+        path.display(),
+        model.at.file.display()
+    );
+    m.overheads = overheads;
+    m.cache = cache;
+    m.queue = Some(QueueSpec { depth, scheduler: scheduler.into() });
+    Ok(m)
+}
+
+/// The `dm_disk` block: geometry and mechanics (overheads, bus and cache left default).
+fn map_model(model: &Block) -> Result<DiskSpec> {
+    let mut f = Fields::new(model);
+    let surfaces = f.uint("Number of data surfaces")?;
+    let cylinders = f.uint("Number of cylinders")?;
+    let block_count = f.num("Block count")? as u64;
+
+    let layout_b = f.block("Layout Model")?;
+    if layout_b.ty != "dm_layout_g1" {
+        return err(&layout_b.at, format!("unsupported layout model `{}` (dm_layout_g1 only)", layout_b.ty));
+    }
+    let mut l = Fields::new(layout_b);
+    let mapping = l.need("LBN-to-PBN mapping scheme")?;
+    if uint(mapping, "LBN-to-PBN mapping scheme")? != 0 {
+        return err(mapping.pos(), "`LBN-to-PBN mapping scheme`: only 0 (conventional) is supported");
+    }
+    let sv = l.need("Sparing scheme used")?;
+    let range = l.uint_or("Rangesize for sparing", 1)?;
+    let sparing = match uint(sv, "Sparing scheme used")? {
+        0 => Sparing::None,
+        1 => Sparing::Tracks,
+        7 => Sparing::End,
+        8 => Sparing::Range { cylinders: range.max(1) },
+        9 => Sparing::Zone,
+        n => return err(sv.pos(), format!("`Sparing scheme used` = {n}: not supported (0, 1, 7, 8, 9)")),
+    };
+    let mut rows: Vec<ZoneRow> = Vec::new();
+    let mut zone_layouts = Vec::new();
+    for zv in l.list("Zones")? {
+        let Value::Block(zb) = zv else { return err(zv.pos(), "`Zones` must list dm_layout_g1_zone blocks") };
+        if zb.ty != "dm_layout_g1_zone" {
+            return err(&zb.at, format!("unexpected `{}` in `Zones`", zb.ty));
+        }
+        let mut z = Fields::new(zb);
+        let first = z.uint("First cylinder number")?;
+        let last = z.uint("Last cylinder number")?;
+        if last < first || last >= cylinders {
+            return err(&zb.at, format!("zone cylinders {first}..{last} outside 0..{cylinders}"));
+        }
+        let spt = z.uint("Blocks per track")?;
+        let whole =
+            |z: &mut Fields, k: &str| -> Result<u32> { Ok(z.num_or(k, 0.0)?.round().max(0.0) as u32) };
+        let offset = whole(&mut z, "Offset of first block")?;
+        let empty = z.uint_or("Empty space at zone front", 0)?;
+        let ts = whole(&mut z, "Skew for track switch")?;
+        let cs = whole(&mut z, "Skew for cylinder switch")?;
+        let spares = z.uint_or("Number of spares", 0)?;
+        let mut slips = Vec::new();
+        if let Some(v) = z.take("slips") {
+            let Value::List(items, _) = v else { return err(v.pos(), "`slips` must be a [ list ]") };
+            for it in items {
+                slips.push(uint(it, "slips")?);
+            }
+        }
+        slips.sort_unstable();
+        slips.dedup();
+        if let Some(v) = z.take("defects") {
+            // (defect, replacement) pairs; a sector "remapped" to itself changes nothing
+            let Value::List(items, _) = v else { return err(v.pos(), "`defects` must be a [ list ]") };
+            let pairs: Vec<u32> = items.iter().map(|x| uint(x, "defects")).collect::<Result<_>>()?;
+            if !pairs.len().is_multiple_of(2) || pairs.chunks(2).any(|p| p[0] != p[1]) {
+                return err(
+                    v.pos(),
+                    "`defects`: remapped defects are not supported (only pairs remapped in place)",
+                );
+            }
+        }
+        z.finish()?;
+        rows.push((first, last, spt, ts % spt.max(1), cs % spt.max(1)));
+        zone_layouts.push(ZoneLayout {
+            first_cylinder: first,
+            first_block_offset: offset % spt.max(1),
+            empty_front: empty,
+            spares,
+            slips,
+        });
+    }
+    l.finish()?;
+    if rows.is_empty() {
+        return err(&layout_b.at, "no zones");
+    }
+
+    let mech = f.block("Mechanical Model")?;
+    if mech.ty != "dm_mech_g1" {
+        return err(&mech.at, format!("unsupported mechanical model `{}` (dm_mech_g1 only)", mech.ty));
+    }
+    let mut me = Fields::new(mech);
+    let (att, atp) = me.word("Access time type")?;
+    if att != "trackSwitchPlusRotation" {
+        return err(atp, format!("`Access time type` = {att}: only trackSwitchPlusRotation is supported"));
+    }
+    let (seek_type, stp) = me.word("Seek type")?;
+    let single = me.num_or("Single cylinder seek time", 0.0)?;
+    let seek = match seek_type {
+        "extracted" => {
+            let (file, fp) = me.word("Full seek curve")?;
+            let dir = fp.file.parent().map(Path::to_path_buf).unwrap_or_default();
+            seek_from_knots(&read_seek_file(&dir.join(file), fp)?)
+        }
+        "hpl" | "hplplus10" => {
+            let vals = me.list("HPL seek equation values")?;
+            let v: Vec<f64> =
+                vals.iter().map(|x| num(x, "HPL seek equation values")).collect::<Result<_>>()?;
+            if v.len() != 6 {
+                return err(stp, "`HPL seek equation values` needs 6 numbers (boundary, a, b, c, e, single)");
+            }
+            let first_ten: Vec<f64> = if seek_type == "hplplus10" {
+                let l = me.list("First ten seek times")?;
+                let t: Vec<f64> = l.iter().map(|x| num(x, "First ten seek times")).collect::<Result<_>>()?;
+                if t.len() != 10 {
+                    return err(stp, "`First ten seek times` needs 10 numbers");
+                }
+                t
+            } else {
+                me.ignore(&["First ten seek times"]);
+                Vec::new()
+            };
+            let (boundary, a, b, c, e, one) = (v[0], v[1], v[2], v[3], v[4], v[5]);
+            let knots = (1..cylinders.max(2))
+                .map(|d| {
+                    let t = if (d as usize) <= first_ten.len() {
+                        first_ten[d as usize - 1]
+                    } else if d == 1 && one >= 0.0 {
+                        one
+                    } else if (d as f64) < boundary {
+                        a + b * (d as f64).sqrt()
+                    } else {
+                        c + e * d as f64
+                    };
+                    (d, ms(t).0)
+                })
+                .collect::<Vec<_>>();
+            seek_from_knots(&knots)
+        }
+        other => {
+            return err(stp, format!("`Seek type` = {other}: not supported (extracted, hpl, hplplus10)"))
+        }
+    };
+    let _ = single;
+    me.ignore(&["Full strobe seek time", "Average seek time", "First ten seek times"]);
+    let write_settle = ms(me.num_or("Add. write settling delay", 0.0)?);
+    let head_switch = ms(me.num("Head switch time")?);
+    let rpm_v = me.need("Rotation speed (in rpms)")?;
+    let rpm = num(rpm_v, "Rotation speed (in rpms)")?;
+    if rpm.is_nan() || rpm < 1.0 {
+        return err(rpm_v.pos(), "rotation speed must be positive");
+    }
+    me.zero_only(&["Percent error in rpms"])?;
+    me.finish()?;
+    f.finish()?;
+
+    let zones = zones_from_rows(&rows);
+    let layout = Layout { sparing, zones: zone_layouts, cylinders };
+    let mut spec = DiskSpec {
+        name: String::new(),
+        description: String::new(),
+        sources: String::new(),
+        rpm: rpm.round() as u32,
+        surfaces,
+        zones,
+        capacity_sectors: block_count,
+        seek,
+        head_switch,
+        write_settle,
+        overheads: Overheads::uniform(Duration::ZERO, Duration::ZERO, Duration::ZERO),
+        bus_per_sector: Duration::ZERO,
+        cache: CacheSpec::DISABLED,
+        layout: Some(layout),
+        min_seek: Duration::ZERO,
+        queue: None,
+    };
+    // DiskSim trusts its zones over "Block count" when they hold fewer blocks.
+    spec.capacity_sectors = block_count.min(spec.geometry_sectors());
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests;

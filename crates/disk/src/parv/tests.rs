@@ -1,0 +1,183 @@
+use super::*;
+
+fn reference() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid")
+}
+
+/// (file stem, surfaces, cylinders, capacity, rpm, zones) as the files say.
+const DRIVES: [(&str, u32, u32, u64, u32, usize); 6] = [
+    ("atlas_III", 10, 8057, 17_783_250, 7200, 9),
+    ("barracuda", 5, 5172, 4_110_000, 7200, 11),
+    ("cheetah4LP", 8, 6581, 8_887_200, 10033, 7),
+    ("cheetah9LP", 12, 6962, 17_783_240, 10045, 11),
+    ("hp_c2247a", 13, 2051, 2_054_864, 5400, 8),
+    ("ibm18es", 5, 11474, 17_916_240, 7200, 55),
+];
+
+#[test]
+fn imports_all_six_validated_drives() {
+    let dir = reference();
+    if !dir.exists() {
+        eprintln!("{} missing: skipped", dir.display());
+        return;
+    }
+    for (stem, surfaces, cyls, cap, rpm, nz) in DRIVES {
+        for ext in ["parv", "diskspecs"] {
+            let s = import(&dir.join(format!("{stem}.{ext}"))).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(s.name, stem);
+            assert_eq!(
+                (s.surfaces, s.cylinders(), s.capacity_sectors, s.rpm),
+                (surfaces, cyls, cap, rpm),
+                "{stem}"
+            );
+            assert_eq!(s.zones.len(), nz, "{stem}");
+            assert_eq!(s.queue, Some(QueueSpec { depth: 1, scheduler: "fcfs".into() }));
+            let h = crate::Hdd::try_new(s.clone()).unwrap();
+            assert_eq!(h.capacity(), cap);
+        }
+    }
+    let c = import(&dir.join("cheetah9LP.parv")).unwrap();
+    assert_eq!(c.cache.segments, 3);
+    assert_eq!(c.cache.segment_sectors, 561);
+    assert_eq!(c.cache.fast_write, FastWrite::All);
+    assert!(c.cache.read_hits_on_write_data);
+    assert_eq!(c.bus_per_sector, Duration(105_000));
+    assert_eq!(c.overheads.write_hit_after_read, Duration(748_000));
+    assert_eq!(c.layout.as_ref().unwrap().sparing, Sparing::Zone);
+    assert_eq!(c.layout.as_ref().unwrap().zones[0].slips.len(), 34);
+    let hp = import(&dir.join("hp_c2247a.parv")).unwrap();
+    assert_eq!(hp.cache.fast_write, FastWrite::Off);
+    assert_eq!(hp.layout.as_ref().unwrap().sparing, Sparing::Tracks);
+    // the HPL curve: first ten distances from the list, then a + b sqrt(d) up to 300
+    let SeekModel::Table(k) = &hp.seek else { panic!() };
+    assert_eq!(k[0], (1, Duration(2_890_000)));
+    assert_eq!(k[10].1, ms(3.81 + 0.33 * 11f64.sqrt()));
+    assert_eq!(k[400].1, ms(7.75 + 0.0059 * 401.0));
+}
+
+/// The built-in DiskSim models carry the same zones and seek curves as the files.
+#[test]
+fn builtin_disksim_models_agree_with_their_files() {
+    let dir = reference();
+    if !dir.exists() {
+        return;
+    }
+    for (builtin, stem) in [("cheetah9lp", "cheetah9LP"), ("ibm18es", "ibm18es")] {
+        let b = crate::builtin(builtin).unwrap();
+        let i = import(&dir.join(format!("{stem}.parv"))).unwrap();
+        assert_eq!(b.zones, i.zones, "{builtin}");
+        assert_eq!(b.seek, i.seek, "{builtin}");
+        assert_eq!((b.rpm, b.surfaces, b.capacity_sectors), (i.rpm, i.surfaces, i.capacity_sectors));
+        assert_eq!(
+            (b.head_switch, b.write_settle, b.bus_per_sector),
+            (i.head_switch, i.write_settle, i.bus_per_sector)
+        );
+    }
+}
+
+/// Slips shift every later LBN of the zone one sector on; spares and the empty front hold
+/// no LBN; the mapping stays invertible.
+#[test]
+fn slips_spares_and_empty_space_in_the_mapping() {
+    let dir = reference();
+    if !dir.exists() {
+        return;
+    }
+    for (stem, ..) in DRIVES {
+        let s = import(&dir.join(format!("{stem}.parv"))).unwrap();
+        let h = crate::Hdd::new(s.clone());
+        let g = h.geometry();
+        let l = s.layout.as_ref().unwrap();
+        // the first LBN sits past the empty front at the zone's offset
+        let z0 = &l.zones[0];
+        let loc = g.locate(0);
+        let spt = s.zones[0].sectors_per_track;
+        if l.sparing != Sparing::Tracks {
+            let expect =
+                z0.empty_front + z0.slips.iter().take_while(|&&x| x <= z0.empty_front).count() as u32;
+            let p = (loc.cylinder - z0.first_cylinder) * spt * s.surfaces + loc.head * spt + loc.sector;
+            assert_eq!(p, expect, "{stem}");
+            assert_eq!(
+                loc.slot,
+                (loc.sector
+                    + z0.first_block_offset
+                    + loc.head * s.zones[0].track_skew
+                    + (loc.cylinder - z0.first_cylinder)
+                        * ((s.surfaces - 1) * s.zones[0].track_skew + s.zones[0].cylinder_skew))
+                    % spt,
+                "{stem}"
+            );
+        }
+        let step = (g.capacity() / 50_021).max(1);
+        let mut prev = None;
+        let mut lbn = 0;
+        while lbn < g.capacity() {
+            let loc = g.locate(lbn);
+            assert_eq!(g.lbn_of(loc.cylinder, loc.head, loc.sector), Some(lbn), "{stem} lbn {lbn}");
+            if let Some(p) = prev {
+                assert!((loc.cylinder, loc.head, loc.sector) > p, "{stem}: lbn {lbn}");
+            }
+            prev = Some((loc.cylinder, loc.head, loc.sector));
+            lbn += step;
+        }
+        // every slipped sector of zone 1 maps to no LBN (sector-sliping schemes)
+        if matches!(l.sparing, Sparing::Zone | Sparing::End | Sparing::Range { .. }) {
+            let zl = &l.zones[1];
+            let spt = s.zones[1].sectors_per_track;
+            for &p in zl.slips.iter().take(20) {
+                let c = zl.first_cylinder + p / (spt * s.surfaces);
+                let r = p % (spt * s.surfaces);
+                assert_eq!(g.lbn_of(c, r / spt, r % spt), None, "{stem}: slip {p}");
+            }
+        }
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn unknown_keys_and_values_are_errors_naming_file_line_and_key() {
+    let ref_dir = reference();
+    if !ref_dir.exists() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("headway-parv-import-{}", std::process::id()));
+    let specs = std::fs::read_to_string(ref_dir.join("cheetah9LP.diskspecs")).unwrap();
+    for f in ["cheetah9LP.model", "cheetah9LP.seek"] {
+        std::fs::copy(ref_dir.join(f), dir.join(f)).ok().or_else(|| {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::copy(ref_dir.join(f), dir.join(f)).ok()
+        });
+    }
+    let bad = specs.replace("   Print stats = 1,\n", "   Print stats = 1,\n   Frobnicate level = 3,\n");
+    let p = write(&dir, "bad.diskspecs", &bad);
+    let e = import(&p).unwrap_err().to_string();
+    assert!(e.contains("bad.diskspecs:17:") && e.contains("`Frobnicate level`"), "{e}");
+    let bad = specs.replace("Fast write level = 2", "Fast write level = 7");
+    let e = import(&write(&dir, "bad2.diskspecs", &bad)).unwrap_err().to_string();
+    assert!(e.contains("bad2.diskspecs:") && e.contains("Fast write level"), "{e}");
+    let bad = specs.replace("Allow sneaky full read hits = 0", "Allow sneaky full read hits = 1");
+    let e = import(&write(&dir, "bad3.diskspecs", &bad)).unwrap_err().to_string();
+    assert!(e.contains("not supported"), "{e}");
+    let model = std::fs::read_to_string(ref_dir.join("cheetah9LP.model")).unwrap();
+    let bad =
+        model.replacen("Number of spares = 1270,", "Number of spares = 1270,\n            Wobble = 1,", 1);
+    write(&dir, "m.model", &bad);
+    let e = import(&write(&dir, "bad4.diskspecs", &specs.replace("cheetah9LP.model", "m.model")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("m.model:19:") && e.contains("`Wobble`") && e.contains("dm_layout_g1_zone"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn is_parameter_file_by_extension() {
+    assert!(is_parameter_file("x/cheetah9LP.parv"));
+    assert!(is_parameter_file("a.DISKSPECS"));
+    assert!(!is_parameter_file("cheetah9lp"));
+}

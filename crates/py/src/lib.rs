@@ -1,0 +1,112 @@
+//! `headway._native`: the Python package's native module. The only crate that knows Python
+//! (pydantic-core's layout): it turns Python arguments into a [`SimConfig`], runs
+//! headway-sim, and hands back the JSON the CLI writes with `--json`; `main` runs the CLI
+//! itself, so the `headway` console script is the same program as the cargo-built binary.
+//! Everything about presentation (the `Result` class, pandas, plots, docstrings, stubs)
+//! lives in `python/headway`. Errors become Python exceptions in one place, [`error`].
+
+mod error;
+
+use pyo3::prelude::*;
+
+use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
+use headway_sched::{Duration, Settings};
+use headway_sim::{fio, simulate_traced, ContextMode, SimConfig};
+
+use error::Failure;
+
+/// Simulate a fio job file once per scheduler; returns the fio-shaped JSON report.
+/// `job` is a path, or the job file's text when `job_is_text` (named `label` in errors).
+/// `settings` are (name, value) pairs as `--set NAME=VALUE` takes them. `head_trace_ns` > 0
+/// adds each run's dispatches of that first stretch of simulated time (`head_trace`).
+#[pyfunction]
+#[pyo3(signature = (job, *, job_is_text, label, disk, schedulers, context, settings, seed,
+    queue_depth, drive_scheduler, write_cache, head_trace_ns))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_json(
+    py: Python<'_>,
+    job: &str,
+    job_is_text: bool,
+    label: &str,
+    disk: &str,
+    schedulers: Vec<String>,
+    context: &str,
+    settings: Vec<(String, String)>,
+    seed: u64,
+    queue_depth: u32,
+    drive_scheduler: &str,
+    write_cache: &str,
+    head_trace_ns: u64,
+) -> PyResult<String> {
+    let cfg = (|| -> Result<SimConfig, Failure> {
+        let jobfile = if job_is_text {
+            fio::parse_str(job, label)?
+        } else {
+            fio::parse_file(std::path::Path::new(job))?
+        };
+        let disk = headway_disk::builtin(disk).ok_or_else(|| Failure::UnknownName {
+            kind: "drive model",
+            name: disk.to_string(),
+            known: headway_disk::builtin_names().join(", "),
+        })?;
+        let context = ContextMode::parse(context).ok_or_else(|| {
+            Failure::Setting(format!(
+                "context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)"
+            ))
+        })?;
+        let mut s = Settings::new();
+        for (k, v) in &settings {
+            s.push_kv(&format!("{k}={v}")).map_err(|e| Failure::Setting(e.to_string()))?;
+        }
+        if !(1..=MAX_QUEUE_DEPTH).contains(&queue_depth) {
+            return Err(Failure::Setting(format!(
+                "queue_depth {queue_depth}: expected a number from 1 to {MAX_QUEUE_DEPTH}"
+            )));
+        }
+        let drive = DriveConfig {
+            queue_depth,
+            scheduler: DriveScheduler::parse(drive_scheduler).ok_or_else(|| {
+                Failure::Setting(format!("drive_scheduler `{drive_scheduler}`: expected fcfs or sptf"))
+            })?,
+            write_cache: WriteCache::parse(write_cache).ok_or_else(|| {
+                Failure::Setting(format!("write_cache `{write_cache}`: expected back or through"))
+            })?,
+            write_cache_sectors: None,
+        };
+        Ok(SimConfig { jobfile, disk, schedulers, context, settings: s, seed, drive })
+    })()
+    .map_err(|f| f.into_py(py))?;
+    // The simulation holds no Python object: let other Python threads run meanwhile.
+    let report = py
+        .detach(|| simulate_traced(&cfg, Duration(head_trace_ns), |_, _| {}))
+        .map_err(|e| Failure::from(e).into_py(py))?;
+    Ok(report.to_json())
+}
+
+/// Run the `headway` command line with `argv` (program name first); returns its exit
+/// status. What the console script calls: the same program as the cargo-built binary.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| headway_cli::status(argv))
+}
+
+/// Built-in drive model names, scheduler names.
+#[pyfunction]
+fn disk_names() -> Vec<String> {
+    headway_disk::builtin_names().iter().map(|s| s.to_string()).collect()
+}
+
+#[pyfunction]
+fn scheduler_names() -> Vec<String> {
+    headway_sched::scheduler_names()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(disk_names, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

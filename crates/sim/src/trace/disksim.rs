@@ -1,0 +1,73 @@
+//! DiskSim's ascii trace format: whitespace-separated `time devno blkno bcount flags`.
+//!
+//! `time` is milliseconds (decimal), `blkno` and `bcount` are 512-byte blocks, and bit 0 of
+//! `flags` is set for a read (DiskSim's `B_READ`); `flags` may be written in hex (`0x1`).
+//! The context key is `devN`: every device addresses the one simulated disk. Reads are
+//! synchronous, writes asynchronous.
+
+use std::fmt::Write as _;
+
+use headway_sched::Dir;
+
+use super::{num, LineParser, Parsed, Record};
+
+pub struct Disksim;
+
+impl LineParser for Disksim {
+    fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
+        let mut f = line.split_whitespace();
+        let Some(ts) = f.next() else { return Ok(Parsed::Blank) };
+        if ts.starts_with('#') {
+            return Ok(Parsed::Ignored);
+        }
+        let time = super::decimal_ns(ts, 1_000_000)
+            .ok_or_else(|| format!("time `{ts}` is not a number of milliseconds"))?;
+        let devno: u32 = num(f.next(), "devno")?;
+        let blkno: u64 = num(f.next(), "blkno")?;
+        let bcount: u32 = num(f.next(), "bcount")?;
+        let fl = f.next().ok_or("missing flags")?;
+        let flags = match fl.strip_prefix("0x").or_else(|| fl.strip_prefix("0X")) {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => fl.parse().ok(),
+        }
+        .ok_or_else(|| format!("flags `{fl}` is not a number"))?;
+        if let Some(extra) = f.next() {
+            return Err(format!("unexpected `{extra}` after the flags"));
+        }
+        if bcount == 0 {
+            return Ok(Parsed::Ignored);
+        }
+        let dir = if flags & 1 == 1 { Dir::Read } else { Dir::Write };
+        let _ = write!(key, "dev{devno}");
+        Ok(Parsed::Io(Record { time, response: 0, sector: blkno, len: bcount, dir, sync: dir == Dir::Read }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{read_all, rec};
+    use super::super::Format;
+    use super::*;
+
+    #[test]
+    fn milliseconds_blocks_and_the_read_bit() {
+        let t = "0.000000 0 1000 16 1\n  2.5 1 64 8 0x0\n# comment\n3 0 0 0 1\n";
+        let (recs, r) = read_all(t, Format::Disksim, false).unwrap();
+        assert_eq!(
+            recs,
+            vec![
+                (rec(0, 1000, 16, Dir::Read, true), "dev0".into()),
+                (rec(2_500_000, 64, 8, Dir::Write, false), "dev1".into())
+            ]
+        );
+        assert_eq!(r.ignored, 2);
+    }
+
+    #[test]
+    fn malformed() {
+        let e = read_all("1 0 0 8\n", Format::Disksim, false).unwrap_err().to_string();
+        assert_eq!(e, "t.trace:1: missing flags");
+        let e = read_all("1 0 0 8 1 9\n", Format::Disksim, false).unwrap_err().to_string();
+        assert_eq!(e, "t.trace:1: unexpected `9` after the flags");
+    }
+}

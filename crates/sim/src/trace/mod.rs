@@ -1,0 +1,455 @@
+//! # Trace replay: block traces in, fio-shaped results out
+//!
+//! [`replay`] streams a block trace through the simulator, once per scheduler, the way
+//! [`crate::simulate`] runs a job file. Six formats, one parser each (one line at a time,
+//! nothing kept but the line being parsed):
+//!
+//! | [`Format`] | file | time | context (`--context process`) |
+//! |---|---|---|---|
+//! | `blkparse` | blkparse default text output; `Q` events only ([`blkparse`]) | s | `command[pid]` |
+//! | `iolog` | fio iolog v2 (untimed) and v3 (ms timestamps) ([`iolog`]) | ms | file name |
+//! | `msr` | MSR Cambridge CSV ([`msr`]) | 100 ns ticks | `host_disk` |
+//! | `spc` | UMass/SPC `ASU,LBA,Size,Opcode,Timestamp` ([`spc`]) | s | `asuN` |
+//! | `disksim` | DiskSim ascii `time devno blkno bcount flags` ([`disksim`]) | ms | `devN` |
+//! | `fiu` | FIU `ts pid process lba size op major minor hash` ([`fiu`]) | ns | `process[pid]` |
+//!
+//! Times are made relative to the first request's. Offsets and lengths in bytes are widened
+//! to whole 512-byte sectors. Records that carry no data transfer (flushes, discards,
+//! zero-length requests, fio `add`/`open`/`close`/`sync`/`trim` lines, blkparse events other
+//! than `Q`) are *ignored* and counted; lines that cannot be parsed are *bad*: an error
+//! naming `file:line`, or, with `skip_bad`, counted and skipped. A request reaching past the
+//! disk's capacity is an error naming `file:line`, or, with `wrap`, moved back onto the
+//! disk (start modulo the capacity, then back so that it ends on the disk).
+//!
+//! Sync flag: what the kernel's schedulers assume (`op_is_sync`): reads are synchronous,
+//! writes are not, unless the format says otherwise (blkparse: `S` in RWBS makes a write
+//! synchronous, `A` (readahead) makes a read asynchronous).
+//!
+//! Replay itself — open and closed modes, per-context queues and the read-ahead window that
+//! keeps memory bounded — is in [`feed`].
+
+pub mod blkparse;
+pub mod disksim;
+pub mod feed;
+pub mod fiu;
+pub mod iolog;
+pub mod msr;
+pub mod spc;
+pub mod synthetic;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use headway_disk::{DiskSpec, DriveConfig, Hdd};
+use headway_sched::{build, Dir, Settings, SECTOR_BYTES};
+
+pub use feed::{Feed, FeedStats, Mode, Rec};
+
+use crate::engine::{Engine, RunInput};
+use crate::report::Report;
+use crate::{calibrate, check_schedulers, host, ContextMode, SimError};
+
+/// A trace file format (`--format`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    Blkparse,
+    Iolog,
+    Msr,
+    Spc,
+    Disksim,
+    Fiu,
+}
+
+impl Format {
+    pub const NAMES: &'static str = "blkparse, iolog (fio iolog v2/v3), msr, spc (umass), disksim, fiu";
+
+    /// `blkparse`, `iolog` (or `fio`), `msr`, `spc` (or `umass`), `disksim`, `fiu`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "blkparse" => Format::Blkparse,
+            "iolog" | "fio" | "fio-iolog" => Format::Iolog,
+            "msr" => Format::Msr,
+            "spc" | "umass" => Format::Spc,
+            "disksim" => Format::Disksim,
+            "fiu" => Format::Fiu,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Blkparse => "blkparse",
+            Format::Iolog => "iolog",
+            Format::Msr => "msr",
+            Format::Spc => "spc",
+            Format::Disksim => "disksim",
+            Format::Fiu => "fiu",
+        }
+    }
+
+    fn parser(self) -> Box<dyn LineParser> {
+        match self {
+            Format::Blkparse => Box::new(blkparse::Blkparse),
+            Format::Iolog => Box::new(iolog::Iolog::default()),
+            Format::Msr => Box::new(msr::Msr),
+            Format::Spc => Box::new(spc::Spc),
+            Format::Disksim => Box::new(disksim::Disksim),
+            Format::Fiu => Box::new(fiu::Fiu),
+        }
+    }
+}
+
+/// One request of a trace, as the file records it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Issue time in the file's clock, ns (0 for untimed formats).
+    pub time: u64,
+    /// Response time the file records (MSR), ns; 0 when unknown.
+    pub response: u64,
+    /// First sector (512 bytes) and length in sectors (> 0).
+    pub sector: u64,
+    pub len: u32,
+    pub dir: Dir,
+    pub sync: bool,
+}
+
+/// What one line of a trace is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    /// A request; its context key was written to the parser's key buffer.
+    Io(Record),
+    /// Nothing to replay (a header, a comment, a non-data event).
+    Ignored,
+    /// Blank: neither counted nor an error.
+    Blank,
+    /// The rest of the file is not requests (blkparse's summary).
+    End,
+}
+
+/// A format's line parser. `key` receives the request's context key (cleared by the caller);
+/// an `Err` is the reason the line is malformed.
+pub trait LineParser {
+    fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String>;
+    /// Does the format record issue times? (fio iolog v2 does not; known after line 1.)
+    fn timed(&self) -> bool {
+        true
+    }
+}
+
+/// Why a trace cannot be replayed. Every variant names the file, and the line when there is
+/// one.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    #[error("{file}: cannot read: {why}")]
+    Io { file: String, why: String },
+    /// A line the format's parser refuses (see `skip_bad`).
+    #[error("{file}:{line}: {why}")]
+    Malformed { file: String, line: u64, why: String },
+    /// A request past the end of the disk (see `wrap`).
+    #[error("{file}:{line}: request at sector {sector} of {len} sectors ends past the disk's {capacity} sectors (use --wrap to fold it onto the disk)")]
+    Beyond { file: String, line: u64, sector: u64, len: u32, capacity: u64 },
+    /// fio iolog v2 has no times: open mode has nothing to go by.
+    #[error("{file}: {format} has no timestamps: replay it with --mode closed")]
+    Untimed { file: String, format: String },
+    #[error("{file}: standard input can be replayed once only: give one scheduler")]
+    StdinTwice { file: String },
+}
+
+/// Widen a byte extent to whole sectors: `(first sector, sectors)`; `None` when empty or
+/// too long for one request.
+pub fn byte_span(offset: u64, bytes: u64) -> Option<(u64, u32)> {
+    if bytes == 0 {
+        return None;
+    }
+    let end = offset.checked_add(bytes)?.div_ceil(SECTOR_BYTES);
+    let first = offset / SECTOR_BYTES;
+    u32::try_from(end - first).ok().map(|n| (first, n))
+}
+
+/// A non-negative decimal number (`12`, `0.000123`, `3.5e-3`) times `unit` (ns per unit),
+/// in integer ns; exact for plain decimals up to nanoseconds.
+pub fn decimal_ns(s: &str, unit: u64) -> Option<u64> {
+    if s.contains(['e', 'E']) {
+        let v: f64 = s.parse().ok()?;
+        return (v.is_finite() && v >= 0.0).then(|| (v * unit as f64).round() as u64);
+    }
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || !digits(frac) {
+        return None;
+    }
+    let whole: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut ns = whole.checked_mul(unit)?;
+    // fractional part: digit k is worth unit / 10^k
+    let mut scale = unit;
+    for b in frac.bytes() {
+        scale /= 10;
+        if scale == 0 {
+            break;
+        }
+        ns = ns.checked_add((b - b'0') as u64 * scale)?;
+    }
+    Some(ns)
+}
+
+/// Parse a number field, naming it in the error.
+pub(crate) fn num<T: std::str::FromStr>(s: Option<&str>, what: &str) -> Result<T, String> {
+    let s = s.ok_or_else(|| format!("missing {what}"))?;
+    s.trim().parse().map_err(|_| format!("{what} `{s}` is not a number"))
+}
+
+/// A trace read one line at a time: bounded memory whatever the file's size.
+pub struct Records {
+    src: Box<dyn BufRead>,
+    file: String,
+    parser: Box<dyn LineParser>,
+    line: u64,
+    buf: Vec<u8>,
+    key: String,
+    skip_bad: bool,
+    ended: bool,
+    /// Lines with nothing to replay, and bad lines skipped.
+    pub ignored: u64,
+    pub bad: u64,
+    /// Bytes of the file consumed (for progress).
+    pub consumed: u64,
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Records({}:{})", self.file, self.line)
+    }
+}
+
+impl Records {
+    /// Read `src` (named `file` in errors) as `format`.
+    pub fn new(src: Box<dyn BufRead>, file: &str, format: Format, skip_bad: bool) -> Self {
+        Records {
+            src,
+            file: file.to_string(),
+            parser: format.parser(),
+            line: 0,
+            buf: Vec::with_capacity(256),
+            key: String::new(),
+            skip_bad,
+            ended: false,
+            ignored: 0,
+            bad: 0,
+            consumed: 0,
+        }
+    }
+
+    /// Open a file (`-`: standard input).
+    pub fn open(path: &Path, format: Format, skip_bad: bool) -> Result<Self, TraceError> {
+        let name = path.display().to_string();
+        let src: Box<dyn BufRead> = if path.as_os_str() == "-" {
+            Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin()))
+        } else {
+            let f = std::fs::File::open(path)
+                .map_err(|e| TraceError::Io { file: name.clone(), why: e.to_string() })?;
+            Box::new(std::io::BufReader::with_capacity(1 << 16, f))
+        };
+        Ok(Records::new(src, &name, format, skip_bad))
+    }
+
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The line of the record last returned.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The context key of the record last returned.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Does the format record times? (Meaningful once the first line has been read.)
+    pub fn timed(&self) -> bool {
+        self.parser.timed()
+    }
+
+    /// The next request, `None` at the end of the trace.
+    pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        while !self.ended {
+            self.buf.clear();
+            let n = self
+                .src
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| TraceError::Io { file: self.file.clone(), why: e.to_string() })?;
+            if n == 0 {
+                self.ended = true;
+                break;
+            }
+            self.consumed += n as u64;
+            self.line += 1;
+            let parsed = match std::str::from_utf8(&self.buf) {
+                Ok(text) => {
+                    self.key.clear();
+                    self.parser.parse(text.trim_end_matches(['\n', '\r']), &mut self.key)
+                }
+                Err(_) => Err("not UTF-8 text".to_string()),
+            };
+            match parsed {
+                Ok(Parsed::Io(r)) => return Ok(Some(r)),
+                Ok(Parsed::Ignored) => self.ignored += 1,
+                Ok(Parsed::Blank) => {}
+                Ok(Parsed::End) => self.ended = true,
+                Err(why) if self.skip_bad => {
+                    let _ = why;
+                    self.bad += 1;
+                }
+                Err(why) => {
+                    return Err(TraceError::Malformed { file: self.file.clone(), line: self.line, why })
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Everything a replay needs.
+#[derive(Clone, Debug)]
+pub struct ReplayConfig {
+    /// The trace (`-`: standard input, with one scheduler).
+    pub path: PathBuf,
+    pub format: Format,
+    pub disk: DiskSpec,
+    pub schedulers: Vec<String>,
+    /// What the scheduler is told: `process` and `thread` give each trace context its own
+    /// id, `none` nothing, `pool:N` a random one of N; `vm` is refused.
+    pub context: ContextMode,
+    pub settings: Settings,
+    pub seed: u64,
+    pub drive: DriveConfig,
+    /// Open or closed; `None`: open, or closed for untimed formats (fio iolog v2).
+    pub mode: Option<Mode>,
+    pub options: feed::FeedOptions,
+}
+
+/// What a replay read, besides the results.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReplaySummary {
+    pub mode: String,
+    pub stats: FeedStats,
+}
+
+/// Replay the trace once per scheduler (the file is read again for each).
+pub fn replay(
+    cfg: &ReplayConfig,
+    progress: impl FnMut(usize, f64),
+) -> Result<(Report, ReplaySummary), SimError> {
+    replay_with(cfg, || Records::open(&cfg.path, cfg.format, cfg.options.skip_bad), progress)
+}
+
+/// [`replay`] reading the trace from what `open` returns, once per scheduler (`cfg.path`
+/// and `cfg.format` are then only names).
+pub fn replay_with(
+    cfg: &ReplayConfig,
+    mut open: impl FnMut() -> Result<Records, TraceError>,
+    mut progress: impl FnMut(usize, f64),
+) -> Result<(Report, ReplaySummary), SimError> {
+    check_schedulers(&cfg.schedulers, &cfg.settings)?;
+    if cfg.context == ContextMode::Vm {
+        return Err(SimError::Trace(TraceError::Malformed {
+            file: cfg.path.display().to_string(),
+            line: 0,
+            why: "--context vm describes fio jobs in VMs; a trace has process|thread|none|pool:N".into(),
+        }));
+    }
+    if cfg.path.as_os_str() == "-" && cfg.schedulers.len() > 1 {
+        return Err(SimError::Trace(TraceError::StdinTwice { file: "-".into() }));
+    }
+    let capacity = Hdd::new(cfg.disk.clone()).capacity();
+    let curve = calibrate::curve_for(&cfg.disk);
+    let host = host::HostParams::from_settings(&mut cfg.settings.clone()).map_err(SimError::Host)?;
+    let input = RunInput {
+        disk: &cfg.disk,
+        curve: &curve,
+        context: cfg.context,
+        seed: cfg.seed,
+        drive: cfg.drive,
+        host,
+    };
+    let mut runs = Vec::with_capacity(cfg.schedulers.len());
+    let mut summary = ReplaySummary::default();
+    for (i, name) in cfg.schedulers.iter().enumerate() {
+        let mut s = cfg.settings.clone();
+        let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
+        let records = open()?;
+        let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
+        summary.mode = feed.mode().name().to_string();
+        let (mut run, stats) = Engine::replay(sched, feed, &input)?.run_replay(|f| progress(i, f))?;
+        run.context = cfg.context.name();
+        run.seed = cfg.seed;
+        runs.push(run);
+        summary.stats = stats;
+    }
+    Ok((Report::new(runs), summary))
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    /// Every record and key of `text` read as `format`.
+    pub fn read_all(
+        text: &str,
+        format: Format,
+        skip_bad: bool,
+    ) -> Result<(Vec<(Record, String)>, Records), TraceError> {
+        let src: Box<dyn BufRead> = Box::new(std::io::Cursor::new(text.as_bytes().to_vec()));
+        let mut r = Records::new(src, "t.trace", format, skip_bad);
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record()? {
+            out.push((rec, r.key().to_string()));
+        }
+        Ok((out, r))
+    }
+
+    pub fn rec(time: u64, sector: u64, len: u32, dir: Dir, sync: bool) -> Record {
+        Record { time, response: 0, sector, len, dir, sync }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_exact_to_the_nanosecond() {
+        assert_eq!(decimal_ns("0.000000001", 1_000_000_000), Some(1));
+        assert_eq!(decimal_ns("12.5", 1_000_000), Some(12_500_000));
+        assert_eq!(decimal_ns("3", 1_000_000_000), Some(3_000_000_000));
+        assert_eq!(decimal_ns(".25", 1_000_000_000), Some(250_000_000));
+        assert_eq!(decimal_ns("1.0000000019", 1_000_000_000), Some(1_000_000_001));
+        assert_eq!(decimal_ns("1e-3", 1_000_000_000), Some(1_000_000));
+        assert_eq!(decimal_ns("-1", 1), None);
+        assert_eq!(decimal_ns("1.2.3", 1), None);
+        assert_eq!(decimal_ns("", 1), None);
+    }
+
+    #[test]
+    fn byte_extents_widen_to_sectors() {
+        assert_eq!(byte_span(4096, 4096), Some((8, 8)));
+        assert_eq!(byte_span(100, 512), Some((0, 2)));
+        assert_eq!(byte_span(0, 0), None);
+    }
+
+    #[test]
+    fn bad_lines_name_file_and_line_or_are_counted() {
+        let text = "0 1 0 8 1\n\n1 1 8 x 1\n2 1 16 8 0\n";
+        let e = testutil::read_all(text, Format::Disksim, false).unwrap_err();
+        assert_eq!(e.to_string(), "t.trace:3: bcount `x` is not a number");
+        let (recs, r) = testutil::read_all(text, Format::Disksim, true).unwrap();
+        assert_eq!((recs.len(), r.bad, r.ignored), (2, 1, 0));
+        let e = testutil::read_all("0 1 0 8 1\n\u{0}\u{ff}\n", Format::Disksim, false);
+        assert!(e.is_err());
+    }
+}

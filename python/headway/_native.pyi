@@ -1,0 +1,24 @@
+"""Type stubs of the native module (crates/py). Use the functions of ``headway`` instead."""
+
+from typing import List, Sequence, Tuple
+
+__version__: str
+
+def simulate_json(
+    job: str,
+    *,
+    job_is_text: bool,
+    label: str,
+    disk: str,
+    schedulers: Sequence[str],
+    context: str,
+    settings: Sequence[Tuple[str, str]],
+    seed: int,
+    queue_depth: int,
+    drive_scheduler: str,
+    write_cache: str,
+    head_trace_ns: int,
+) -> str: ...
+def main(argv: Sequence[str]) -> int: ...
+def disk_names() -> List[str]: ...
+def scheduler_names() -> List[str]: ...

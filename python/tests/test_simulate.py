@@ -1,0 +1,172 @@
+"""headway from Python: simulate, the DataFrame against the CLI's JSON, errors, plots,
+the console script."""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import headway
+from conftest import SMALL_JOB
+
+SCHEDS = ["noop", "deadline", "stream"]
+
+
+def cli(*args, **kw):
+    """The installed `headway` console script."""
+    exe = shutil.which("headway", path=os.path.dirname(sys.executable)) or shutil.which("headway")
+    assert exe, "the headway console script is installed"
+    return subprocess.run([exe, *args], capture_output=True, text=True, **kw)
+
+
+def test_simulate_text_and_path_agree(job_path):
+    a = headway.simulate(SMALL_JOB, schedulers=SCHEDS, context="none")
+    b = headway.simulate(job_path, schedulers=SCHEDS, context="none")
+    c = headway.simulate(str(job_path), schedulers="noop,deadline,stream", context="none")
+    assert a.schedulers == ["noop", "deadline", "stream:deadline"]
+    assert a.json["runs"] == b.json["runs"] == c.json["runs"]
+    assert isinstance(a.raw, str) and json.loads(a.raw) == a.json
+    # stream scheduling beats deadline on par-read without process information
+    bw = {r["scheduler"]: r["aggregate"]["bw_bytes"] for r in a.runs}
+    assert bw["stream:deadline"] > 5 * bw["deadline"]
+
+
+def test_dataframe_matches_cli_json(job_path, tmp_path):
+    out = tmp_path / "cli.json"
+    p = cli("simulate", str(job_path), "--scheduler", ",".join(SCHEDS), "--context", "none",
+            "--seed", "3", "--json", str(out), "--quiet")
+    assert p.returncode == 0, p.stderr
+    ref = json.loads(out.read_text())
+    res = headway.simulate(job_path, schedulers=SCHEDS, context="none", seed=3, head_trace=0)
+    # without a head trace the report is byte for byte the CLI's
+    assert res.raw == out.read_text()
+
+    df = res.to_pandas()
+    runs = ref["runs"]
+    assert df.shape[0] == sum(len(r["jobs"]) for r in runs) == 3 * 4
+    percentiles = runs[0]["jobs"][0]["read"]["clat_ns"]["percentile"]
+    assert df.shape[1] == 10 + 2 * (8 + len(percentiles))
+    i = 0
+    for r in runs:
+        for k, j in enumerate(r["jobs"]):
+            row = df.iloc[i]
+            i += 1
+            assert row["scheduler"] == r["scheduler"]
+            assert row["job"] == j["jobname"] and row["job_index"] == k
+            assert row["seed"] == 3 and row["context"] == "none" and row["disk"] == r["disk"]
+            assert row["disk_time_ns"] == j["disk_time_ns"]
+            assert row["job_runtime_ms"] == j["job_runtime"]
+            for d in ("read", "write"):
+                s = j[d]
+                assert row[f"{d}_io_bytes"] == s["io_bytes"]
+                assert row[f"{d}_bw_bytes"] == s["bw_bytes"]
+                assert math.isclose(row[f"{d}_iops"], s["iops"], rel_tol=0, abs_tol=0)
+                assert row[f"{d}_total_ios"] == s["total_ios"]
+                assert row[f"{d}_runtime_ms"] == s["runtime"]
+                assert row[f"{d}_clat_mean_ns"] == s["clat_ns"]["mean"]
+                assert row[f"{d}_clat_max_ns"] == s["clat_ns"]["max"]
+                for key, v in s["clat_ns"]["percentile"].items():
+                    assert row[f"{d}_clat_{headway.result.percentile_label(key)}_ns"] == v
+    assert df["read_clat_p99_ns"].dtype.kind in "iu"
+    s = res.summary()
+    assert list(s["scheduler"]) == [r["scheduler"] for r in runs]
+    assert list(s["bw_bytes"]) == [r["aggregate"]["bw_bytes"] for r in runs]
+
+
+def test_settings_seed_and_options(job_path):
+    base = headway.simulate(job_path, schedulers=["stream"], context="none", head_trace=0)
+    slow = headway.simulate(job_path, schedulers=["stream"], context="none", head_trace=0,
+                            settings={"stream_time_slice": "10ms"})
+    assert base.raw != slow.raw
+    q = headway.simulate(job_path, schedulers=["deadline"], queue_depth=32, drive_scheduler="sptf")
+    assert q.runs[0]["device"]["queue_depth"] == 32
+    assert "head_trace" in q.runs[0]
+    tr = q.runs[0]["head_trace"]
+    assert len(tr["t_ns"]) == len(tr["sector"]) == len(tr["sectors"]) == len(tr["job"]) > 0
+    assert all(t <= tr["window_ns"] for t in tr["t_ns"])
+    assert set(headway.disks()) >= {"wd5000aaks", "hd080hj"}
+    assert "stream:cscan" in headway.schedulers()
+
+
+def test_unknown_scheduler(job_path):
+    with pytest.raises(headway.UnknownNameError) as e:
+        headway.simulate(job_path, schedulers=["noop", "no-such-sched"])
+    assert e.value.kind == "scheduler" and e.value.name == "no-such-sched"
+    assert "known:" in str(e.value) and "deadline" in str(e.value)
+    assert isinstance(e.value, headway.HeadwayError) and isinstance(e.value, ValueError)
+
+
+def test_unknown_disk(job_path):
+    with pytest.raises(headway.UnknownNameError, match="drive model `floppy`") as e:
+        headway.simulate(job_path, disk="floppy")
+    assert e.value.kind == "drive model"
+
+
+def test_bad_job_line_names_file_and_line(tmp_path):
+    p = tmp_path / "bad.fio"
+    p.write_text("[global]\nrw=read\n\n[j]\nbs=4k\nfrobnicate=3\n")
+    with pytest.raises(headway.JobFileError) as e:
+        headway.simulate(p)
+    assert e.value.file == str(p) and e.value.line == 6 and e.value.option == "frobnicate"
+    assert f"{p}:6" in str(e.value) and "frobnicate" in str(e.value)
+
+    with pytest.raises(headway.JobFileError) as e:
+        headway.simulate("[j]\nrw=read\nbs=banana\n")
+    assert e.value.line == 3 and e.value.option == "bs" and "<job text>:3" in str(e.value)
+
+
+def test_missing_job_file(tmp_path):
+    with pytest.raises(headway.JobFileError, match="cannot read") as e:
+        headway.simulate(tmp_path / "nope.fio")
+    assert e.value.line is None
+
+
+def test_bad_settings(job_path):
+    with pytest.raises(headway.SettingError, match="no_such_knob"):
+        headway.simulate(job_path, settings={"no_such_knob": 1})
+    with pytest.raises(headway.SettingError, match="read_expire"):
+        headway.simulate(job_path, schedulers=["deadline"], settings={"read_expire": "soon"})
+    with pytest.raises(headway.SettingError, match="context"):
+        headway.simulate(job_path, context="everyone")
+    with pytest.raises(headway.SettingError, match="queue_depth"):
+        headway.simulate(job_path, queue_depth=0)
+    with pytest.raises(TypeError):
+        headway.simulate(42)
+
+
+@pytest.mark.parametrize("ext", ["png", "svg"])
+def test_plot_written(job_path, tmp_path, ext):
+    res = headway.simulate(job_path, schedulers=SCHEDS, context="none")
+    out = tmp_path / f"cmp.{ext}"
+    res.plot(out)
+    data = out.read_bytes()
+    assert len(data) > 10_000
+    if ext == "png":
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert b"<svg" in data[:2000]
+
+
+def test_plot_without_trace_and_bad_extension(job_path, tmp_path):
+    res = headway.simulate(job_path, schedulers=["noop"], head_trace=0)
+    res.plot(tmp_path / "no-trace.png")
+    assert (tmp_path / "no-trace.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="png"):
+        res.plot(tmp_path / "cmp.gif")
+
+
+def test_console_script_is_the_cli(root):
+    p = cli("--version")
+    assert p.returncode == 0 and p.stdout.strip() == f"headway {headway.__version__}"
+    p = cli("schedulers")
+    assert p.returncode == 0 and p.stdout.split() == headway.schedulers()
+    p = cli("simulate", "no-such.fio")
+    assert p.returncode == 2 and "cannot read" in p.stderr
+    p = cli("--no-such-flag")
+    assert p.returncode == 2 and "--no-such-flag" in p.stderr
+    p = subprocess.run([sys.executable, "-m", "headway", "disks"], capture_output=True, text=True)
+    assert p.returncode == 0 and "wd5000aaks" in p.stdout
