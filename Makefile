@@ -4,19 +4,20 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo test deps bench clean pytest python
+.PHONY: all build demo reproduce test deps bench clean pytest python
 
 all: build
 
 # System packages the test suite needs: the NBD clients the server's interop tests drive
 # (nbdinfo/nbdcopy from libnbd-bin, nbdsh's bindings from python3-libnbd, qemu-io from
-# qemu-utils), nbdkit and fio. Installed only when missing; sudo only when not root.
+# qemu-utils), nbdkit and fio; DejaVu Sans for the text of `headway reproduce`'s plots.
+# Installed only when missing; sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
 	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
-		&& /usr/bin/python3 -c 'import nbd'; } >/dev/null 2>&1 || \
-		{ $(SUDO) apt-get update && $(SUDO) apt-get install -y nbdkit libnbd-bin python3-libnbd qemu-utils fio; }
+		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; } >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update && $(SUDO) apt-get install -y nbdkit libnbd-bin python3-libnbd qemu-utils fio fonts-dejavu-core; }
 
 build: deps
 	$(CARGO) build --release -p headway-cli
@@ -37,6 +38,13 @@ demo: build
 	@echo
 	@echo "'vs 1st' is throughput relative to noop; JSON results are in out/."
 	@echo "Stream scheduling finds the four streams without knowing which process sent what."
+	@echo
+	@echo "-- the same figure as a report (JSON, SVG/PNG plot, Markdown with the paper's numbers and a verdict):"
+	$(HEADWAY) reproduce ss-fig3 --out out/ss-fig3
+
+# Every figure of the seed papers headway can reproduce, with an index page.
+reproduce: build
+	$(HEADWAY) reproduce all --out out/reproduce
 
 test: deps
 	$(CARGO) test --workspace --profile ci

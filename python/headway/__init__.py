@@ -70,6 +70,8 @@ def simulate(
     drive_scheduler: str = "sptf",
     write_cache: str = "through",
     head_trace: float = 0.5,
+    array: Optional[str] = None,
+    array_queue_depth: int = 64,
 ) -> Result:
     """Run a fio job file on a modelled disk once per scheduler (``headway simulate``).
 
@@ -81,7 +83,10 @@ def simulate(
     "250ms", "stream_time_slice": 60}``: a bare number is in the unit ``headway tunables``
     shows). ``head_trace`` keeps each run's dispatches during the first that many seconds
     of simulated time for :meth:`Result.plot` (0: none, and the JSON is then byte for byte
-    what the command line writes).
+    what the command line writes). ``array`` (``"raid0:5:64k"``, ``"raid5:4:16k"``) makes the
+    disk an array of ``disk`` drives, each with its own scheduler instance, behind a front
+    end admitting ``array_queue_depth`` requests (``--array``, ``--array-queue-depth``);
+    runs then have ``array`` and per-member ``members`` sections.
 
     Raises :class:`JobFileError`, :class:`UnknownNameError`, :class:`SettingError` or
     :class:`SimulationError` (all :class:`HeadwayError`).
@@ -112,6 +117,7 @@ def simulate(
         drive_scheduler=drive_scheduler,
         write_cache=write_cache,
         head_trace_ns=int(round(head_trace * 1e9)),
+        **({} if array is None else {"array": str(array), "array_queue_depth": int(array_queue_depth)}),
     )
     return Result(raw)
 

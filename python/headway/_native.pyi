@@ -1,6 +1,6 @@
 """Type stubs of the native module (crates/py). Use the functions of ``headway`` instead."""
 
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 __version__: str
 
@@ -18,6 +18,8 @@ def simulate_json(
     drive_scheduler: str,
     write_cache: str,
     head_trace_ns: int,
+    array: Optional[str] = None,
+    array_queue_depth: int = 64,
 ) -> str: ...
 def main(argv: Sequence[str]) -> int: ...
 def disk_names() -> List[str]: ...

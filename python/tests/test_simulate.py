@@ -92,6 +92,19 @@ def test_settings_seed_and_options(job_path):
     assert "stream:cscan" in headway.schedulers()
 
 
+def test_array(job_path):
+    r = headway.simulate(job_path, schedulers=["noop", "stream-local"], array="raid0:5:64k",
+                         array_queue_depth=16, head_trace=0)
+    for run in r.runs:
+        assert run["array"] == "raid0:5:64k"
+        assert [m["member"] for m in run["members"]] == [0, 1, 2, 3, 4]
+    assert r.runs[1]["scheduler"] == "stream-local:deadline"
+    plain = headway.simulate(job_path, schedulers=["noop"], head_trace=0)
+    assert "array" not in plain.runs[0] and "members" not in plain.runs[0]
+    with pytest.raises(headway.SettingError, match="raid7"):
+        headway.simulate(job_path, array="raid7:5:64k")
+
+
 def test_unknown_scheduler(job_path):
     with pytest.raises(headway.UnknownNameError) as e:
         headway.simulate(job_path, schedulers=["noop", "no-such-sched"])

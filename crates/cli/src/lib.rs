@@ -20,6 +20,7 @@ use headway_sched::Settings;
 use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
 mod replay;
+mod reproduce;
 mod validate;
 
 /// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
@@ -54,6 +55,14 @@ enum Cmd {
         seed: u64,
         #[command(flatten)]
         drive: DriveArgs,
+        /// A disk array of N `--disk` drives, each with its own scheduler instance:
+        /// raid0:N:STRIPE or raid5:N:STRIPE (left-symmetric), e.g. raid0:5:64k
+        #[arg(long, value_name = "LEVEL:N:STRIPE")]
+        array: Option<String>,
+        /// Array requests the array's front end admits at once (a RAID card's queue);
+        /// more wait in FIFO order
+        #[arg(long, default_value_t = headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH, requires = "array")]
+        array_queue_depth: u32,
         /// Write fio-shaped JSON results here
         #[arg(long)]
         json: Option<PathBuf>,
@@ -95,6 +104,9 @@ enum Cmd {
     /// Measure service time against seek distance on a device or file (O_DIRECT) and write
     /// the fitted curve for `headway serve --estimator FILE`.
     Calibrate(CalibrateArgs),
+    /// Reproduce a figure of the seed papers: JSON, SVG and PNG plots, and a Markdown report
+    /// with the paper's numbers beside headway's and a verdict on the shape.
+    Reproduce(reproduce::ReproduceArgs),
     /// Replay a DiskSim validation trace on a drive and report DiskSim's demerit figure.
     Validate {
         /// The drive: a DiskSim .parv or .diskspecs file (or a built-in model name)
@@ -179,8 +191,24 @@ where
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Simulate { jobfile, disk, scheduler, context, set, seed, drive, json, quiet } => {
+        Cmd::Simulate {
+            jobfile,
+            disk,
+            scheduler,
+            context,
+            set,
+            seed,
+            drive,
+            array,
+            array_queue_depth,
+            json,
+            quiet,
+        } => {
             let drive = drive.config()?;
+            let array = match array {
+                None => None,
+                Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
+            };
             let context = ContextMode::parse(&context).with_context(|| {
                 format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
             })?;
@@ -190,8 +218,17 @@ fn run(cli: Cli) -> Result<()> {
                 settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
             }
             let jobfile = fio::parse_file(&jobfile)?;
-            let cfg =
-                SimConfig { jobfile, disk: disk_spec, schedulers: scheduler, context, settings, seed, drive };
+            let cfg = SimConfig {
+                jobfile,
+                disk: disk_spec,
+                schedulers: scheduler,
+                context,
+                settings,
+                seed,
+                drive,
+                array,
+                array_queue_depth,
+            };
             let report = with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?;
             if let Some(path) = json {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -235,6 +272,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Serve(args) => serve(args),
         Cmd::Replay(args) => replay::run(args),
+        Cmd::Reproduce(args) => reproduce::run(args),
         Cmd::Calibrate(args) => calibrate(args),
         Cmd::Validate { parv, trace, json } => validate::run(&parv, &trace, json.as_ref()),
         Cmd::Schedulers => {
@@ -319,6 +357,8 @@ fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -
             settings: Settings::new(),
             seed: 1,
             drive,
+            array: None,
+            array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
         };
         let t0 = Instant::now();
         let report = simulate(&cfg, |_, _| {})?;

@@ -98,6 +98,7 @@ impl Failure {
                     SimError::Scheduler { .. }
                     | SimError::UnusedSettings(..)
                     | SimError::Host(_)
+                    | SimError::ArrayQueueDepth(_)
                     | SimError::NoScheduler => ("SettingError", msg),
                     SimError::Workload(w) => {
                         let (file, l) = split_origin(&w.origin);

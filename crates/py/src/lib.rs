@@ -19,9 +19,12 @@ use error::Failure;
 /// `job` is a path, or the job file's text when `job_is_text` (named `label` in errors).
 /// `settings` are (name, value) pairs as `--set NAME=VALUE` takes them. `head_trace_ns` > 0
 /// adds each run's dispatches of that first stretch of simulated time (`head_trace`).
+/// `array` (`raid0:5:64k`) makes the disk an array of `disk`s with a front end admitting
+/// `array_queue_depth` requests (`--array`, `--array-queue-depth`).
 #[pyfunction]
 #[pyo3(signature = (job, *, job_is_text, label, disk, schedulers, context, settings, seed,
-    queue_depth, drive_scheduler, write_cache, head_trace_ns))]
+    queue_depth, drive_scheduler, write_cache, head_trace_ns, array=None,
+    array_queue_depth=headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     py: Python<'_>,
@@ -37,6 +40,8 @@ fn simulate_json(
     drive_scheduler: &str,
     write_cache: &str,
     head_trace_ns: u64,
+    array: Option<&str>,
+    array_queue_depth: u32,
 ) -> PyResult<String> {
     let cfg = (|| -> Result<SimConfig, Failure> {
         let jobfile = if job_is_text {
@@ -73,7 +78,21 @@ fn simulate_json(
             })?,
             write_cache_sectors: None,
         };
-        Ok(SimConfig { jobfile, disk, schedulers, context, settings: s, seed, drive })
+        let array = match array {
+            None => None,
+            Some(a) => Some(a.parse().map_err(Failure::Setting)?),
+        };
+        Ok(SimConfig {
+            jobfile,
+            disk,
+            schedulers,
+            context,
+            settings: s,
+            seed,
+            drive,
+            array,
+            array_queue_depth,
+        })
     })()
     .map_err(|f| f.into_py(py))?;
     // The simulation holds no Python object: let other Python threads run meanwhile.

@@ -7,6 +7,12 @@
 //! `antic:aged-sptf`, as in 001 Section 4). The Linux schedulers `as` and `cfq` stand alone,
 //! and so does `htbs` (004: pClock's tags with an active application; `pclock` is a policy,
 //! so `stream:pclock` wraps it).
+//!
+//! `stream-local` (`stream-local:POLICY`) is stream scheduling run per member of a disk
+//! array (`--array`) without coordination between members. Today it builds exactly what
+//! `stream` builds, under its own name; with `--array`, `stream` will become the
+//! coordinated array stream scheduler in a later step (issue 8 item 3), and `stream-local`
+//! stays the uncoordinated baseline it is compared with.
 
 use crate::device::DeviceView;
 use crate::framework::antic;
@@ -32,8 +38,12 @@ pub enum BuildError {
 /// Work-conserving policies, by name.
 pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf", "stride", "pclock"];
 /// Frameworks, with the policy a bare name wraps.
-pub const FRAMEWORKS: &[(&str, &str)] =
-    &[("stream", "deadline"), ("antic", antic::DEFAULT_POLICY), ("antic-combo", antic::COMBO_DEFAULT_POLICY)];
+pub const FRAMEWORKS: &[(&str, &str)] = &[
+    ("stream", "deadline"),
+    ("stream-local", "deadline"),
+    ("antic", antic::DEFAULT_POLICY),
+    ("antic-combo", antic::COMBO_DEFAULT_POLICY),
+];
 
 /// Every name `build` accepts (bare frameworks and `framework:policy` pairs included).
 pub fn scheduler_names() -> Vec<String> {
@@ -130,10 +140,57 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, 
             let params = StreamParams::from_settings(settings)?;
             Ok(Box::new(Stream::new(policy, params, max_sectors)))
         }
+        Some("stream-local") => {
+            let params = StreamParams::from_settings(settings)?;
+            let inner = Box::new(Stream::new(policy, params, max_sectors));
+            Ok(Box::new(Renamed { name: format!("stream-local:{pol}"), inner }))
+        }
         Some(other) => Err(BuildError::UnknownScheduler {
             name: format!("{other}:{pol}"),
             known: scheduler_names().join(", "),
         }),
+    }
+}
+
+/// A scheduler under another name (`stream-local`: [module docs](self)).
+struct Renamed {
+    name: String,
+    inner: Box<dyn Scheduler>,
+}
+
+impl Scheduler for Renamed {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn arrive(&mut self, now: Time, rq: Request, dev: &dyn DeviceView) -> crate::scheduler::Arrival {
+        self.inner.arrive(now, rq, dev)
+    }
+    fn decide(&mut self, now: Time, dev: &dyn DeviceView) -> crate::scheduler::Decision {
+        self.inner.decide(now, dev)
+    }
+    fn dispatched_to_device(&mut self, now: Time, rq: &Request) {
+        self.inner.dispatched_to_device(now, rq)
+    }
+    fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
+        self.inner.completed(now, rq, dev)
+    }
+    fn pending(&self) -> usize {
+        self.inner.pending()
+    }
+    fn set_weight(&mut self, ctx: ContextId, weight: u32) {
+        self.inner.set_weight(ctx, weight)
+    }
+    fn set_qos(&mut self, ctx: ContextId, qos: crate::qos::Qos) {
+        self.inner.set_qos(ctx, qos)
+    }
+    fn context_exited(&mut self, now: Time, ctx: ContextId) {
+        self.inner.context_exited(now, ctx)
+    }
+    fn set_device_queue_depth(&mut self, depth: u32) {
+        self.inner.set_device_queue_depth(depth)
+    }
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        self.inner.stats()
     }
 }
 
@@ -186,8 +243,25 @@ mod tests {
         for n in scheduler_names() {
             let mut s = Settings::new();
             let sched = build(&n, &mut s).unwrap_or_else(|e| panic!("{n}: {e}"));
-            assert!(sched.name().contains(n.split(':').next_back().unwrap()) || n == "stream");
+            assert!(
+                sched.name().contains(n.split(':').next_back().unwrap())
+                    || n == "stream"
+                    || n == "stream-local",
+                "{n}"
+            );
         }
+    }
+
+    #[test]
+    fn stream_local_is_stream_under_its_own_name() {
+        let s = build("stream-local", &mut Settings::new()).unwrap();
+        assert_eq!(s.name(), "stream-local:deadline");
+        let s = build("stream-local:cscan", &mut Settings::new()).unwrap();
+        assert_eq!(s.name(), "stream-local:cscan");
+        let mut set = Settings::new();
+        set.push_kv("stream_time_slice=60ms").unwrap();
+        build("stream-local", &mut set).unwrap();
+        assert!(set.unused().is_empty(), "stream-local reads stream's tunables");
     }
 
     #[test]

@@ -34,12 +34,27 @@
 //! command finishing or a destage ending), also recognised by a generation number when a
 //! submission moves it earlier.
 //!
+//! Arrays (`--array raid0:N:STRIPE`, `raid5:N:STRIPE`; [`headway_disk::array`]): N
+//! members, each a drive of the same model and configuration with its own scheduler
+//! instance (built from the same name and settings, told its member's queue depth) and its
+//! own head position. The jobs' addresses are array addresses. An array request first passes
+//! a front-end queue of `queue_depth` requests (a RAID card's): past it, requests wait in
+//! FIFO order. Admitted, it is split at stripe-unit boundaries into member requests that
+//! carry its direction, sync flag and context; a RAID 5 write becomes its write plan — the
+//! read-modify-write reads first, the data and parity writes once all of them completed.
+//! Member requests go through their member's scheduler (merging there as usual) and drive;
+//! the array request completes, exactly once, when its last member request does, and is
+//! then accounted like any request (a job's, a page-cache fill, a writeback). Without an
+//! array there is one member and no splitting: the engine behaves as it always did.
+//!
 //! Hot-path allocation: none per request beyond the scheduler's own containers and the
 //! request-metadata map; events are small `Copy` values in one binary heap.
 
 use std::cmp::Reverse;
+use std::collections::BTreeMap;
 use std::collections::BinaryHeap;
 
+use headway_disk::array::{ArraySpec, Level, Piece};
 use headway_disk::{Cmd, Completion, DiskSpec, Drive, DriveConfig, DriveError, Hdd, WriteCache};
 use headway_sched::idmap::IdMap;
 use headway_sched::{
@@ -50,7 +65,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::readahead::{Readahead, PAGE};
-use crate::report::{Aggregate, Clat, DeviceReport, DirReport, Flow, HeadTrace, JobReport, RunReport};
+use crate::report::{
+    Aggregate, Clat, DeviceReport, DirReport, Flow, HeadTrace, JobReport, MemberReport, RunReport,
+};
 use crate::trace::{Feed, FeedStats, TraceError};
 use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
 use crate::writeback::{Dirty, WritebackParams};
@@ -65,10 +82,11 @@ enum Ev {
     Hit(u64),
     /// The writeback flusher's periodic check (Linux `dirty_writeback_centisecs`).
     Flush,
-    /// The drive's next event (a command finishing, a destage ending), by generation.
-    Drive(u64),
-    /// The scheduler's `WaitUntil` time may have come (see `arm_timer`).
-    Timer,
+    /// Member drive's next event (a command finishing, a destage ending): member,
+    /// generation.
+    Drive(u32, u64),
+    /// A member scheduler's `WaitUntil` time may have come (see `arm_timer`).
+    Timer(u32),
     /// Trace replay: simulated time reached the next record's time ([`crate::trace::feed`]).
     Trace,
     /// Trace replay, closed mode: a context issues its next request.
@@ -123,7 +141,20 @@ pub struct RunInput<'a> {
     pub drive: DriveConfig,
     /// Page cache: readahead and writeback.
     pub host: crate::host::HostParams,
+    /// A disk array of `drive`s instead of one drive.
+    pub array: Option<ArrayConfig>,
 }
+
+/// An array of drives ([module docs](self)).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ArrayConfig {
+    pub spec: ArraySpec,
+    /// Array requests admitted at once (the front-end queue of a RAID card).
+    pub queue_depth: u32,
+}
+
+/// Front-end queue depth of an array by default: 64 commands, a RAID card's order.
+pub const DEFAULT_ARRAY_QUEUE_DEPTH: u32 = 64;
 
 /// Why a run could not finish.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -166,13 +197,67 @@ impl Counts {
     }
 }
 
-pub struct Engine<'a> {
+/// One drive with its scheduler: the whole device without an array, a member with one.
+struct Member {
     sched: Box<dyn Scheduler>,
     drive: Drive,
-    /// The drive queues commands: the head is the tail of its queue (module docs).
+    head: u64,
+    /// Requests in the drive with their submission times (at most the queue depth).
+    inflight: Vec<(Request, Time)>,
+    /// Time of the drive event in the heap, and its generation.
+    drive_ev: Option<Time>,
+    drive_gen: u64,
+    /// When the scheduler asked to be woken (its latest `WaitUntil`), and the earliest
+    /// timer event in the heap.
+    timer_at: Option<Time>,
+    timer_ev: Option<Time>,
+    /// Requests reached the scheduler since it was last asked to decide.
+    kicked: bool,
+    // device figures
+    idle_wait_ns: u64,
+    /// Time commands spent in the drive, summed (ns): over the run's length, the
+    /// time-averaged queue occupancy (Little's law; every command completes in the run).
+    occupancy: u128,
+    write_cache_full_ns: u64,
+    flow_in: Counts,
+    flow_out: Counts,
+    seeks: u64,
+    seek_dist: u128,
+    dispatched: u64,
+    hits: u64,
+}
+
+/// An array request admitted past the front-end queue.
+struct ArrayReq {
+    rq: Request,
+    /// Member requests of the current phase not yet complete.
+    remaining: u32,
+    /// RAID 5 read-modify-write: the writes to issue once the reads are done.
+    writes: Vec<Piece>,
+    /// Drive time of its member requests so far (their shares of merged commands).
+    disk_ns: u64,
+}
+
+/// The array's front end: admission, splitting, completion of array requests.
+struct ArrayState {
+    cfg: ArrayConfig,
+    admitted: u32,
+    waiting: std::collections::VecDeque<Request>,
+    reqs: IdMap<ArrayReq>,
+    /// Member request -> (array request, sectors).
+    pieces: IdMap<(ReqId, u32)>,
+    /// What the jobs submitted to the array.
+    flow_in: Counts,
+}
+
+pub struct Engine<'a> {
+    members: Vec<Member>,
+    array: Option<ArrayState>,
+    /// The drives queue commands: the head is the tail of its queue (module docs).
     deep: bool,
     write_back: bool,
     curve: &'a ServiceCurve,
+    /// Sectors of one member (the whole device without an array).
     capacity: u64,
     jobs: Vec<Job>,
     stats: Vec<JobStats>,
@@ -197,30 +282,8 @@ pub struct Engine<'a> {
     flush_armed: bool,
     merged: IdMap<Vec<ReqId>>,
     next_id: u64,
-    head: u64,
-    /// Requests in the drive with their submission times (at most the queue depth).
-    inflight: Vec<(Request, Time)>,
-    /// Time of the drive event in the heap, and its generation.
-    drive_ev: Option<Time>,
-    drive_gen: u64,
-    /// When the scheduler asked to be woken (its latest `WaitUntil`), and the earliest
-    /// timer event in the heap.
-    timer_at: Option<Time>,
-    timer_ev: Option<Time>,
     /// Draws daemon-thread ids for `--context pool:N`.
     pool: Option<(u32, ChaCha8Rng)>,
-    // device figures
-    idle_wait_ns: u64,
-    /// Time commands spent in the drive, summed (ns): over the run's length, the
-    /// time-averaged queue occupancy (Little's law; every command completes in the run).
-    occupancy: u128,
-    write_cache_full_ns: u64,
-    flow_in: Counts,
-    flow_out: Counts,
-    seeks: u64,
-    seek_dist: u128,
-    dispatched: u64,
-    hits: u64,
     first_submit: Option<Time>,
     last_complete: Time,
     done_bytes: u64,
@@ -237,36 +300,74 @@ pub struct Engine<'a> {
 
 impl<'a> Engine<'a> {
     /// An engine ready to run, or why the drive cannot be set up as asked.
-    pub fn new(
-        mut sched: Box<dyn Scheduler>,
+    pub fn new(sched: Box<dyn Scheduler>, jobs: Vec<Job>, input: &RunInput<'a>) -> Result<Self, EngineError> {
+        Engine::with_schedulers(vec![sched], jobs, input)
+    }
+
+    /// An engine with one scheduler per member: `input.array`'s member count of them (one
+    /// without an array).
+    pub fn with_schedulers(
+        scheds: Vec<Box<dyn Scheduler>>,
         jobs: Vec<Job>,
         input: &RunInput<'a>,
     ) -> Result<Self, EngineError> {
-        // Weights reach the scheduler once per issuer: the first job of an issuer decides.
-        let mut weighted = std::collections::BTreeSet::new();
-        for j in &jobs {
-            if let Some(c) = j.ctx {
-                if weighted.insert(c) && j.weight != 1 {
-                    sched.set_weight(c, j.weight);
+        let n_members = input.array.map_or(1, |a| a.spec.members as usize);
+        assert_eq!(scheds.len(), n_members, "one scheduler per member");
+        let mut members = Vec::with_capacity(n_members);
+        for mut sched in scheds {
+            // Weights reach the scheduler once per issuer: the first job of an issuer decides.
+            let mut weighted = std::collections::BTreeSet::new();
+            for j in &jobs {
+                if let Some(c) = j.ctx {
+                    if weighted.insert(c) && j.weight != 1 {
+                        sched.set_weight(c, j.weight);
+                    }
                 }
             }
-        }
-        // QoS classes likewise: the first job of an issuer with a class decides.
-        let mut classed = std::collections::BTreeSet::new();
-        for j in &jobs {
-            if let (Some(c), Some(q)) = (j.ctx, j.qos) {
-                if classed.insert(c) {
-                    sched.set_qos(c, q);
+            // QoS classes likewise: the first job of an issuer with a class decides.
+            let mut classed = std::collections::BTreeSet::new();
+            for j in &jobs {
+                if let (Some(c), Some(q)) = (j.ctx, j.qos) {
+                    if classed.insert(c) {
+                        sched.set_qos(c, q);
+                    }
                 }
             }
+            sched.set_device_queue_depth(input.drive.queue_depth);
+            members.push(Member {
+                sched,
+                drive: Drive::new(Hdd::new(input.disk.clone()), input.drive)?,
+                head: 0,
+                inflight: Vec::with_capacity(input.drive.queue_depth as usize),
+                drive_ev: None,
+                drive_gen: 0,
+                timer_at: None,
+                timer_ev: None,
+                kicked: false,
+                idle_wait_ns: 0,
+                occupancy: 0,
+                write_cache_full_ns: 0,
+                flow_in: Counts::default(),
+                flow_out: Counts::default(),
+                seeks: 0,
+                seek_dist: 0,
+                dispatched: 0,
+                hits: 0,
+            });
         }
-        sched.set_device_queue_depth(input.drive.queue_depth);
+        let array = input.array.map(|cfg| ArrayState {
+            cfg,
+            admitted: 0,
+            waiting: Default::default(),
+            reqs: IdMap::default(),
+            pieces: IdMap::default(),
+            flow_in: Counts::default(),
+        });
         let pool = match input.context {
             ContextMode::Pool(n) => Some((n, ChaCha8Rng::seed_from_u64(input.seed ^ 0x706f_6f6c))),
             _ => None,
         };
-        let drive = Drive::new(Hdd::new(input.disk.clone()), input.drive)?;
-        let capacity = drive.hdd().capacity();
+        let capacity = members[0].drive.hdd().capacity();
         let ngroups = jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
         let mut groups = vec![Vec::new(); ngroups];
         for j in &jobs {
@@ -278,8 +379,8 @@ impl<'a> Engine<'a> {
             jobs.iter().map(|j| j.buffered.then(|| Readahead::new(input.host.read_ahead_kb))).collect();
         let depth = input.drive.queue_depth as usize;
         Ok(Engine {
-            sched,
-            drive,
+            members,
+            array,
             deep: depth > 1,
             write_back: input.drive.write_cache == WriteCache::Back,
             curve: input.curve,
@@ -306,22 +407,7 @@ impl<'a> Engine<'a> {
             flush_armed: false,
             merged: IdMap::default(),
             next_id: 1,
-            head: 0,
-            inflight: Vec::with_capacity(depth),
-            drive_ev: None,
-            drive_gen: 0,
-            timer_at: None,
-            timer_ev: None,
             pool,
-            idle_wait_ns: 0,
-            occupancy: 0,
-            write_cache_full_ns: 0,
-            flow_in: Counts::default(),
-            flow_out: Counts::default(),
-            seeks: 0,
-            seek_dist: 0,
-            dispatched: 0,
-            hits: 0,
             first_submit: None,
             last_complete: Time::ZERO,
             done_bytes: 0,
@@ -343,6 +429,8 @@ impl<'a> Engine<'a> {
 
     /// The job clone a dispatched request belongs to (a merged request: its first part's).
     fn job_of(&self, id: ReqId) -> Option<u32> {
+        // (an array's member request: its array request's job)
+        let id = self.array.as_ref().and_then(|a| a.pieces.get(&id)).map_or(id, |p| p.0);
         let direct = |id: &ReqId| {
             self.meta
                 .get(id)
@@ -398,12 +486,14 @@ impl<'a> Engine<'a> {
             let t = Time(t);
             let dt = t.0 - self.now.0;
             if dt > 0 {
-                // (a drive refusing commands, its write cache full, is not the scheduler waiting)
-                if self.drive.in_queue() == 0 && self.sched.pending() > 0 && self.drive.can_accept() {
-                    self.idle_wait_ns += dt;
-                }
-                if self.write_back && self.drive.write_cache_full() {
-                    self.write_cache_full_ns += dt;
+                for m in &mut self.members {
+                    // (a drive refusing commands, its write cache full, is not the scheduler waiting)
+                    if m.drive.in_queue() == 0 && m.sched.pending() > 0 && m.drive.can_accept() {
+                        m.idle_wait_ns += dt;
+                    }
+                    if self.write_back && m.drive.write_cache_full() {
+                        m.write_cache_full_ns += dt;
+                    }
                 }
             }
             self.now = t;
@@ -411,24 +501,27 @@ impl<'a> Engine<'a> {
                 Ev::Wake(j) => self.wake(j as usize),
                 Ev::Hit(id) => self.finish(ReqId(id), 0, 1),
                 Ev::Flush => self.periodic_flush(),
-                Ev::Drive(gen) => {
-                    if gen == self.drive_gen {
-                        self.drive_ev = None;
-                        self.drive_event();
+                Ev::Drive(m, gen) => {
+                    let m = m as usize;
+                    if gen == self.members[m].drive_gen {
+                        self.members[m].drive_ev = None;
+                        self.drive_event(m);
                     }
                 }
-                Ev::Timer => {
-                    if self.timer_ev == Some(t) {
-                        self.timer_ev = None;
+                Ev::Timer(m) => {
+                    let m = m as usize;
+                    let mem = &mut self.members[m];
+                    if mem.timer_ev == Some(t) {
+                        mem.timer_ev = None;
                     }
-                    match self.timer_at {
+                    match mem.timer_at {
                         Some(at) if at <= t => {
-                            self.timer_at = None;
-                            if self.drive.can_accept() {
-                                self.fill();
+                            mem.timer_at = None;
+                            if mem.drive.can_accept() {
+                                self.fill(m);
                             }
                         }
-                        Some(at) => self.arm_timer(at),
+                        Some(at) => self.arm_timer(m, at),
                         None => {}
                     }
                 }
@@ -471,8 +564,8 @@ impl<'a> Engine<'a> {
             return Err(EngineError::Stalled {
                 at: self.now,
                 jobs: unfinished,
-                scheduler: self.sched.name(),
-                pending: self.sched.pending(),
+                scheduler: self.members[0].sched.name(),
+                pending: self.members.iter().map(|m| m.sched.pending()).sum(),
             });
         }
         progress(1.0);
@@ -539,7 +632,9 @@ impl<'a> Engine<'a> {
         }
         for c in feed.exited.drain(..) {
             if self.trace_tell {
-                self.sched.context_exited(now, ContextId(c));
+                for m in &mut self.members {
+                    m.sched.context_exited(now, ContextId(c));
+                }
             }
         }
         if let Some(t) = feed.wake_at() {
@@ -550,8 +645,8 @@ impl<'a> Engine<'a> {
             }
         }
         self.feed = Some(feed);
-        if submitted && self.drive.can_accept() {
-            self.fill();
+        if submitted {
+            self.fill_kicked();
         }
     }
 
@@ -567,8 +662,8 @@ impl<'a> Engine<'a> {
         self.throttled.push(Default::default());
     }
 
-    fn view(&self) -> CurveView<'a> {
-        CurveView { head: self.head, curve: self.curve, capacity: self.capacity }
+    fn view(&self, m: usize) -> CurveView<'a> {
+        CurveView { head: self.members[m].head, curve: self.curve, capacity: self.capacity }
     }
 
     fn wake(&mut self, j: usize) {
@@ -633,19 +728,98 @@ impl<'a> Engine<'a> {
                 submitted = true;
             }
         }
-        if submitted && self.drive.can_accept() {
-            self.fill();
+        if submitted {
+            self.fill_kicked();
         }
     }
 
-    /// A request reaches the scheduler.
+    /// A request reaches the scheduler (the array's front end, with an array).
     fn arrive(&mut self, rq: Request) {
-        self.flow_in.add(rq.dir, rq.len);
-        let view = CurveView { head: self.head, curve: self.curve, capacity: self.capacity };
+        let Some(a) = self.array.as_mut() else { return self.arrive_at(0, rq) };
+        a.flow_in.add(rq.dir, rq.len);
+        if a.admitted < a.cfg.queue_depth {
+            a.admitted += 1;
+            self.split(rq);
+        } else {
+            a.waiting.push_back(rq);
+        }
+    }
+
+    /// A request reaches member `m`'s scheduler.
+    fn arrive_at(&mut self, m: usize, rq: Request) {
+        let view = self.view(m);
+        let mem = &mut self.members[m];
+        mem.flow_in.add(rq.dir, rq.len);
+        mem.kicked = true;
         let id = rq.id;
-        if let Arrival::Merged { into } = self.sched.arrive(self.now, rq, &view) {
+        if let Arrival::Merged { into } = mem.sched.arrive(self.now, rq, &view) {
             self.merged.entry(into).or_default().push(id);
         }
+    }
+
+    /// An array request is admitted: its member requests reach their schedulers (the first
+    /// phase of a RAID 5 read-modify-write: the reads).
+    fn split(&mut self, rq: Request) {
+        let a = self.array.as_mut().expect("an array");
+        let spec = a.cfg.spec;
+        let (first, writes, dir) = if rq.dir == Dir::Write && spec.level == Level::Raid5 {
+            let plan = spec.write_plan(rq.sector, rq.len);
+            if plan.reads.is_empty() {
+                (plan.writes, Vec::new(), Dir::Write)
+            } else {
+                (plan.reads, plan.writes, Dir::Read)
+            }
+        } else {
+            (spec.split(rq.sector, rq.len).collect(), Vec::new(), rq.dir)
+        };
+        a.reqs.insert(rq.id, ArrayReq { rq, remaining: 0, writes, disk_ns: 0 });
+        self.issue_pieces(rq, &first, dir);
+    }
+
+    /// Send `pieces` of array request `parent` to the members as `dir` requests.
+    fn issue_pieces(&mut self, parent: Request, pieces: &[Piece], dir: Dir) {
+        let a = self.array.as_mut().expect("an array");
+        a.reqs.get_mut(&parent.id).expect("admitted").remaining += pieces.len() as u32;
+        for p in pieces {
+            let id = ReqId(self.next_id);
+            self.next_id += 1;
+            self.array.as_mut().expect("an array").pieces.insert(id, (parent.id, p.len));
+            let rq = Request { id, sector: p.sector, len: p.len, dir, arrival: self.now, ..parent };
+            self.arrive_at(p.member as usize, rq);
+        }
+    }
+
+    /// Member request `id` is done (its share of its carrier's drive time `service`):
+    /// returns false when it is not a member request. The last one of an array request
+    /// completes it (or, ending a RAID 5 write's reads, sends its writes), and admits the
+    /// next waiting array request.
+    fn finish_piece(&mut self, id: ReqId, service: u64, total: u64) -> bool {
+        let Some(a) = self.array.as_mut() else { return false };
+        let Some((parent, sectors)) = a.pieces.remove(&id) else { return false };
+        let r = a.reqs.get_mut(&parent).expect("member request of an admitted array request");
+        r.disk_ns += (service as u128 * (sectors as u64 * SECTOR_BYTES) as u128 / total as u128) as u64;
+        r.remaining -= 1;
+        if r.remaining > 0 {
+            return true;
+        }
+        if !r.writes.is_empty() {
+            let (rq, writes) = (r.rq, std::mem::take(&mut r.writes));
+            self.issue_pieces(rq, &writes, Dir::Write);
+            return true;
+        }
+        let r = a.reqs.remove(&parent).expect("just seen");
+        a.admitted -= 1;
+        loop {
+            let a = self.array.as_mut().expect("an array");
+            if a.admitted >= a.cfg.queue_depth {
+                break;
+            }
+            let Some(next) = a.waiting.pop_front() else { break };
+            a.admitted += 1;
+            self.split(next);
+        }
+        self.finish_any(parent, r.disk_ns, r.rq.bytes().max(1));
+        true
     }
 
     /// A buffered read `id` of job `j`: served from the page cache, or waiting for a fill;
@@ -759,8 +933,8 @@ impl<'a> Engine<'a> {
         } else {
             self.flush_armed = false;
         }
-        if submitted && self.drive.can_accept() {
-            self.fill();
+        if submitted {
+            self.fill_kicked();
         }
     }
 
@@ -785,6 +959,9 @@ impl<'a> Engine<'a> {
     /// A disk request (or a part merged into one) is done: a job's own request, a
     /// page-cache fill whose waiting reads now complete, or a writeback request.
     fn finish_any(&mut self, id: ReqId, service: u64, total: u64) {
+        if self.finish_piece(id, service, total) {
+            return;
+        }
         if let Some((j, len)) = self.wbs.remove(&id) {
             let share = service as u128 * (len as u64 * SECTOR_BYTES) as u128 / total as u128;
             self.stats[j as usize].disk_ns += share as u64;
@@ -811,39 +988,51 @@ impl<'a> Engine<'a> {
     /// Make sure a timer event is in the heap no later than `t`. Waits are superseded far
     /// more often than they expire (a stream's child arrives first), so one event serves
     /// many waits: an event that fires early re-arms for the current `timer_at`.
-    fn arm_timer(&mut self, t: Time) {
-        if self.timer_ev.is_none_or(|e| e > t) {
-            self.timer_ev = Some(t);
-            self.push(t, Ev::Timer);
+    fn arm_timer(&mut self, m: usize, t: Time) {
+        if self.members[m].timer_ev.is_none_or(|e| e > t) {
+            self.members[m].timer_ev = Some(t);
+            self.push(t, Ev::Timer(m as u32));
         }
     }
 
-    /// Keep the drive fed: ask the scheduler while the drive can take a command.
-    fn fill(&mut self) {
+    /// Ask every member scheduler that received requests since it last decided (and whose
+    /// drive can take a command): the end of a plug.
+    fn fill_kicked(&mut self) {
+        for m in 0..self.members.len() {
+            if self.members[m].kicked && self.members[m].drive.can_accept() {
+                self.fill(m);
+            }
+        }
+    }
+
+    /// Keep member `m`'s drive fed: ask its scheduler while the drive can take a command.
+    fn fill(&mut self, m: usize) {
         // any decision supersedes the previous wait
-        self.timer_at = None;
-        while self.drive.can_accept() {
-            let view = self.view();
-            match self.sched.decide(self.now, &view) {
+        self.members[m].timer_at = None;
+        self.members[m].kicked = false;
+        while self.members[m].drive.can_accept() {
+            let view = self.view(m);
+            let mem = &mut self.members[m];
+            match mem.sched.decide(self.now, &view) {
                 Decision::Dispatch(rq) => {
-                    self.sched.dispatched_to_device(self.now, &rq);
-                    self.submit(rq);
+                    mem.sched.dispatched_to_device(self.now, &rq);
+                    self.submit(m, rq);
                 }
                 Decision::WaitUntil(t) => {
                     // A wait "until now" would spin: the scheduler is re-asked a nanosecond later.
                     let t = if t <= self.now { Time(self.now.0 + 1) } else { t };
-                    self.timer_at = Some(t);
-                    self.arm_timer(t);
+                    mem.timer_at = Some(t);
+                    self.arm_timer(m, t);
                     break;
                 }
                 Decision::Idle => break,
             }
         }
-        self.sync_drive_event();
+        self.sync_drive_event(m);
     }
 
-    fn submit(&mut self, rq: Request) {
-        self.dispatched += 1;
+    fn submit(&mut self, m: usize, rq: Request) {
+        self.members[m].dispatched += 1;
         if self
             .trace
             .as_ref()
@@ -856,60 +1045,68 @@ impl<'a> Engine<'a> {
             t.sectors.push(rq.len);
             t.job.push(job);
         }
-        self.flow_out.add(rq.dir, rq.len);
+        let mem = &mut self.members[m];
+        mem.flow_out.add(rq.dir, rq.len);
         if self.deep {
-            self.head = rq.end();
+            mem.head = rq.end();
         }
         let cmd = Cmd { tag: rq.id.0, sector: rq.sector, len: rq.len, dir: rq.dir };
-        self.inflight.push((rq, self.now));
-        self.drive.submit(self.now, cmd).expect("the drive said it can accept");
+        mem.inflight.push((rq, self.now));
+        mem.drive.submit(self.now, cmd).expect("the drive said it can accept");
     }
 
-    /// Keep exactly one live heap event at the drive's next event time.
+    /// Keep exactly one live heap event per member at its drive's next event time.
     #[inline]
-    fn sync_drive_event(&mut self) {
-        let next = self.drive.next_event();
-        if next != self.drive_ev {
-            self.drive_ev = next;
+    fn sync_drive_event(&mut self, m: usize) {
+        let mem = &mut self.members[m];
+        let next = mem.drive.next_event();
+        if next != mem.drive_ev {
+            mem.drive_ev = next;
             if let Some(t) = next {
-                self.drive_gen += 1;
-                let gen = self.drive_gen;
-                self.push(t, Ev::Drive(gen));
+                mem.drive_gen += 1;
+                let gen = mem.drive_gen;
+                self.push(t, Ev::Drive(m as u32, gen));
             }
         }
     }
 
-    /// The drive's event is due: collect what finished, then refill the drive.
-    fn drive_event(&mut self) {
+    /// Member `m`'s drive event is due: collect what finished, then refill the drive (and
+    /// any other member that completing it sent requests to).
+    fn drive_event(&mut self, m: usize) {
         // (a command the drive starts now that finishes now gets an event of its own)
-        if let Some(c) = self.drive.poll(self.now) {
-            self.complete(c);
+        if let Some(c) = self.members[m].drive.poll(self.now) {
+            self.complete(m, c);
         }
-        self.fill();
+        self.fill(m);
+        if self.members.len() > 1 {
+            self.fill_kicked();
+        }
     }
 
-    fn complete(&mut self, c: Completion) {
-        let i = self
+    fn complete(&mut self, m: usize, c: Completion) {
+        let now = self.now;
+        let deep = self.deep;
+        let mem = &mut self.members[m];
+        let i = mem
             .inflight
             .iter()
             .position(|r| r.0.id.0 == c.tag)
             .expect("a completion of a request in the drive");
-        let (rq, submitted) = self.inflight.swap_remove(i);
-        let now = self.now;
-        self.occupancy += (now.0 - submitted.0) as u128;
-        if !self.deep {
-            self.head = rq.end();
+        let (rq, submitted) = mem.inflight.swap_remove(i);
+        mem.occupancy += (now.0 - submitted.0) as u128;
+        if !deep {
+            mem.head = rq.end();
         }
-        self.last_complete = now;
         if c.cache_hit {
-            self.hits += 1;
+            mem.hits += 1;
         }
         if c.seek_cylinders > 0 {
-            self.seeks += 1;
-            self.seek_dist += c.seek_sectors as u128;
+            mem.seeks += 1;
+            mem.seek_dist += c.seek_sectors as u128;
         }
-        let view = self.view();
-        self.sched.completed(now, &rq, &view);
+        self.last_complete = now;
+        let view = self.view(m);
+        self.members[m].sched.completed(now, &rq, &view);
         let service = c.service().0;
         let total = rq.bytes().max(1);
         self.finish_any(rq.id, service, total);
@@ -959,7 +1156,9 @@ impl<'a> Engine<'a> {
             let (ctx, process) = (job.ctx, job.process);
             if let Some(c) = ctx {
                 if self.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
-                    self.sched.context_exited(now, c);
+                    for m in &mut self.members {
+                        m.sched.context_exited(now, c);
+                    }
                 }
             }
             // A finished thread no longer holds its process's barrier.
@@ -1010,15 +1209,43 @@ impl<'a> Engine<'a> {
         }
         let runtime_ns = self.last_complete.0.saturating_sub(self.first_submit.unwrap_or(Time::ZERO).0);
         let secs = runtime_ns as f64 * 1e-9;
-        let ratio = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
-        let ds = *self.drive.stats();
-        let busy_ns = self.drive.busy_time(self.last_complete).0;
-        let cfg = *self.drive.config();
-        let seeks = self.seeks + ds.destage_seeks;
-        let seek_dist = self.seek_dist + ds.destage_seek_sectors as u128;
+        let page_cache_dirty_bytes = self.dirty.iter().map(|d| d.bytes()).sum();
+        // (a host figure: the whole device's, not a member's)
+        let member_dirty = if self.array.is_some() { 0 } else { page_cache_dirty_bytes };
+        let member_reports: Vec<DeviceReport> = self
+            .members
+            .iter()
+            .map(|m| m.device_report(self.last_complete, runtime_ns, m.flow_in.flow(), member_dirty))
+            .collect();
+        let device = match &self.array {
+            None => member_reports[0].clone(),
+            Some(a) => DeviceReport {
+                page_cache_dirty_bytes,
+                ..aggregate_device(&member_reports, a.flow_in.flow(), &self.members)
+            },
+        };
+        let mut scheduler_stats = BTreeMap::new();
+        for m in &self.members {
+            for (k, v) in m.sched.stats() {
+                *scheduler_stats.entry(k.to_string()).or_insert(0) += v;
+            }
+        }
+        let members = self.array.as_ref().map(|_| {
+            self.members
+                .iter()
+                .zip(member_reports)
+                .enumerate()
+                .map(|(i, (m, device))| MemberReport {
+                    member: i as u32,
+                    device,
+                    scheduler_stats: m.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                })
+                .collect()
+        });
         RunReport {
-            scheduler: self.sched.name(),
-            disk: self.drive.hdd().spec().name.to_string(),
+            scheduler: self.members[0].sched.name(),
+            disk: self.members[0].drive.hdd().spec().name.to_string(),
+            array: self.array.as_ref().map(|a| a.cfg.spec.to_string()),
             context: String::new(),
             seed: 0,
             jobs,
@@ -1033,27 +1260,85 @@ impl<'a> Engine<'a> {
                 runtime_ns,
                 clat_ns: Clat::from_hist(&all),
             },
-            device: DeviceReport {
-                utilization: ratio(busy_ns as f64, runtime_ns as f64),
-                idle_wait_ns: self.idle_wait_ns,
-                seek_count: seeks,
-                mean_seek_distance_sectors: ratio(seek_dist as f64, seeks as f64),
-                requests: self.dispatched,
-                cache_hits: self.hits,
-                queue_depth: cfg.queue_depth,
-                drive_scheduler: cfg.scheduler.name().to_string(),
-                write_cache: cfg.write_cache.name().to_string(),
-                requests_in: self.flow_in.flow(),
-                requests_out: self.flow_out.flow(),
-                queue_occupancy: ratio(self.occupancy as f64, runtime_ns as f64),
-                cache_hit_ratio: ratio(self.hits as f64, self.dispatched as f64),
-                destages: ds.destages,
-                destaged_bytes: ds.destaged_sectors * SECTOR_BYTES,
-                write_cache_full_ns: self.write_cache_full_ns,
-                page_cache_dirty_bytes: self.dirty.iter().map(|d| d.bytes()).sum(),
-            },
-            scheduler_stats: self.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            device,
+            scheduler_stats,
+            members,
             head_trace,
         }
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        a / b
+    }
+}
+
+impl Member {
+    /// The device section of this drive over a run of `runtime_ns` ending at `end`.
+    fn device_report(&self, end: Time, runtime_ns: u64, requests_in: Flow, dirty: u64) -> DeviceReport {
+        let ds = *self.drive.stats();
+        let busy_ns = self.drive.busy_time(end).0;
+        let cfg = *self.drive.config();
+        let seeks = self.seeks + ds.destage_seeks;
+        let seek_dist = self.seek_dist + ds.destage_seek_sectors as u128;
+        DeviceReport {
+            utilization: ratio(busy_ns as f64, runtime_ns as f64),
+            idle_wait_ns: self.idle_wait_ns,
+            seek_count: seeks,
+            mean_seek_distance_sectors: ratio(seek_dist as f64, seeks as f64),
+            requests: self.dispatched,
+            cache_hits: self.hits,
+            queue_depth: cfg.queue_depth,
+            drive_scheduler: cfg.scheduler.name().to_string(),
+            write_cache: cfg.write_cache.name().to_string(),
+            requests_in,
+            requests_out: self.flow_out.flow(),
+            queue_occupancy: ratio(self.occupancy as f64, runtime_ns as f64),
+            cache_hit_ratio: ratio(self.hits as f64, self.dispatched as f64),
+            destages: ds.destages,
+            destaged_bytes: ds.destaged_sectors * SECTOR_BYTES,
+            write_cache_full_ns: self.write_cache_full_ns,
+            page_cache_dirty_bytes: dirty,
+        }
+    }
+}
+
+/// The array's device section from its members' (see [`DeviceReport`] for which figures
+/// are sums and which means): `requests_in` is what the jobs submitted to the array; the
+/// caller adds the page cache's dirty bytes.
+fn aggregate_device(ms: &[DeviceReport], requests_in: Flow, members: &[Member]) -> DeviceReport {
+    let n = ms.len() as f64;
+    let sum = |f: fn(&DeviceReport) -> u64| ms.iter().map(f).sum::<u64>();
+    let seeks = sum(|d| d.seek_count);
+    let seek_dist: f64 = ms.iter().map(|d| d.mean_seek_distance_sectors * d.seek_count as f64).sum();
+    let mut out = Counts::default();
+    for m in members {
+        for d in 0..2 {
+            out.n[d] += m.flow_out.n[d];
+            out.bytes[d] += m.flow_out.bytes[d];
+        }
+    }
+    let (requests, hits) = (sum(|d| d.requests), sum(|d| d.cache_hits));
+    DeviceReport {
+        utilization: ms.iter().map(|d| d.utilization).sum::<f64>() / n,
+        idle_wait_ns: sum(|d| d.idle_wait_ns),
+        seek_count: seeks,
+        mean_seek_distance_sectors: ratio(seek_dist, seeks as f64),
+        requests,
+        cache_hits: hits,
+        queue_depth: ms[0].queue_depth,
+        drive_scheduler: ms[0].drive_scheduler.clone(),
+        write_cache: ms[0].write_cache.clone(),
+        requests_in,
+        requests_out: out.flow(),
+        queue_occupancy: ms.iter().map(|d| d.queue_occupancy).sum(),
+        cache_hit_ratio: ratio(hits as f64, requests as f64),
+        destages: sum(|d| d.destages),
+        destaged_bytes: sum(|d| d.destaged_bytes),
+        write_cache_full_ns: sum(|d| d.write_cache_full_ns),
+        page_cache_dirty_bytes: 0,
     }
 }

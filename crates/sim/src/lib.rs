@@ -13,16 +13,18 @@ pub mod postmark;
 pub mod qos;
 pub mod readahead;
 pub mod report;
+pub mod reproduce;
 pub mod trace;
 pub mod workload;
 pub mod writeback;
 
 use std::collections::BTreeMap;
 
+use headway_disk::array::ArraySpec;
 use headway_disk::{DiskSpec, DriveConfig, Hdd};
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
-pub use engine::{Engine, EngineError, RunInput};
+pub use engine::{ArrayConfig, Engine, EngineError, RunInput, DEFAULT_ARRAY_QUEUE_DEPTH};
 pub use report::{Report, RunReport};
 pub use workload::{ContextMode, Job, WorkloadError};
 
@@ -39,6 +41,12 @@ pub struct SimConfig {
     /// write-through, as every result before command queueing; SPTF inside the drive
     /// when the depth allows a choice).
     pub drive: DriveConfig,
+    /// A disk array of `disk`s (`--array raid0:5:64k`): the jobs' addresses are the
+    /// array's. `None`: one drive.
+    pub array: Option<ArraySpec>,
+    /// Array requests admitted at once by the array's front end
+    /// ([`engine::DEFAULT_ARRAY_QUEUE_DEPTH`]); unused without an array.
+    pub array_queue_depth: u32,
 }
 
 /// Why a simulation could not run.
@@ -61,6 +69,8 @@ pub enum SimError {
     NoJobs(String),
     #[error(transparent)]
     Trace(#[from] trace::TraceError),
+    #[error("array front-end queue depth {0}: expected 1 to 4096")]
+    ArrayQueueDepth(u32),
 }
 
 /// Build every scheduler once to check names and settings before anything runs.
@@ -140,7 +150,15 @@ pub fn simulate_traced(
     mut progress: impl FnMut(usize, f64),
 ) -> Result<Report, SimError> {
     check_schedulers(&cfg.schedulers, &cfg.settings)?;
-    let capacity = Hdd::new(cfg.disk.clone()).capacity();
+    let member_capacity = Hdd::new(cfg.disk.clone()).capacity();
+    let array = match cfg.array {
+        None => None,
+        Some(spec) if (1..=4096).contains(&cfg.array_queue_depth) => {
+            Some(ArrayConfig { spec, queue_depth: cfg.array_queue_depth })
+        }
+        Some(_) => return Err(SimError::ArrayQueueDepth(cfg.array_queue_depth)),
+    };
+    let capacity = cfg.array.map_or(member_capacity, |a| a.capacity(member_capacity));
     let jobs = expand_jobs(cfg, capacity)?;
     let curve = calibrate::curve_for(&cfg.disk);
     let host = host::HostParams::from_settings(&mut cfg.settings.clone()).map_err(SimError::Host)?;
@@ -151,12 +169,17 @@ pub fn simulate_traced(
         seed: cfg.seed,
         drive: cfg.drive,
         host,
+        array,
     };
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
-        let mut s = cfg.settings.clone();
-        let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
-        let mut engine = Engine::new(sched, jobs.clone(), &input)?;
+        let members = cfg.array.map_or(1, |a| a.members);
+        let mut scheds = Vec::with_capacity(members as usize);
+        for _ in 0..members {
+            let mut s = cfg.settings.clone();
+            scheds.push(build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?);
+        }
+        let mut engine = Engine::with_schedulers(scheds, jobs.clone(), &input)?;
         if head_trace.0 > 0 {
             engine = engine.with_head_trace(head_trace);
         }

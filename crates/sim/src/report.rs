@@ -14,6 +14,13 @@
 //! `iops`, `runtime` (ms, as fio), `total_ios`, `clat_ns {min, max, mean, percentile}` with
 //! fio's percentile keys (`"50.000000"`). A run has `"head_trace"` too when one was asked
 //! for ([`HeadTrace`]).
+//!
+//! With a disk array (`--array`), a run also has `"array"` (its spec, `raid0:5:64k`) after
+//! `"disk"` (the member model), its `"device"` section describes the whole array (see
+//! [`DeviceReport`]: sums over the members, utilisation their mean), and `"members": [{"member",
+//! "device": {..}, "scheduler_stats": {..}}]` follows `"scheduler_stats"` (summed over the
+//! members' schedulers), one entry per member drive, its `requests_in` the member requests
+//! its scheduler received. Without an array neither key appears.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -132,6 +139,10 @@ pub struct Flow {
     pub write_mean_bytes: f64,
 }
 
+/// One drive's figures. For an array (the run's `device` with `--array`): `utilization` is
+/// the members' mean; `queue_occupancy` their sum (commands in all drives);
+/// `mean_seek_distance_sectors` the mean over all members' seeks; `requests_in` what the
+/// jobs submitted to the array; every other count and time a sum over the members.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct DeviceReport {
     /// Fraction of the run the drive was busy: serving a command (media work, transfers,
@@ -177,6 +188,9 @@ pub struct DeviceReport {
 pub struct RunReport {
     pub scheduler: String,
     pub disk: String,
+    /// The disk array (`raid0:5:64k`) `disk` is the member model of; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
     pub context: String,
     pub seed: u64,
     pub jobs: Vec<JobReport>,
@@ -184,15 +198,27 @@ pub struct RunReport {
     pub device: DeviceReport,
     /// The scheduler's own counters (stream: waits, timeouts, ...); empty for policies.
     pub scheduler_stats: BTreeMap<String, u64>,
+    /// Each member drive of an array, in member order; absent without an array.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<MemberReport>>,
     /// Dispatches of the run's first moments, when asked for ([`crate::simulate_traced`]);
     /// absent from the JSON otherwise, so the CLI's output does not change.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head_trace: Option<HeadTrace>,
 }
 
+/// One member drive of an array and its scheduler instance.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MemberReport {
+    pub member: u32,
+    pub device: DeviceReport,
+    pub scheduler_stats: BTreeMap<String, u64>,
+}
+
 /// Where the head was sent: every command the scheduler dispatched to the drive in the
 /// first `window_ns` of the run (at most [`HeadTrace::MAX_DISPATCHES`]), as parallel
 /// columns. The picture of deceptive idleness: offset against time, one colour per job.
+/// With an array, every member's dispatches in one list, their sectors member sectors.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct HeadTrace {
     pub window_ns: u64,

@@ -35,10 +35,9 @@ fn iops(r: &RunReport) -> f64 {
     r.aggregate.iops
 }
 
-/// 4 KiB random reads over 450 GB of the 500 GB disk, 64 in flight.
-const RANDREAD_QD64: &str =
-    "[global]\nioengine=libaio\niodepth=64\ndirect=1\nbs=4k\nsize=450g\nio_size=12m\n\
-                             [rr]\nrw=randread\n";
+/// 4 KiB random reads over 450 GB of the 500 GB disk, 64 in flight (`headway reproduce
+/// iopath-fig15`'s workload).
+use headway_sim::reproduce::iopath::RANDREAD_QD64;
 
 /// 002 Section 6.1: deeper drive queues raise throughput, because the drive reorders by
 /// exact positioning time (noop hands it requests in arrival order). Measured on
@@ -218,28 +217,15 @@ fn stream_keeps_its_advantage_on_a_queueing_drive() {
 /// 000 Figure 4, buffered par-read (page-cache readahead on): the synchronous 4 KiB reads
 /// reach the scheduler as readahead windows; SS's advantage over deadline falls as the
 /// thinktime grows and is gone by a few hundred microseconds. Measured (1 GiB per reader):
-/// 4.41x at 0, 2.33x at 50 us, 1.62x at 100 us, 1.15x at 200 us, 0.84x at 400 us.
+/// 4.41x at 0, 2.33x at 50 us, 1.62x at 100 us, 1.15x at 200 us, 0.84x at 400 us. The
+/// settings and the shape check are `headway reproduce ss-fig4`'s.
 #[test]
 fn buffered_par_read_advantage_fades_with_thinktime() {
-    let base = include_str!("../../../experiments/par-read.fio")
-        .replace("direct=1", "direct=0")
-        .replace("size=1g", "size=256m");
-    let ratios: Vec<(u64, f64)> = [0u64, 50, 100, 200, 400]
-        .iter()
-        .map(|&tt| {
-            let text = base.replace("thinktime=0", &format!("thinktime={tt}"));
-            let mut cfg = config(&text, &["deadline", "stream"], DriveConfig::default());
-            cfg.context = ContextMode::None;
-            let r = simulate(&cfg, |_, _| {}).expect("simulation runs");
-            (tt, r.runs[1].aggregate.bw_bytes as f64 / r.runs[0].aggregate.bw_bytes as f64)
-        })
-        .collect();
-    assert!(ratios[0].1 >= 2.5, "no readahead-era advantage at thinktime 0: {ratios:?}");
-    for w in ratios.windows(2) {
-        assert!(w[1].1 <= w[0].1 * 1.05, "advantage grew with thinktime: {ratios:?}");
-    }
-    let last = ratios.last().unwrap().1;
-    assert!((0.8..=1.2).contains(&last), "at 400 us stream should be within 20% of deadline: {ratios:?}");
+    let runs = headway_sim::reproduce::ss::fig4_ratios().expect("simulation runs");
+    let ratios: Vec<(u64, f64)> = runs.iter().map(|(t, r, _)| (*t, *r)).collect();
+    let (summary, check) = headway_sim::reproduce::ss::fig4_check(&ratios);
+    eprintln!("{summary}");
+    check.assert();
 }
 
 /// Conservation through the page cache: a buffered sequential reader's bytes reach the

@@ -74,32 +74,20 @@ fn pool_and_vm_contexts_hide_streams_from_as_and_cfq() {
 
 /// 001 Section 4.1 / Figure 4 (mmap: no prefetch): anticipation gives at least 3x the
 /// original policy's throughput for sequential and alternate-block access (paper: 4x and
-/// 2x-to-half-bandwidth); random access gains little.
+/// 2x-to-half-bandwidth); random access gains little. Settings and check: `headway
+/// reproduce as-fig4`.
 #[test]
 fn as_fig4_anticipation_multiplies_sequential_throughput() {
-    for (pat, min_gain) in [("seq", 3.0), ("alter", 1.8)] {
-        let r = run(
-            &exp(&format!("as-fig4-{pat}.fio")),
-            "deskstar-34gxp",
-            &["aged-sptf", "antic:aged-sptf"],
-            ContextMode::Process,
-        );
-        let gain = bw(&r, "antic:aged-sptf") / bw(&r, "aged-sptf");
-        assert!(gain >= min_gain, "{pat}: anticipation gain {gain:.2}");
-    }
-    let r = run(
-        &exp("as-fig4-random.fio"),
-        "deskstar-34gxp",
-        &["aged-sptf", "antic:aged-sptf"],
-        ContextMode::Process,
-    );
-    let gain = bw(&r, "antic:aged-sptf") / bw(&r, "aged-sptf");
-    assert!((0.9..1.6).contains(&gain), "random: anticipation gain {gain:.2} (paper: 1.28-1.30)");
+    use headway_sim::reproduce::{antic, Scale};
+    let runs = antic::fig4_runs(Scale::Full).expect("simulation runs");
+    let gains: Vec<(&str, f64)> =
+        runs.iter().map(|(p, r)| (*p, bw(r, "antic:aged-sptf") / bw(r, "aged-sptf"))).collect();
+    antic::fig4_check(&gains).1.assert();
 }
 
 /// 001 Figure 12: Stride with weights 1:2 without anticipation gives ~1:1 disk time; the
 /// proportional heuristic 1:2; the combination heuristic 1:2 at >= 1.4x the throughput
-/// (the paper: 60, 77 and 98 transactions/s).
+/// (the paper: 60, 77 and 98 transactions/s). Check: `headway reproduce as-fig12`.
 #[test]
 fn as_fig12_proportional_share_needs_anticipation() {
     let r = run(
@@ -108,15 +96,7 @@ fn as_fig12_proportional_share_needs_anticipation() {
         &["stride", "antic:stride", "antic-combo:stride"],
         ContextMode::Process,
     );
-    let share = |s: &str| {
-        let run = r.runs.iter().find(|x| x.scheduler == s).unwrap();
-        run.jobs[1].disk_time_ns as f64 / run.jobs[0].disk_time_ns.max(1) as f64
-    };
-    assert!((0.8..1.25).contains(&share("stride")), "stride alone: q/p disk time {:.2}", share("stride"));
-    for s in ["antic:stride", "antic-combo:stride"] {
-        assert!((share(s) / 2.0 - 1.0).abs() <= 0.10, "{s}: q/p disk time {:.2}", share(s));
-    }
-    assert!(bw(&r, "antic-combo:stride") >= 1.4 * bw(&r, "stride"));
+    headway_sim::reproduce::antic::fig12_check(&r).1.assert();
 }
 
 fn with_think(text: &str, thinktime_us: u64, blocks: u32) -> String {

@@ -11,9 +11,7 @@ fn run(text: &str, schedulers: &[&str]) -> Report {
 }
 
 fn fig3(numjobs: u32, secs: u32) -> String {
-    exp("htbs-fig3-seqread.fio")
-        .replace("numjobs=4", &format!("numjobs={numjobs}"))
-        .replace("runtime=20s", &format!("runtime={secs}s"))
+    headway_sim::reproduce::htbs::fig3_text(numjobs, secs)
 }
 
 /// 004 Figure 3: synchronous sequential readers on distinct regions. One job: no seeks,
@@ -22,7 +20,7 @@ fn fig3(numjobs: u32, secs: u32) -> String {
 /// of one job in a row: at least 1.5x pClock's aggregate bandwidth.
 #[test]
 fn fig3_htbs_beats_pclock_from_two_jobs() {
-    for n in [1u32, 2, 4, 8, 16] {
+    for n in headway_sim::reproduce::htbs::FIG3_JOBS {
         let r = run(&fig3(n, 5), &["pclock", "htbs", "stream:pclock"]);
         let (pc, ht, ss) = (bw(&r, "pclock"), bw(&r, "htbs"), bw(&r, "stream:pclock"));
         eprintln!(
@@ -33,11 +31,7 @@ fn fig3_htbs_beats_pclock_from_two_jobs() {
             ss / 1e6,
             ss / pc
         );
-        if n == 1 {
-            assert!((ht / pc - 1.0).abs() <= 0.05, "one job: htbs {ht} vs pclock {pc}");
-        } else {
-            assert!(ht >= 1.5 * pc, "{n} jobs: htbs {ht} vs pclock {pc}");
-        }
+        headway_sim::reproduce::htbs::fig3_check(n, &r).assert();
     }
 }
 

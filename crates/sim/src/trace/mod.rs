@@ -376,6 +376,7 @@ pub fn replay_with(
         seed: cfg.seed,
         drive: cfg.drive,
         host,
+        array: None,
     };
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     let mut summary = ReplaySummary::default();

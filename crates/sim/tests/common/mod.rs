@@ -21,6 +21,8 @@ pub fn config(text: &str, disk: &str, schedulers: &[&str], context: ContextMode,
         settings: Settings::new(),
         seed,
         drive: Default::default(),
+        array: None,
+        array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
     }
 }
 

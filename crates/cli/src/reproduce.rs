@@ -1,0 +1,262 @@
+//! `headway reproduce`: run the seed papers' figures (`headway_sim::reproduce`) and write,
+//! per figure, `ID.json` (the outcome with the simulator's reports), `ID.svg` and `ID.png`
+//! (throughput or ratio per scheduler or sweep point, the paper's numbers as crosses) and
+//! `ID.md` (setting, headway against the paper, verdict); `all` adds `index.md` and
+//! `index.html`.
+//!
+//! Plots are drawn with plotters. Text needs a TrueType font, read at run time (nothing is
+//! bundled): `$HEADWAY_FONT`, else DejaVu Sans where Debian (`fonts-dejavu-core`), Fedora
+//! or Arch put it (`HEADWAY_FONT=none`: no text). Without one the plots are drawn without text (bars, markers, axes); the
+//! Markdown report carries every number anyway.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{bail, Context, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use headway_sim::reproduce::{figures, find, Outcome, Scale, Status};
+
+/// `headway reproduce` flags.
+#[derive(clap::Args)]
+pub struct ReproduceArgs {
+    /// Figure id (see --list), or `all`
+    id: Option<String>,
+    /// List the figures: id, availability, paper and figure
+    #[arg(long, conflicts_with = "id")]
+    list: bool,
+    /// Directory for the JSON, PNG, SVG and Markdown files
+    #[arg(long, value_name = "DIR", default_value = "out/reproduce")]
+    out: PathBuf,
+    /// Smaller runs where the figure allows (each report says what was reduced)
+    #[arg(long)]
+    quick: bool,
+}
+
+pub fn run(a: ReproduceArgs) -> Result<()> {
+    if a.list {
+        return list();
+    }
+    let Some(id) = a.id else { bail!("give a figure id or `all` (see `headway reproduce --list`)") };
+    let scale = if a.quick { Scale::Quick } else { Scale::Full };
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    if id == "all" {
+        return all(&a.out, scale);
+    }
+    let known = || figures().iter().map(|f| f.id).collect::<Vec<_>>().join(", ");
+    let Some(fig) = find(&id) else { bail!("unknown figure `{id}` (known: {})", known()) };
+    if let Status::Unavailable(why) = fig.status {
+        bail!("figure `{id}` ({}) cannot be reproduced yet: {why}", fig.source);
+    }
+    let o = fig.run(scale).expect("available")?;
+    write(&a.out, &o)?;
+    println!("{}: {}", o.id, o.verdict);
+    println!("wrote {}", a.out.join(format!("{}.{{json,svg,png,md}}", o.id)).display());
+    Ok(())
+}
+
+fn list() -> Result<()> {
+    println!("{:<14} {:<12} source — title", "id", "status");
+    for f in figures() {
+        match f.status {
+            Status::Available(_) => println!("{:<14} {:<12} {} — {}", f.id, "available", f.source, f.title),
+            Status::Unavailable(why) => {
+                println!(
+                    "{:<14} {:<12} {} — {}\n{:<27} reason: {why}",
+                    f.id, "unavailable", f.source, f.title, ""
+                )
+            }
+        }
+    }
+    Ok(())
+}
+
+fn all(out: &Path, scale: Scale) -> Result<()> {
+    let mut md = String::from("# headway: the seed papers' figures, reproduced\n\n");
+    md.push_str("| figure | source | verdict |\n|---|---|---|\n");
+    let mut html = String::from(
+        "<!doctype html><meta charset=\"utf-8\"><title>headway reproduce</title>\n<h1>headway: the seed papers' figures, reproduced</h1>\n<table border=1 cellpadding=4>\n<tr><th>figure<th>source<th>verdict\n",
+    );
+    for f in figures() {
+        let verdict = match f.run(scale) {
+            None => {
+                let Status::Unavailable(why) = f.status else { unreachable!() };
+                md.push_str(&format!("| {} | {} | unavailable: {why} |\n", f.id, f.source));
+                html.push_str(&format!(
+                    "<tr><td>{}<td>{}<td>unavailable: {}\n",
+                    f.id,
+                    esc(f.source),
+                    esc(why)
+                ));
+                continue;
+            }
+            Some(r) => r?,
+        };
+        write(out, &verdict)?;
+        println!("{}: {}", verdict.id, verdict.verdict);
+        md.push_str(&format!("| [{id}]({id}.md) | {} | {} |\n", f.source, verdict.verdict, id = f.id));
+        html.push_str(&format!(
+            "<tr><td><a href=\"{id}.md\">{id}</a><br><img src=\"{id}.svg\" width=320><td>{}<td>{}\n",
+            esc(f.source),
+            esc(&verdict.verdict),
+            id = f.id
+        ));
+    }
+    html.push_str("</table>\n");
+    std::fs::write(out.join("index.md"), md)?;
+    std::fs::write(out.join("index.html"), html)?;
+    println!("wrote {}", out.join("index.md").display());
+    Ok(())
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn write(dir: &Path, o: &Outcome) -> Result<()> {
+    let p = |ext: &str| dir.join(format!("{}.{ext}", o.id));
+    std::fs::write(p("json"), o.to_json()).with_context(|| format!("writing {}", p("json").display()))?;
+    std::fs::write(p("md"), o.markdown(&o.id)).with_context(|| format!("writing {}", p("md").display()))?;
+    let text = font_loaded();
+    {
+        let svg = p("svg");
+        let root = SVGBackend::new(&svg, (900, 540)).into_drawing_area();
+        draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
+        root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+    }
+    let png = p("png");
+    let root = BitMapBackend::new(&png, (900, 540)).into_drawing_area();
+    draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", png.display()))?;
+    root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", png.display()))?;
+    Ok(())
+}
+
+/// Register a TrueType font for plotters' "sans-serif" once; false when none is found.
+fn font_loaded() -> bool {
+    static LOADED: OnceLock<bool> = OnceLock::new();
+    *LOADED.get_or_init(|| {
+        let var = std::env::var_os("HEADWAY_FONT");
+        if var.as_deref() == Some(std::ffi::OsStr::new("none")) {
+            return false;
+        }
+        let mut candidates: Vec<PathBuf> = var.map(PathBuf::from).into_iter().collect();
+        candidates.extend(
+            [
+                "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
+                "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+                "/usr/share/fonts/TTF/DejaVuSans.ttf",
+            ]
+            .map(PathBuf::from),
+        );
+        for c in candidates {
+            if let Ok(bytes) = std::fs::read(&c) {
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+}
+
+const COLOURS: [RGBColor; 5] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// Grouped bars: one group per category, one bar per series; the paper's numbers as black
+/// crosses on their bars.
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    o: &Outcome,
+    text: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let n = o.categories.len().max(1);
+    let s = o.series.len().max(1);
+    let top = o
+        .series
+        .iter()
+        .flat_map(|x| x.values.iter().copied())
+        .chain(o.paper_points.iter().map(|p| p.value))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max)
+        .max(1e-9)
+        * 1.15;
+    let mut b = ChartBuilder::on(root);
+    b.margin(20);
+    if text {
+        b.caption(format!("{}: {}", o.id, o.title), ("sans-serif", 18))
+            .x_label_area_size(50)
+            .y_label_area_size(70);
+    } else {
+        b.x_label_area_size(10).y_label_area_size(10);
+    }
+    let mut chart = b.build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_x_mesh().x_labels(0);
+        if text {
+            mesh.y_desc(o.y_label.as_str())
+                .x_desc(o.x_label.as_str())
+                .y_labels(8)
+                .label_style(("sans-serif", 14));
+        } else {
+            mesh.y_labels(0);
+        }
+        mesh.draw()?;
+    }
+    let w = 0.8 / s as f64;
+    let x0 = |cat: usize, j: usize| cat as f64 - 0.4 + j as f64 * w;
+    for (j, series) in o.series.iter().enumerate() {
+        let colour = COLOURS[j % COLOURS.len()];
+        let bars = series.values.iter().enumerate().filter(|(_, v)| v.is_finite()).map(move |(i, &v)| {
+            Rectangle::new([(x0(i, j) + w * 0.05, 0.0), (x0(i, j) + w * 0.95, v)], colour.filled())
+        });
+        let drawn = chart.draw_series(bars)?;
+        if text && o.series.len() > 1 {
+            drawn
+                .label(series.name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.filled()));
+        }
+    }
+    let marks = o.paper_points.iter().filter_map(|p| {
+        let j = o.series.iter().position(|x| x.name == p.series)?;
+        Some(Cross::new((x0(p.category, j) + w / 2.0, p.value), 8, BLACK.stroke_width(3)))
+    });
+    let drawn = chart.draw_series(marks)?;
+    if text && !o.paper_points.is_empty() {
+        drawn.label("paper").legend(|(x, y)| Cross::new((x + 6, y), 5, BLACK.stroke_width(2)));
+    }
+    if text {
+        let labels = o.categories.iter().enumerate().map(|(i, c)| {
+            EmptyElement::at((i as f64, 0.0))
+                + Text::new(
+                    c.clone(),
+                    (0, 6),
+                    TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top)),
+                )
+        });
+        chart.draw_series(labels)?;
+        if o.series.len() > 1 || !o.paper_points.is_empty() {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font(("sans-serif", 14))
+                .draw()?;
+        }
+    }
+    Ok(())
+}

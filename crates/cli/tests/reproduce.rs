@@ -1,0 +1,94 @@
+//! `headway reproduce` end to end: the figure ids (a contract), the files a figure writes,
+//! its verdict, and errors.
+
+use std::process::{Command, Output};
+
+fn headway(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headway")).args(args).output().expect("headway runs")
+}
+
+fn outdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("headway-reproduce-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn list_names_every_figure_with_availability() {
+    let out = headway(&["reproduce", "--list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let status = |id: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id))
+            .unwrap_or_else(|| panic!("{id} not listed:\n{text}"));
+        line.split_whitespace().nth(1).unwrap().to_string()
+    };
+    for id in [
+        "ss-fig3",
+        "ss-fig4",
+        "ss-fig5",
+        "ss-fig7a",
+        "as-fig4",
+        "as-fig5",
+        "as-fig6",
+        "as-fig7",
+        "as-fig12",
+        "htbs-fig3",
+        "htbs-fig5",
+        "htbs-fig6",
+        "iopath-fig8",
+        "iopath-fig15",
+    ] {
+        assert_eq!(status(id), "available", "{id}");
+    }
+    assert_eq!(status("ss-fig6"), "unavailable");
+    // every unavailable figure says why, on the line below it
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.split_whitespace().nth(1) == Some("unavailable") {
+            assert!(lines.get(i + 1).is_some_and(|n| n.trim_start().starts_with("reason: ")), "{l}");
+        }
+    }
+}
+
+#[test]
+fn ss_fig3_writes_json_plots_and_a_report_that_matches_the_paper() {
+    let dir = outdir("ss-fig3");
+    let out = headway(&["reproduce", "ss-fig3", "--quick", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for ext in ["json", "svg", "png", "md"] {
+        let p = dir.join(format!("ss-fig3.{ext}"));
+        let len = std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())).len();
+        assert!(len > 100, "{} is {len} bytes", p.display());
+    }
+    let png = std::fs::read(dir.join("ss-fig3.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(std::fs::read_to_string(dir.join("ss-fig3.svg")).unwrap().starts_with("<svg"));
+    let md = std::fs::read_to_string(dir.join("ss-fig3.md")).unwrap();
+    assert!(md.contains("**Verdict:** shape matches: SS "), "{md}");
+    assert!(md.contains("paper ~3.2x"), "{md}");
+    assert!(md.contains("256 MiB per reader"), "the report states the reduced size: {md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ss-fig3.json")).unwrap()).unwrap();
+    assert_eq!(json["id"], "ss-fig3");
+    assert_eq!(json["matches"], true);
+    assert!(json["reports"][0][1]["runs"].as_array().unwrap().len() == 5);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_and_unavailable_figures_are_errors() {
+    let out = headway(&["reproduce", "ss-fig99", "--out", outdir("bad").to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown figure `ss-fig99`") && err.contains("ss-fig3") && err.contains("htbs-fig6"),
+        "{err}"
+    );
+    let out = headway(&["reproduce", "ss-fig6", "--out", outdir("bad").to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be reproduced yet"));
+    let _ = std::fs::remove_dir_all(outdir("bad"));
+}

@@ -1,0 +1,399 @@
+//! Anticipatory Scheduling paper (seeds/001): Figures 4, 5, 7 and 12 on the modelled IBM
+//! Deskstar 34GXP; the application benchmarks (Figures 8-11) are not modelled.
+
+use super::{bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Status};
+use crate::{ContextMode, Report, SimError};
+
+const DISK: &str = "deskstar-34gxp";
+const PAIR: [&str; 2] = ["aged-sptf", "antic:aged-sptf"];
+
+pub(super) fn figures() -> Vec<Figure> {
+    let apps = "application benchmarks (Andrew, Apache, the GNU linker, TPC-B) are not modelled";
+    vec![
+        Figure {
+            id: "as-fig4",
+            source: "seeds/001 (Anticipatory Scheduling) §4.1, Figure 4 (mmap case)",
+            title: "two processes reading seq / alternate / random 64 KiB blocks",
+            status: Status::Available(fig4),
+        },
+        Figure {
+            id: "as-fig5",
+            source: "seeds/001 (Anticipatory Scheduling) §4.2, Figure 5",
+            title: "anticipation's gain as both processes' thinktime grows",
+            status: Status::Available(fig5),
+        },
+        Figure {
+            id: "as-fig6",
+            source: "seeds/001 (Anticipatory Scheduling) §4.2, Figure 6",
+            title: "increasing thinktime for one process",
+            status: Status::Available(fig6),
+        },
+        Figure {
+            id: "as-fig7",
+            source: "seeds/001 (Anticipatory Scheduling) §4.2.4, Figure 7",
+            title: "an adversary thinking just past the longest wait",
+            status: Status::Available(fig7),
+        },
+        Figure {
+            id: "as-fig8",
+            source: "seeds/001 §5, Figure 8",
+            title: "the Andrew benchmark",
+            status: Status::Unavailable(apps),
+        },
+        Figure {
+            id: "as-fig9",
+            source: "seeds/001 §5, Figure 9",
+            title: "the Apache web server",
+            status: Status::Unavailable(apps),
+        },
+        Figure {
+            id: "as-fig10",
+            source: "seeds/001 §5, Figure 10",
+            title: "the GNU linker",
+            status: Status::Unavailable(apps),
+        },
+        Figure {
+            id: "as-fig11",
+            source: "seeds/001 §5, Figure 11",
+            title: "the TPC-B database benchmark",
+            status: Status::Unavailable(apps),
+        },
+        Figure {
+            id: "as-fig12",
+            source: "seeds/001 (Anticipatory Scheduling) §4.7, Figure 12",
+            title: "proportional share (Stride, weights 1:2) with and without anticipation",
+            status: Status::Available(fig12),
+        },
+    ]
+}
+
+fn gain(r: &Report) -> f64 {
+    bw(r, "antic:aged-sptf") / bw(r, "aged-sptf")
+}
+
+/// Figure 4's runs: (pattern, report) for seq, alter and random.
+pub fn fig4_runs(scale: Scale) -> Result<Vec<(&'static str, Report)>, SimError> {
+    ["seq", "alter", "random"]
+        .iter()
+        .map(|&p| {
+            let file = format!("as-fig4-{p}.fio");
+            let mut text = exp(&file).to_string();
+            if scale == Scale::Quick {
+                text = text.replace("size=1g", "size=128m");
+            }
+            Ok((p, run(&config(&text, &file, DISK, &PAIR, ContextMode::Process))?))
+        })
+        .collect()
+}
+
+/// Anticipation at least 3x on seq, 1.8x on alter, within 0.9-1.6x on random.
+pub fn fig4_check(gains: &[(&str, f64)]) -> (String, Check) {
+    let mut k = Check::default();
+    for &(p, g) in gains {
+        let (lo, hi) = match p {
+            "seq" => (3.0, f64::INFINITY),
+            "alter" => (1.8, f64::INFINITY),
+            _ => (0.9, 1.6),
+        };
+        k.that(g >= lo && g < hi, || format!("{p}: gain {g:.2}x outside [{lo}, {hi})"));
+    }
+    let list: Vec<String> = gains.iter().map(|(p, g)| format!("{p} {g:.2}x")).collect();
+    (
+        format!(
+            "anticipation gain {} (paper: seq 4x, alter to half the bandwidth, random +28-30%)",
+            list.join(", ")
+        ),
+        k,
+    )
+}
+
+fn fig4(scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("as-fig4").expect("listed");
+    let runs = fig4_runs(scale)?;
+    let mut o = Outcome::new(
+        &fig,
+        "`experiments/as-fig4-{seq,alter,random}.fio`: two synchronous readers of 64 KiB blocks in separate \
+         1 GiB files 4 GiB apart (direct: the mmap case, no prefetch); modelled Deskstar 34GXP; aged-sptf \
+         against antic:aged-sptf, `--context process`.",
+        "access pattern",
+        "MB/s",
+    );
+    if scale == Scale::Quick {
+        o.scale_note = "128 MiB files instead of 1 GiB.".into();
+    }
+    o.categories = runs.iter().map(|(p, _)| p.to_string()).collect();
+    for s in PAIR {
+        o.series.push(Series { name: s.into(), values: runs.iter().map(|(_, r)| bw(r, s) / 1e6).collect() });
+    }
+    let mut gains = Vec::new();
+    for (p, r) in &runs {
+        o.commands.push(cmd(&format!("as-fig4-{p}.fio"), DISK, &PAIR.join(","), "process", ""));
+        let paper = match *p {
+            "seq" => "4x (almost the disk bandwidth)",
+            "alter" => "5 MB/s to half the disk bandwidth",
+            _ => "+28% (read), +30% (mmap)",
+        };
+        o.row(
+            format!("{p}: antic / aged-sptf"),
+            format!(
+                "{:.2}x ({:.1} -> {:.1} MB/s)",
+                gain(r),
+                bw(r, "aged-sptf") / 1e6,
+                bw(r, "antic:aged-sptf") / 1e6
+            ),
+            paper,
+        );
+        gains.push((*p, gain(r)));
+        o.keep(*p, r);
+    }
+    if let Some(seq) = runs.iter().find(|(p, _)| *p == "seq") {
+        o.paper_points.push(PaperPoint {
+            series: "antic:aged-sptf".into(),
+            category: 0,
+            value: 4.0 * bw(&seq.1, "aged-sptf") / 1e6,
+        });
+    }
+    if let Some(rnd) = runs.iter().find(|(p, _)| *p == "random") {
+        o.paper_points.push(PaperPoint {
+            series: "antic:aged-sptf".into(),
+            category: 2,
+            value: 1.29 * bw(&rnd.1, "aged-sptf") / 1e6,
+        });
+    }
+    let (s, k) = fig4_check(&gains);
+    o.judge(s, k.0);
+    Ok(o)
+}
+
+fn with_think(text: &str, thinktime_us: u64, blocks: u32) -> String {
+    text.replace("bs=64k", &format!("bs=64k\nthinktime={thinktime_us}\nthinktime_blocks={blocks}"))
+}
+
+fn seq128() -> String {
+    exp("as-fig4-seq.fio").replace("size=1g", "size=128m")
+}
+
+/// Figure 5's symmetric thinktimes (µs).
+pub const FIG5_THINKTIMES: [u64; 8] = [0, 2_000, 4_000, 8_000, 12_000, 14_000, 16_000, 24_000];
+
+fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("as-fig5").expect("listed");
+    let seq = seq128();
+    let mut o = Outcome::new(
+        &fig,
+        "`experiments/as-fig4-seq.fio` with 128 MiB files, both processes thinking T after every request \
+         (`thinktime=T`, `thinktime_blocks=1`); modelled Deskstar 34GXP; aged-sptf against antic:aged-sptf.",
+        "thinktime (µs)",
+        "antic:aged-sptf / aged-sptf",
+    );
+    o.commands.push(cmd(
+        "as-fig4-seq.fio",
+        DISK,
+        &PAIR.join(","),
+        "process",
+        "  # edit size=128m, thinktime=T, thinktime_blocks=1",
+    ));
+    let mut gains = Vec::new();
+    for t in FIG5_THINKTIMES {
+        let r = run(&config(&with_think(&seq, t, 1), "as-fig4-seq.fio", DISK, &PAIR, ContextMode::Process))?;
+        gains.push((t, gain(&r)));
+        o.keep(format!("thinktime={t}"), &r);
+    }
+    o.categories = gains.iter().map(|(t, _)| t.to_string()).collect();
+    o.series.push(Series { name: "gain".into(), values: gains.iter().map(|g| g.1).collect() });
+    let mut k = Check::default();
+    k.that(gains[0].1 >= 3.0, || format!("gain {:.2}x at 0 < 3x", gains[0].1));
+    for w in gains[..4].windows(2) {
+        k.that(w[1].1 <= w[0].1 * 1.05, || format!("gain grew from {} to {} us", w[0].0, w[1].0));
+    }
+    for &(t, g) in &gains[4..] {
+        k.that((0.85..=1.15).contains(&g), || format!("gain {g:.2}x at {t} us, should be gone"));
+    }
+    for (t, g) in &gains {
+        let paper = if *t >= 12_000 { "gone (the thinktime exceeds a long seek)" } else { "fading" };
+        o.row(format!("thinktime {} ms: gain", *t as f64 / 1000.0), format!("{g:.2}x"), paper);
+    }
+    let list: Vec<String> = gains.iter().map(|(t, g)| format!("{g:.2}x at {} ms", *t / 1000)).collect();
+    o.judge(
+        format!("gain {} (paper: fades, gone once the thinktime passes a long seek)", list.join(", ")),
+        k.0,
+    );
+    Ok(o)
+}
+
+/// Figure 6's thinktimes of the slow process (µs).
+pub const FIG6_THINKTIMES: [u64; 7] = [0, 2_000, 4_000, 8_000, 12_000, 16_000, 24_000];
+
+/// Figure 6's job file: a quick sequential reader and a slow one thinking `t` µs after
+/// every 64 KiB, files 4 GiB apart, 10 s (time-based, so that the quick process keeps
+/// reading while the slow one thinks, as in the paper).
+pub fn fig6_text(t: u64) -> String {
+    format!(
+        "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=64k\nsize=1g\nruntime=10s\ntime_based\n\
+         [quick]\n[slow]\noffset=4g\nthinktime={t}\nthinktime_blocks=1\n"
+    )
+}
+
+fn fig6(_scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("as-fig6").expect("listed");
+    let mut o = Outcome::new(
+        &fig,
+        "Two synchronous readers of 64 KiB blocks in 1 GiB files 4 GiB apart (as `as-fig4-seq.fio`), one \
+         quick, one thinking T after every request, 10 s time-based runs; modelled Deskstar 34GXP; aged-sptf \
+         against antic:aged-sptf.",
+        "thinktime of the slow process (µs)",
+        "aggregate MB/s",
+    );
+    o.commands.push(
+        "headway simulate as-fig6.fio --disk deskstar-34gxp --scheduler aged-sptf,antic:aged-sptf  \
+         # [global] ioengine=psync direct=1 rw=read bs=64k size=1g runtime=10s time_based; \
+         [quick]; [slow] offset=4g thinktime=T thinktime_blocks=1"
+            .into(),
+    );
+    let (mut plain, mut antic) = (Vec::new(), Vec::new());
+    for t in FIG6_THINKTIMES {
+        let r = run(&config(&fig6_text(t), "as-fig6.fio", DISK, &PAIR, ContextMode::Process))?;
+        plain.push(bw(&r, "aged-sptf") / 1e6);
+        antic.push(bw(&r, "antic:aged-sptf") / 1e6);
+        o.keep(format!("thinktime={t}"), &r);
+    }
+    o.categories = FIG6_THINKTIMES.iter().map(|t| t.to_string()).collect();
+    o.series.push(Series { name: "aged-sptf".into(), values: plain.clone() });
+    o.series.push(Series { name: "antic:aged-sptf".into(), values: antic.clone() });
+    for (i, t) in FIG6_THINKTIMES.iter().enumerate() {
+        o.row(
+            format!("thinktime {} ms: aged-sptf, antic MB/s", *t as f64 / 1000.0),
+            format!("{:.1}, {:.1} ({:.2}x)", plain[i], antic[i], antic[i] / plain[i]),
+            "antic far above; dips, then back to the maximum",
+        );
+    }
+    let mut k = Check::default();
+    for (i, t) in FIG6_THINKTIMES.iter().enumerate() {
+        k.that(antic[i] >= 1.5 * plain[i], || format!("{t} us: antic only {:.2}x", antic[i] / plain[i]));
+    }
+    let (first, last) = (antic[0], *antic.last().expect("a sweep"));
+    let low = antic.iter().cloned().fold(f64::INFINITY, f64::min);
+    k.that(low < 0.9 * first, || "no dip: the heuristic never waits for the slow process".into());
+    k.that(last >= 0.95 * first, || format!("no recovery: {last:.1} MB/s against {first:.1} at 0"));
+    let plain_gain = plain.last().expect("a sweep") / plain[0];
+    k.that(plain_gain >= 1.2, || format!("aged-sptf does not improve with the thinktime ({plain_gain:.2}x)"));
+    o.judge(
+        format!(
+            "antic {:.2}x-{:.2}x aged-sptf, dipping to {:.0}% of its 0 µs throughput and back to {:.0}%; aged-sptf \
+             {plain_gain:.2}x from 0 to 24 ms (paper: far above throughout, a dip, then back to the maximum once it \
+             stops waiting for the slow process; the original improves gradually)",
+            antic.iter().zip(&plain).map(|(a, p)| a / p).fold(f64::INFINITY, f64::min),
+            antic.iter().zip(&plain).map(|(a, p)| a / p).fold(0.0, f64::max),
+            100.0 * low / first,
+            100.0 * last / first
+        ),
+        k.0,
+    );
+    Ok(o)
+}
+
+fn fig7(_scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("as-fig7").expect("listed");
+    let seq = seq128();
+    let mut o = Outcome::new(
+        &fig,
+        "`experiments/as-fig4-seq.fio` with 128 MiB files; the adversary issues n + 1 requests, then thinks \
+         16 ms (just past the heuristic's longest wait: `thinktime=16000`, `thinktime_blocks=n+1`); n = 1..4; \
+         modelled Deskstar 34GXP.",
+        "n (quick requests before each pause)",
+        "antic:aged-sptf / aged-sptf",
+    );
+    o.commands.push(cmd(
+        "as-fig4-seq.fio",
+        DISK,
+        &PAIR.join(","),
+        "process",
+        "  # edit size=128m, thinktime=16000, thinktime_blocks=n+1",
+    ));
+    let mut k = Check::default();
+    let mut v = Vec::new();
+    for n in 1..=4u32 {
+        let r = run(&config(
+            &with_think(&seq, 16_000, n + 1),
+            "as-fig4-seq.fio",
+            DISK,
+            &PAIR,
+            ContextMode::Process,
+        ))?;
+        let g = gain(&r);
+        k.that(g >= 0.75, || format!("n={n}: anticipation at {g:.2}x of none"));
+        o.row(format!("n = {n}: antic / none"), format!("{g:.2}x"), "a loss of about 20% at worst");
+        v.push(g);
+        o.keep(format!("n={n}"), &r);
+    }
+    o.categories = (1..=4).map(|n: u32| n.to_string()).collect();
+    o.series.push(Series { name: "antic / none".into(), values: v.clone() });
+    o.paper_points.push(PaperPoint { series: "antic / none".into(), category: 0, value: 0.8 });
+    let worst = v.iter().cloned().fold(f64::INFINITY, f64::min);
+    o.judge(format!("worst case {worst:.2}x of no anticipation (paper: about 0.8x, asserted >= 0.75x)"), k.0);
+    Ok(o)
+}
+
+const STRIDE: [&str; 3] = ["stride", "antic:stride", "antic-combo:stride"];
+
+/// q's disk time over p's (weights 1:2) in the run of `sched`.
+pub fn fig12_share(r: &Report, sched: &str) -> f64 {
+    let run = r.runs.iter().find(|x| x.scheduler == sched).expect("a run");
+    run.jobs[1].disk_time_ns as f64 / run.jobs[0].disk_time_ns.max(1) as f64
+}
+
+/// Stride alone ~1:1 (0.8-1.25), both heuristics 1:2 within 10%, the combination at least
+/// 1.4x Stride's throughput.
+pub fn fig12_check(r: &Report) -> (String, Check) {
+    let mut k = Check::default();
+    let st = fig12_share(r, "stride");
+    k.that((0.8..1.25).contains(&st), || format!("stride alone: q/p disk time {st:.2}"));
+    for s in ["antic:stride", "antic-combo:stride"] {
+        let x = fig12_share(r, s);
+        k.that((x / 2.0 - 1.0).abs() <= 0.10, || format!("{s}: q/p disk time {x:.2}"));
+    }
+    let tput = bw(r, "antic-combo:stride") / bw(r, "stride");
+    k.that(tput >= 1.4, || format!("combination {tput:.2}x stride < 1.4x"));
+    (
+        format!(
+            "q/p disk time {st:.2} / {:.2} / {:.2} (stride / antic / combo; paper ~1, 2, 2), combination {tput:.2}x \
+             stride's throughput (paper 98/60 = 1.63x, asserted >= 1.4x)",
+            fig12_share(r, "antic:stride"),
+            fig12_share(r, "antic-combo:stride")
+        ),
+        k,
+    )
+}
+
+fn fig12(_scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("as-fig12").expect("listed");
+    let r =
+        run(&config(exp("as-fig12-stride.fio"), "as-fig12-stride.fio", DISK, &STRIDE, ContextMode::Process))?;
+    let mut o = Outcome::new(
+        &fig,
+        "`experiments/as-fig12-stride.fio`: two processes p and q with Stride weights 1:2; modelled Deskstar \
+         34GXP; stride, antic:stride (proportional heuristic), antic-combo:stride (combination heuristic).",
+        "scheduler",
+        "MB/s",
+    );
+    o.commands.push(cmd("as-fig12-stride.fio", DISK, &STRIDE.join(","), "process", ""));
+    o.categories = STRIDE.iter().map(|s| s.to_string()).collect();
+    o.series.push(Series { name: "MB/s".into(), values: STRIDE.iter().map(|s| bw(&r, s) / 1e6).collect() });
+    // the paper's 60 / 77 / 98 transactions/s, scaled to headway's Stride throughput
+    let base = bw(&r, "stride") / 1e6;
+    for (i, tps) in [60.0, 77.0, 98.0].iter().enumerate() {
+        o.paper_points.push(PaperPoint { series: "MB/s".into(), category: i, value: base * tps / 60.0 });
+    }
+    for (s, (tps, share)) in STRIDE.iter().zip([(60, "about 1:1"), (77, "1:2"), (98, "1:2")]) {
+        o.row(
+            format!("{s}: throughput x Stride"),
+            format!("{:.2}x", bw(&r, s) / bw(&r, "stride")),
+            format!("{:.2}x ({tps} tps)", tps as f64 / 60.0),
+        );
+        o.row(format!("{s}: q/p disk time"), format!("{:.2}", fig12_share(&r, s)), share);
+    }
+    let (s, k) = fig12_check(&r);
+    o.judge(s, k.0);
+    o.keep("stride", &r);
+    Ok(o)
+}

@@ -1,0 +1,184 @@
+//! HTBS paper (seeds/004): Figures 3, 5 and 6 on the modelled Samsung HD080HJ, depth 1.
+
+use super::{bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Status};
+use crate::{ContextMode, Report, SimError};
+
+const DISK: &str = "hd080hj";
+const SCHEDS: [&str; 3] = ["pclock", "htbs", "stream:pclock"];
+
+pub(super) fn figures() -> Vec<Figure> {
+    vec![
+        Figure {
+            id: "htbs-fig3",
+            source: "seeds/004 (HTBS) §IV, Figure 3",
+            title: "aggregate bandwidth of 1-16 synchronous sequential fio readers",
+            status: Status::Available(fig3),
+        },
+        Figure {
+            id: "htbs-fig4",
+            source: "seeds/004 (HTBS) §IV, Figure 4",
+            title: "aggregate bandwidth of dd readers (through the file system)",
+            status: Status::Unavailable(
+                "dd through a file system is not modelled (Figure 3's fio readers are)",
+            ),
+        },
+        Figure {
+            id: "htbs-fig5",
+            source: "seeds/004 (HTBS) §IV, Figure 5",
+            title: "pClock: four synchronous jobs with different rates",
+            status: Status::Available(fig5),
+        },
+        Figure {
+            id: "htbs-fig6",
+            source: "seeds/004 (HTBS) §IV, Figure 6",
+            title: "HTBS: four synchronous jobs with different rates",
+            status: Status::Available(fig6),
+        },
+    ]
+}
+
+/// Figure 3's job counts.
+pub const FIG3_JOBS: [u32; 5] = [1, 2, 4, 8, 16];
+
+/// `htbs-fig3-seqread.fio` with `numjobs` readers for `secs` seconds.
+pub fn fig3_text(numjobs: u32, secs: u32) -> String {
+    exp("htbs-fig3-seqread.fio")
+        .replace("numjobs=4", &format!("numjobs={numjobs}"))
+        .replace("runtime=20s", &format!("runtime={secs}s"))
+}
+
+/// One job: HTBS within 5% of pClock; from two jobs, at least 1.5x.
+pub fn fig3_check(n: u32, r: &Report) -> Check {
+    let (pc, ht) = (bw(r, "pclock"), bw(r, "htbs"));
+    let mut k = Check::default();
+    if n == 1 {
+        k.that((ht / pc - 1.0).abs() <= 0.05, || format!("one job: htbs {:.2}x pclock", ht / pc));
+    } else {
+        k.that(ht >= 1.5 * pc, || format!("{n} jobs: htbs {:.2}x pclock < 1.5x", ht / pc));
+    }
+    k
+}
+
+fn fig3(scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("htbs-fig3").expect("listed");
+    let secs = if scale == Scale::Quick { 2 } else { 5 };
+    let mut o = Outcome::new(
+        &fig,
+        format!(
+            "`experiments/htbs-fig3-seqread.fio` with 1, 2, 4, 8, 16 jobs (4 KiB direct sequential reads, each \
+             job in its own region), {secs} s runs; modelled Samsung HD080HJ, depth 1; `--context process`."
+        ),
+        "jobs",
+        "aggregate MB/s",
+    );
+    if scale == Scale::Quick {
+        o.scale_note = "2 s runs instead of 5 s.".into();
+    }
+    o.commands.push(cmd(
+        "htbs-fig3-seqread.fio",
+        DISK,
+        &SCHEDS.join(","),
+        "process",
+        "  # edit numjobs=N, runtime",
+    ));
+    o.categories = FIG3_JOBS.iter().map(|n| n.to_string()).collect();
+    let mut vals = vec![Vec::new(); 3];
+    let mut failures = Vec::new();
+    let mut summary = Vec::new();
+    for n in FIG3_JOBS {
+        let r =
+            run(&config(&fig3_text(n, secs), "htbs-fig3-seqread.fio", DISK, &SCHEDS, ContextMode::Process))?;
+        for (i, s) in SCHEDS.iter().enumerate() {
+            vals[i].push(bw(&r, s) / 1e6);
+        }
+        failures.extend(fig3_check(n, &r).0);
+        let (pc, ht) = (bw(&r, "pclock"), bw(&r, "htbs"));
+        let paper = if n == 1 { "equal" } else { "HTBS far above pClock" };
+        o.row(
+            format!("{n} jobs: pclock / htbs / stream:pclock MB/s"),
+            format!(
+                "{:.2} / {:.2} / {:.2} (htbs {:.1}x)",
+                pc / 1e6,
+                ht / 1e6,
+                bw(&r, "stream:pclock") / 1e6,
+                ht / pc
+            ),
+            paper,
+        );
+        summary.push(format!("{:.1}x", ht / pc));
+        o.keep(format!("numjobs={n}"), &r);
+    }
+    for (s, v) in SCHEDS.iter().zip(vals) {
+        o.series.push(Series { name: s.to_string(), values: v });
+    }
+    o.judge(
+        format!(
+            "HTBS/pClock at 1, 2, 4, 8, 16 jobs: {} (paper: equal for one job, HTBS far higher from two; \
+             asserted within 5% and >= 1.5x)",
+            summary.join(", ")
+        ),
+        failures,
+    );
+    Ok(o)
+}
+
+/// Rate achieved / target of each job in the run of `sched`.
+pub fn fractions(r: &Report, sched: &str) -> Vec<f64> {
+    let run = r.runs.iter().find(|x| x.scheduler == sched).expect("a run");
+    run.jobs.iter().map(|j| j.qos.as_ref().map(|q| q.rate_fraction).unwrap_or(0.0)).collect()
+}
+
+/// Figures 5-6's run: the four rated jobs for 20 s.
+pub fn fig56_report() -> Result<Report, SimError> {
+    let text = exp("htbs-fig5-rates.fio").replace("runtime=60s", "runtime=20s");
+    run(&config(&text, "htbs-fig5-rates.fio", DISK, &SCHEDS, ContextMode::Process))
+}
+
+fn fig56(id: &str, focus: &str) -> Result<Outcome, SimError> {
+    let fig = super::find(id).expect("listed");
+    let r = fig56_report()?;
+    let mut o = Outcome::new(
+        &fig,
+        "`experiments/htbs-fig5-rates.fio` for 20 s (the paper: 60 s): four synchronous 64 KiB readers \
+         guaranteed 8800, 4000, 2000 and 800 KB/s within 100 ms, no bursts; modelled Samsung HD080HJ, depth 1; \
+         `--context process`.",
+        "job (guaranteed rate)",
+        "achieved / guaranteed rate",
+    );
+    o.commands.push(cmd("htbs-fig5-rates.fio", DISK, &SCHEDS.join(","), "process", "  # runtime=20s"));
+    o.categories =
+        ["8800 KB/s", "4000 KB/s", "2000 KB/s", "800 KB/s"].iter().map(|s| s.to_string()).collect();
+    for s in SCHEDS {
+        o.series.push(Series { name: s.into(), values: fractions(&r, s) });
+    }
+    for i in 0..4 {
+        o.paper_points.push(PaperPoint { series: "htbs".into(), category: i, value: 1.0 });
+    }
+    let fmt = |v: Vec<f64>| v.iter().map(|f| format!("{:.0}%", f * 100.0)).collect::<Vec<_>>().join(", ");
+    o.row("pclock: % of each rate", fmt(fractions(&r, "pclock")), "the large rates missed");
+    o.row("htbs: % of each rate", fmt(fractions(&r, "htbs")), "every rate met");
+    o.row("stream:pclock: % of each rate", fmt(fractions(&r, "stream:pclock")), "(not in the paper)");
+    let mut k = Check::default();
+    let (pc, ht) = (fractions(&r, "pclock"), fractions(&r, "htbs"));
+    let summary = if focus == "pclock" {
+        k.that(pc.iter().any(|&f| f < 0.8), || format!("pclock met every rate: {}", fmt(pc.clone())));
+        format!(
+            "pClock gets {} of the rates (paper: misses the large ones; asserted one < 80%)",
+            fmt(pc.clone())
+        )
+    } else {
+        k.that(ht.iter().all(|&f| f >= 0.95), || format!("htbs missed a rate: {}", fmt(ht.clone())));
+        format!("HTBS gets {} of the rates (paper: meets every rate; asserted all >= 95%)", fmt(ht.clone()))
+    };
+    o.judge(summary, k.0);
+    o.keep("rates", &r);
+    Ok(o)
+}
+
+fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
+    fig56("htbs-fig5", "pclock")
+}
+
+fn fig6(_scale: Scale) -> Result<Outcome, SimError> {
+    fig56("htbs-fig6", "htbs")
+}

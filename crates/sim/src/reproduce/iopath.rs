@@ -1,0 +1,156 @@
+//! IO-path paper (seeds/002): request merging (Figures 8-9) and the drive's command queue
+//! (Figures 15 and 17). The file-system figures need a file-system model.
+
+use super::{cmd, config, exp, run, Check, Figure, Outcome, Scale, Series, Status};
+use crate::{ContextMode, SimError};
+use headway_disk::{DriveConfig, WriteCache};
+
+pub(super) fn figures() -> Vec<Figure> {
+    let fs = "the file-system layer (ext2/ext3/reiserfs/xfs allocation and journaling) is not modelled";
+    vec![
+        Figure {
+            id: "iopath-fig2",
+            source: "seeds/002 §4, Figures 2-7",
+            title: "PostMark across file systems",
+            status: Status::Unavailable(fs),
+        },
+        Figure {
+            id: "iopath-fig8",
+            source: "seeds/002 (IO path) §5, Figures 8-9",
+            title: "request merging of interleaved 4 KiB write streams",
+            status: Status::Available(fig8),
+        },
+        Figure {
+            id: "iopath-fig12",
+            source: "seeds/002 §5, Figure 12",
+            title: "Linux kernel builds per second",
+            status: Status::Unavailable(fs),
+        },
+        Figure {
+            id: "iopath-fig15",
+            source: "seeds/002 (IO path) §6.1, Figures 15 and 17",
+            title: "throughput against the drive's queue depth; the host scheduler's gap closing",
+            status: Status::Available(fig15),
+        },
+    ]
+}
+
+/// 4 KiB random reads over 450 GB, 64 in flight (`tests/iopath.rs` uses the same).
+pub const RANDREAD_QD64: &str =
+    "[global]\nioengine=libaio\niodepth=64\ndirect=1\nbs=4k\nsize=450g\nio_size=12m\n[rr]\nrw=randread\n";
+
+/// Figure 15's queue depths.
+pub const FIG15_DEPTHS: [u32; 4] = [1, 4, 32, 64];
+
+fn fig15(_scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("iopath-fig15").expect("listed");
+    let mut o = Outcome::new(
+        &fig,
+        "4 KiB random reads over 450 GB of the modelled WD5000AAKS, 64 in flight (the paper ran PostMark on two \
+         SCSI Cheetahs; headway's stand-in is the same shape on a random workload), write-through, the drive's \
+         own SPTF, queue depth 1, 4, 32, 64; noop and deadline.",
+        "drive queue depth",
+        "IOPS",
+    );
+    o.commands.push("headway simulate randread.fio --scheduler noop,deadline --queue-depth N  # randread.fio: see the setting".into());
+    let mut noop = Vec::new();
+    let mut dl = Vec::new();
+    for d in FIG15_DEPTHS {
+        let mut cfg =
+            config(RANDREAD_QD64, "randread.fio", "wd5000aaks", &["noop", "deadline"], ContextMode::Process);
+        cfg.drive =
+            DriveConfig { queue_depth: d, write_cache: WriteCache::Through, ..DriveConfig::default() };
+        let r = run(&cfg)?;
+        noop.push(r.runs[0].aggregate.iops);
+        dl.push(r.runs[1].aggregate.iops);
+        o.keep(format!("queue_depth={d}"), &r);
+    }
+    o.categories = FIG15_DEPTHS.iter().map(|d| d.to_string()).collect();
+    o.series.push(Series { name: "noop".into(), values: noop.clone() });
+    o.series.push(Series { name: "deadline".into(), values: dl.clone() });
+    let gap: Vec<f64> = dl.iter().zip(&noop).map(|(d, n)| d / n).collect();
+    for (i, d) in FIG15_DEPTHS.iter().enumerate() {
+        o.row(
+            format!("depth {d}: noop IOPS (x depth 1), deadline/noop"),
+            format!("{:.0} ({:.2}x), {:.2}x", noop[i], noop[i] / noop[0], gap[i]),
+            if *d == 1 { "baseline" } else { "rising with depth; the schedulers converge" },
+        );
+    }
+    let mut k = Check::default();
+    let (d1, d4, d32, d64) = (noop[0], noop[1], noop[2], noop[3]);
+    k.that(d4 > 1.2 * d1, || format!("depth 4 {:.2}x depth 1", d4 / d1));
+    k.that(d32 >= 2.3 * d1, || format!("depth 32 {:.2}x depth 1 < 2.3x", d32 / d1));
+    k.that(d64 >= 2.7 * d1 && d64 > d32 && d32 > d4, || format!("depth 64 {:.2}x depth 1", d64 / d1));
+    k.that(gap[0] > 1.3, || format!("deadline/noop {:.2} at depth 1", gap[0]));
+    k.that(gap[1] < gap[0] && gap[2] < gap[1], || "the deadline/noop gap does not close".into());
+    k.that((gap[2] - 1.0).abs() <= 0.15, || format!("deadline/noop {:.2} at depth 32", gap[2]));
+    o.judge(
+        format!(
+            "noop {:.2}x at depth 32 and {:.2}x at 64 over depth 1 (asserted >= 2.3x, 2.7x); deadline/noop {:.2}x, \
+             {:.2}x, {:.2}x at depth 1, 4, 32 (paper: deep queues raise throughput and make the host scheduler \
+             matter less)",
+            d32 / d1,
+            d64 / d1,
+            gap[0],
+            gap[1],
+            gap[2]
+        ),
+        k.0,
+    );
+    Ok(o)
+}
+
+const FIG8_SCHEDS: [&str; 4] = ["noop", "deadline", "as", "cfq"];
+
+fn fig8(_scale: Scale) -> Result<Outcome, SimError> {
+    let fig = super::find("iopath-fig8").expect("listed");
+    let mut cfg = config(
+        exp("iopath-fig8-writes.fio"),
+        "iopath-fig8-writes.fio",
+        "cheetah-15k3",
+        &FIG8_SCHEDS,
+        ContextMode::Process,
+    );
+    cfg.drive = DriveConfig { queue_depth: 4, write_cache: WriteCache::Through, ..DriveConfig::default() };
+    let r = run(&cfg)?;
+    let mut o = Outcome::new(
+        &fig,
+        "`experiments/iopath-fig8-writes.fio`: eight interleaved sequential 4 KiB write streams; modelled \
+         Cheetah 15K.3, queue depth 4, write-through.",
+        "scheduler",
+        "mean write size out of the driver (KiB)",
+    );
+    o.commands.push(cmd(
+        "iopath-fig8-writes.fio",
+        "cheetah-15k3",
+        &FIG8_SCHEDS.join(","),
+        "process",
+        " --queue-depth 4",
+    ));
+    o.categories = FIG8_SCHEDS.iter().map(|s| s.to_string()).collect();
+    let out = |i: usize| &r.runs[i].device.requests_out;
+    o.series.push(Series {
+        name: "KiB per write".into(),
+        values: (0..4).map(|i| out(i).write_mean_bytes / 1024.0).collect(),
+    });
+    let mut k = Check::default();
+    let noop = out(0).write_mean_bytes;
+    k.that(noop < 2.0 * 4096.0, || format!("noop merges {:.1} KiB", noop / 1024.0));
+    for (i, s) in FIG8_SCHEDS.iter().enumerate().skip(1) {
+        k.that(out(i).write_mean_bytes >= 4.0 * noop, || format!("{s} merges too little"));
+        k.that(out(i).writes * 4 <= out(0).writes, || format!("{s}: too many requests out"));
+    }
+    for (i, s) in FIG8_SCHEDS.iter().enumerate() {
+        let paper = if i == 0 { "little merging (many small requests)" } else { "large merged requests" };
+        o.row(
+            format!("{s}: KiB per write, writes out"),
+            format!("{:.1}, {}", out(i).write_mean_bytes / 1024.0, out(i).writes),
+            paper,
+        );
+    }
+    let list: Vec<String> =
+        (0..4).map(|i| format!("{} {:.1} KiB", FIG8_SCHEDS[i], out(i).write_mean_bytes / 1024.0)).collect();
+    o.judge(format!("mean write out {} (paper: the elevators merge a stream's writes, noop does not; asserted >= 4x noop)", list.join(", ")), k.0);
+    o.keep("writes", &r);
+    Ok(o)
+}
