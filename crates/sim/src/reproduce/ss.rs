@@ -29,7 +29,7 @@ pub(super) fn figures() -> Vec<Figure> {
             source: "seeds/000 (Stream Scheduling) §3.5, Figure 6",
             title: "par-read, TPC-H and PostMark on a five-disk RAID0 array",
             status: Status::Unavailable(
-                "TPC-H is not modelled, and the disk-array model (striping, virtual and physical streams) is still landing: not wired into `reproduce` yet",
+                "TPC-H is not modelled; arrays run (`headway simulate experiments/par-read-raid0.fio --array raid0:5:64k`) but the coordinated array stream scheduler (virtual and physical streams, 000 Section 2.2) has not landed",
             ),
         },
         Figure {
