@@ -397,7 +397,7 @@ impl Hdd {
         self.last_now = now;
         self.stop_stream(now.0);
         self.invalidate(s, e);
-        let (media_end, dcyl, pos, _) = self.media(now.0.max(self.arm_free), s, e, true);
+        let (media_end, dcyl, pos, _, _) = self.media(now.0.max(self.arm_free), s, e, true);
         self.last_end = e;
         self.busy_until = Time(media_end);
         self.arm_free = media_end;
@@ -533,10 +533,9 @@ impl Hdd {
         // a partial hit: the drive sends what it has and reads the rest
         let media_start = partial.map_or(s, |i| self.segs[i].end.max(s));
         let t0 = (now + over).max(self.arm_free);
-        let (media_end, dcyl, pos, wait) = self.media(t0, media_start, e, false);
+        let (media_end, dcyl, pos, wait, first) = self.media(t0, media_start, e, false);
         // Data goes to the host as it comes off the media: the bus starts with the first
         // sector read, so a slow bus ends `n` bus sectors after it.
-        let first = self.geo.locate(media_start);
         let slot = self.geo.zones[first.zone as usize].slot_start(1);
         let done = (media_end + self.bus).max(t0 + pos + slot + self.bus_time(e - s))
             + self.spec.overheads.read_completion.0;
@@ -585,7 +584,7 @@ impl Hdd {
         if fast == FastWrite::Off || e - s > self.seg_sectors {
             let over = self.overhead_write(false);
             let t0 = (now + over).max(self.arm_free);
-            let (media_end, dcyl, pos, _) = self.media(t0, s, e, true);
+            let (media_end, dcyl, pos, _, _) = self.media(t0, s, e, true);
             self.arm_free = media_end;
             let done = media_end.max(t0 + self.bus_time(e - s)) + completion;
             return Access {
@@ -600,7 +599,7 @@ impl Hdd {
         let start = if fast == FastWrite::Sequential { now.max(self.arm_free) } else { now };
         let over = self.overhead_write(true);
         let in_buffer = start + over + self.bus_time(e - s);
-        let (media_end, dcyl, pos, _) = self.media((start + over).max(self.arm_free), s, e, true);
+        let (media_end, dcyl, pos, _, _) = self.media((start + over).max(self.arm_free), s, e, true);
         self.arm_free = media_end.max(in_buffer);
         if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
             let i = self.lru.oldest();
@@ -647,10 +646,11 @@ impl Hdd {
 
     /// Position from the current arm position to `start` at `t0`, transfer `start..end`.
     /// Returns (time the last sector left the media, cylinders moved, positioning ns,
-    /// rotational wait ns on the first track).
-    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64, u64) {
+    /// rotational wait ns on the first track, where `start` lies).
+    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64, u64, Location) {
         let rev = self.rev;
         let mut cur = self.geo.locate(start);
+        let first = cur;
         let (mv, dcyl) = self.move_time(self.head_cyl, self.head_head, &cur, write);
         let mut t = t0 + mv;
         let wait = self.rot_wait(&cur, t);
@@ -680,7 +680,7 @@ impl Hdd {
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
-        (t, dcyl, pos, wait)
+        (t, dcyl, pos, wait, first)
     }
 
     /// Time from `t` until the start of `loc`'s slot passes under the head.
