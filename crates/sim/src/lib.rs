@@ -160,33 +160,60 @@ pub fn simulate_traced(
     };
     let capacity = cfg.array.map_or(member_capacity, |a| a.capacity(member_capacity));
     let jobs = expand_jobs(cfg, capacity)?;
-    let curve = calibrate::curve_for(&cfg.disk);
-    let host = host::HostParams::from_settings(&mut cfg.settings.clone()).map_err(SimError::Host)?;
-    let input = RunInput {
-        disk: &cfg.disk,
-        curve: &curve,
-        context: cfg.context,
-        seed: cfg.seed,
-        drive: cfg.drive,
-        host,
-        array,
-    };
+    let shared = Shared::new(&cfg.disk, &cfg.settings)?;
+    let input = shared.input(&cfg.disk, cfg.context, cfg.seed, cfg.drive, array);
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
         let members = cfg.array.map_or(1, |a| a.members);
-        let mut scheds = Vec::with_capacity(members as usize);
-        for _ in 0..members {
-            let mut s = cfg.settings.clone();
-            scheds.push(build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?);
-        }
+        let scheds =
+            (0..members).map(|_| build_scheduler(name, &cfg.settings)).collect::<Result<Vec<_>, _>>()?;
         let mut engine = Engine::with_schedulers(scheds, jobs.clone(), &input)?;
         if head_trace.0 > 0 {
             engine = engine.with_head_trace(head_trace);
         }
-        let mut run = engine.run(|f| progress(i, f))?;
-        run.context = cfg.context.name();
-        run.seed = cfg.seed;
-        runs.push(run);
+        let run = engine.run(|f| progress(i, f))?;
+        runs.push(shared.label(run, cfg.context, cfg.seed));
     }
     Ok(Report::new(runs))
+}
+
+/// What every run of one configuration shares: the drive model's fitted service curve and
+/// the page-cache parameters (used by [`simulate`] and [`trace::replay`]).
+pub(crate) struct Shared {
+    curve: headway_sched::ServiceCurve,
+    host: host::HostParams,
+}
+
+impl Shared {
+    pub(crate) fn new(disk: &DiskSpec, settings: &Settings) -> Result<Shared, SimError> {
+        let host = host::HostParams::from_settings(&mut settings.clone()).map_err(SimError::Host)?;
+        Ok(Shared { curve: calibrate::curve_for(disk), host })
+    }
+
+    pub(crate) fn input<'a>(
+        &'a self,
+        disk: &'a DiskSpec,
+        context: ContextMode,
+        seed: u64,
+        drive: DriveConfig,
+        array: Option<ArrayConfig>,
+    ) -> RunInput<'a> {
+        RunInput { disk, curve: &self.curve, context, seed, drive, host: self.host.clone(), array }
+    }
+
+    /// A finished run, labelled with what produced it.
+    pub(crate) fn label(&self, mut run: RunReport, context: ContextMode, seed: u64) -> RunReport {
+        run.context = context.name();
+        run.seed = seed;
+        run
+    }
+}
+
+/// A fresh instance of scheduler `name` with `settings` (every run and array member gets
+/// its own).
+pub(crate) fn build_scheduler(
+    name: &str,
+    settings: &Settings,
+) -> Result<Box<dyn headway_sched::Scheduler>, SimError> {
+    build(name, &mut settings.clone()).map_err(|err| SimError::Scheduler { name: name.to_string(), err })
 }

@@ -41,13 +41,13 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use headway_disk::{DiskSpec, DriveConfig, Hdd};
-use headway_sched::{build, Dir, Settings, SECTOR_BYTES};
+use headway_sched::{Dir, Settings, SECTOR_BYTES};
 
 pub use feed::{Feed, FeedStats, Mode, Rec};
 
-use crate::engine::{Engine, RunInput};
+use crate::engine::Engine;
 use crate::report::Report;
-use crate::{calibrate, check_schedulers, host, ContextMode, SimError};
+use crate::{check_schedulers, ContextMode, SimError};
 
 /// A trace file format (`--format`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -367,29 +367,17 @@ pub fn replay_with(
         return Err(SimError::Trace(TraceError::StdinTwice { file: "-".into() }));
     }
     let capacity = Hdd::new(cfg.disk.clone()).capacity();
-    let curve = calibrate::curve_for(&cfg.disk);
-    let host = host::HostParams::from_settings(&mut cfg.settings.clone()).map_err(SimError::Host)?;
-    let input = RunInput {
-        disk: &cfg.disk,
-        curve: &curve,
-        context: cfg.context,
-        seed: cfg.seed,
-        drive: cfg.drive,
-        host,
-        array: None,
-    };
+    let shared = crate::Shared::new(&cfg.disk, &cfg.settings)?;
+    let input = shared.input(&cfg.disk, cfg.context, cfg.seed, cfg.drive, None);
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     let mut summary = ReplaySummary::default();
     for (i, name) in cfg.schedulers.iter().enumerate() {
-        let mut s = cfg.settings.clone();
-        let sched = build(name, &mut s).map_err(|err| SimError::Scheduler { name: name.clone(), err })?;
+        let sched = crate::build_scheduler(name, &cfg.settings)?;
         let records = open()?;
         let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();
-        let (mut run, stats) = Engine::replay(sched, feed, &input)?.run_replay(|f| progress(i, f))?;
-        run.context = cfg.context.name();
-        run.seed = cfg.seed;
-        runs.push(run);
+        let (run, stats) = Engine::replay(sched, feed, &input)?.run_replay(|f| progress(i, f))?;
+        runs.push(shared.label(run, cfg.context, cfg.seed));
         summary.stats = stats;
     }
     Ok((Report::new(runs), summary))
