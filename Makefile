@@ -55,9 +55,9 @@ test: deps
 # the package built into it by maturin (incremental, like cargo), then its pytest suite.
 VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
-$(VENV)/.deps: pyproject.toml
+$(VENV)/.deps: pyproject.toml Makefile
 	@[ -x $(VENV_PY) ] || python3 -m venv $(VENV)
-	$(VENV_PY) -m pip install -q --disable-pip-version-check 'maturin>=1.5,<2' pytest pandas matplotlib
+	$(VENV_PY) -m pip install -q --disable-pip-version-check 'maturin>=1.5,<2' pytest pandas matplotlib 'dask[distributed]'
 	@touch $@
 
 python: $(VENV)/.deps

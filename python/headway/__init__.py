@@ -27,11 +27,14 @@ from headway.errors import (
     UnknownNameError,
 )
 from headway.result import Result
+from headway._sweep import SweepResult, sweep
 
 __version__: str = _native.__version__
 
 __all__ = [
     "simulate",
+    "sweep",
+    "SweepResult",
     "disks",
     "schedulers",
     "Result",

@@ -21,6 +21,7 @@ use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
 mod replay;
 mod reproduce;
+mod sweep;
 mod validate;
 
 /// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
@@ -107,6 +108,9 @@ enum Cmd {
     /// Reproduce a figure of the seed papers: JSON, SVG and PNG plots, and a Markdown report
     /// with the paper's numbers beside headway's and a verdict on the shape.
     Reproduce(reproduce::ReproduceArgs),
+    /// Run a grid of simulations (schedulers, tunables, disks, contexts, thinktimes, seeds)
+    /// from a TOML sweep file; one CSV table, one row per point x job, in grid order.
+    Sweep(sweep::SweepArgs),
     /// Replay a DiskSim validation trace on a drive and report DiskSim's demerit figure.
     Validate {
         /// The drive: a DiskSim .parv or .diskspecs file (or a built-in model name)
@@ -273,6 +277,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Serve(args) => serve(args),
         Cmd::Replay(args) => replay::run(args),
         Cmd::Reproduce(args) => reproduce::run(args),
+        Cmd::Sweep(args) => sweep::run(args),
         Cmd::Calibrate(args) => calibrate(args),
         Cmd::Validate { parv, trace, json } => validate::run(&parv, &trace, json.as_ref()),
         Cmd::Schedulers => {

@@ -356,3 +356,30 @@ fn serve_stats_count_the_requests() {
     assert!(total.contains("latency ms p50") && total.contains("idle-wait"), "{total}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sweep_writes_the_table_and_dask_points_to_python() {
+    let dir = std::env::temp_dir().join(format!("headway-cli-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("small.fio"), SMALL.replace("size=4m", "size=256k")).unwrap();
+    let sweep = dir.join("s.toml");
+    std::fs::write(
+        &sweep,
+        "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\", \"stream\"]\nseed = [1, 2]\n\
+         context = [\"none\"]\nthinktime_us = [0, 50]\n",
+    )
+    .unwrap();
+    let s = sweep.to_str().unwrap();
+    let (one, many) = (dir.join("one.csv"), dir.join("many.csv"));
+    for (out, threads) in [(&one, "1"), (&many, "4")] {
+        let o = headway(&["sweep", s, "--threads", threads, "--out", out.to_str().unwrap(), "--quiet"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let table = std::fs::read_to_string(&one).unwrap();
+    assert_eq!(table, std::fs::read_to_string(&many).unwrap());
+    assert_eq!(table.lines().count(), 1 + 8 * 2);
+    assert!(table.starts_with("point,disk,context,thinktime_us,scheduler,seed,job,job_index,"));
+    fails_with(&["sweep", s, "--engine", "dask"], &["python -m headway sweep", "--engine dask"]);
+    std::fs::write(&sweep, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\ndisks = [\"x\"]\n").unwrap();
+    fails_with(&["sweep", s], &[&format!("{s}:4:"), "disks"]);
+}

@@ -109,6 +109,38 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| headway_cli::status(argv))
 }
 
+fn load_sweep(path: &str) -> Result<headway_sim::sweep::Sweep, Failure> {
+    headway_sim::sweep::Sweep::load(std::path::Path::new(path)).map_err(|e| Failure::Setting(e.to_string()))
+}
+
+/// A sweep file's plan: (CSV header line, number of points, the table's default path).
+/// Raises `SettingError` (`file:line: ...`) for a bad sweep file.
+#[pyfunction]
+fn sweep_plan(py: Python<'_>, path: &str) -> PyResult<(String, usize, String)> {
+    let s = load_sweep(path).map_err(|f| f.into_py(py))?;
+    Ok((s.header(), s.len(), s.out.display().to_string()))
+}
+
+/// Run points `indices` of a sweep file; each point's CSV rows (the Dask engine's task).
+#[pyfunction]
+fn sweep_points(py: Python<'_>, path: &str, indices: Vec<usize>) -> PyResult<Vec<String>> {
+    let s = load_sweep(path).map_err(|f| f.into_py(py))?;
+    if let Some(&i) = indices.iter().find(|&&i| i >= s.len()) {
+        return Err(
+            Failure::Setting(format!("sweep point {i}: the sweep has {} points", s.len())).into_py(py)
+        );
+    }
+    py.detach(|| indices.iter().map(|&i| s.run_point(i).map_err(|e| (i, e))).collect::<Result<Vec<_>, _>>())
+        .map_err(|(_, e)| Failure::from(e).into_py(py))
+}
+
+/// Run a whole sweep on `threads` local threads: the CSV table (the local engine).
+#[pyfunction]
+fn sweep_local(py: Python<'_>, path: &str, threads: usize) -> PyResult<String> {
+    let s = load_sweep(path).map_err(|f| f.into_py(py))?;
+    py.detach(|| s.run_local(threads, &|| {})).map_err(|(_, e)| Failure::from(e).into_py(py))
+}
+
 /// Built-in drive model names, scheduler names.
 #[pyfunction]
 fn disk_names() -> Vec<String> {
@@ -124,6 +156,9 @@ fn scheduler_names() -> Vec<String> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

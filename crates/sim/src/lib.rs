@@ -14,6 +14,7 @@ pub mod qos;
 pub mod readahead;
 pub mod report;
 pub mod reproduce;
+pub mod sweep;
 pub mod trace;
 pub mod workload;
 pub mod writeback;
