@@ -67,6 +67,9 @@ enum Cmd {
         /// Write fio-shaped JSON results here
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Draw throughput per scheduler to FILE.svg or FILE.png
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
         /// Do not print the comparison table
         #[arg(long)]
         quiet: bool,
@@ -206,8 +209,15 @@ fn run(cli: Cli) -> Result<()> {
             array,
             array_queue_depth,
             json,
+            plot,
             quiet,
         } => {
+            if let Some(p) = &plot {
+                let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+                if !matches!(ext.as_deref(), Some("svg" | "png")) {
+                    bail!("--plot {}: give a .svg or .png file", p.display());
+                }
+            }
             let drive = drive.config()?;
             let array = match array {
                 None => None,
@@ -240,6 +250,10 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 std::fs::write(&path, report.to_json())
                     .with_context(|| format!("writing {}", path.display()))?;
+            }
+            if let Some(path) = plot {
+                let title = cfg.jobfile.path.clone();
+                reproduce::plot(&path, &headway_sim::reproduce::Outcome::of_report(&title, &report))?;
             }
             if !quiet {
                 print!("{}", report.table());

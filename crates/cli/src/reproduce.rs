@@ -119,18 +119,27 @@ fn write(dir: &Path, o: &Outcome) -> Result<()> {
     let p = |ext: &str| dir.join(format!("{}.{ext}", o.id));
     std::fs::write(p("json"), o.to_json()).with_context(|| format!("writing {}", p("json").display()))?;
     std::fs::write(p("md"), o.markdown(&o.id)).with_context(|| format!("writing {}", p("md").display()))?;
+    plot(&p("svg"), o)?;
+    plot(&p("png"), o)
+}
+
+/// Draw `o`'s bars to `path`: SVG or PNG by its extension.
+pub(crate) fn plot(path: &Path, o: &Outcome) -> Result<()> {
     let text = font_loaded();
-    {
-        let svg = p("svg");
-        let root = SVGBackend::new(&svg, (900, 540)).into_drawing_area();
-        draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", svg.display()))?;
-        root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", svg.display()))?;
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("svg") => {
+            let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
+            draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+            root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+        }
+        Some("png") => {
+            let root = BitMapBackend::new(path, (900, 540)).into_drawing_area();
+            draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+            root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+        }
+        _ => anyhow::bail!("{}: a plot is written as .svg or .png", path.display()),
     }
-    let png = p("png");
-    let root = BitMapBackend::new(&png, (900, 540)).into_drawing_area();
-    draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", png.display()))?;
-    root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", png.display()))?;
-    Ok(())
 }
 
 /// Register a TrueType font for plotters' "sans-serif" once; false when none is found.

@@ -383,3 +383,37 @@ fn sweep_writes_the_table_and_dask_points_to_python() {
     std::fs::write(&sweep, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\ndisks = [\"x\"]\n").unwrap();
     fails_with(&["sweep", s], &[&format!("{s}:4:"), "disks"]);
 }
+
+/// `simulate --plot`: throughput per scheduler as SVG or PNG; another extension is refused
+/// before anything runs.
+#[test]
+fn simulate_plots_svg_and_png() {
+    let job = tmp(
+        "plot.fio",
+        "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=4m\nnumjobs=2\noffset_increment=10g\n[r]\n",
+    );
+    let dir = job.parent().unwrap().to_path_buf();
+    for ext in ["svg", "png"] {
+        let out = dir.join(format!("headway-plot-test.{ext}"));
+        let _ = std::fs::remove_file(&out);
+        let o = headway(&[
+            "simulate",
+            job.to_str().unwrap(),
+            "--scheduler",
+            "noop,stream",
+            "--quiet",
+            "--plot",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(bytes.len() > 1000, "{ext}: {} bytes", bytes.len());
+        if ext == "svg" {
+            assert!(String::from_utf8_lossy(&bytes).contains("<svg"));
+        } else {
+            assert_eq!(&bytes[1..4], b"PNG");
+        }
+        std::fs::remove_file(&out).unwrap();
+    }
+    fails_with(&["simulate", job.to_str().unwrap(), "--plot", "x.pdf"], &["--plot", "x.pdf", ".svg or .png"]);
+}

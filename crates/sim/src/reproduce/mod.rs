@@ -128,6 +128,31 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A plain comparison of one `simulate` report: throughput per scheduler (what
+    /// `headway simulate --plot` draws), no paper, no verdict.
+    pub fn of_report(title: &str, report: &crate::Report) -> Outcome {
+        Outcome {
+            id: "simulate".into(),
+            source: String::new(),
+            title: title.into(),
+            setting: String::new(),
+            commands: Vec::new(),
+            scale_note: String::new(),
+            x_label: "scheduler".into(),
+            y_label: "throughput, MB/s".into(),
+            categories: report.runs.iter().map(|r| r.scheduler.clone()).collect(),
+            series: vec![Series {
+                name: "MB/s".into(),
+                values: report.runs.iter().map(|r| r.aggregate.bw_bytes as f64 / 1e6).collect(),
+            }],
+            paper_points: Vec::new(),
+            rows: Vec::new(),
+            matches: true,
+            verdict: String::new(),
+            reports: Vec::new(),
+        }
+    }
+
     fn new(fig: &Figure, setting: impl Into<String>, x_label: &str, y_label: &str) -> Self {
         Outcome {
             id: fig.id.into(),
