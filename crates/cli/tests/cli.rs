@@ -378,6 +378,15 @@ fn sweep_writes_the_table_and_dask_points_to_python() {
     let table = std::fs::read_to_string(&one).unwrap();
     assert_eq!(table, std::fs::read_to_string(&many).unwrap());
     assert_eq!(table.lines().count(), 1 + 8 * 2);
+    // the plot of the same sweep: one bar per scheduler and point
+    let png = dir.join("s.png");
+    let o =
+        headway(&["sweep", s, "--out", one.to_str().unwrap(), "--plot", png.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let bytes = std::fs::read(&png).unwrap();
+    assert!(bytes.len() > 1000 && &bytes[1..4] == b"PNG", "{} bytes", bytes.len());
+    assert_eq!(std::fs::read_to_string(&one).unwrap(), table, "plotting does not change the table");
+    fails_with(&["sweep", s, "--plot", "s.pdf"], &["--plot", "s.pdf"]);
     assert!(table.starts_with("point,disk,context,thinktime_us,scheduler,seed,job,job_index,"));
     fails_with(&["sweep", s, "--engine", "dask"], &["python -m headway sweep", "--engine dask"]);
     std::fs::write(&sweep, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\ndisks = [\"x\"]\n").unwrap();
