@@ -57,7 +57,7 @@ VENV ?= .venv
 VENV_PY := $(VENV)/bin/python
 $(VENV)/.deps: pyproject.toml Makefile
 	@[ -x $(VENV_PY) ] || python3 -m venv $(VENV)
-	$(VENV_PY) -m pip install -q --disable-pip-version-check 'maturin>=1.5,<2' pytest pandas matplotlib 'dask[distributed]'
+	$(VENV_PY) -m pip install -q --disable-pip-version-check 'maturin>=1.5,<2' pytest pandas pyarrow matplotlib 'dask[distributed]'
 	@touch $@
 
 python: $(VENV)/.deps

@@ -42,11 +42,15 @@ class SweepResult:
         return pd.read_csv(io.StringIO(self.csv), keep_default_na=False, na_values=[""])
 
     def save(self, path: Optional[Union[str, "os.PathLike[str]"]] = None) -> str:
-        """Write the CSV table to ``path`` (default: the sweep file's ``out``); returns it."""
+        """Write the table to ``path`` (default: the sweep file's ``out``) and return the
+        path: Parquet when it ends in ``.parquet`` (needs pyarrow or fastparquet), else CSV."""
         p = os.fspath(path) if path is not None else self.out
         d = os.path.dirname(p)
         if d:
             os.makedirs(d, exist_ok=True)
+        if p.endswith(".parquet"):
+            self.to_pandas().to_parquet(p, index=False)
+            return p
         with open(p, "w", encoding="utf-8") as f:
             f.write(self.csv)
         return p

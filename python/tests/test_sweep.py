@@ -65,6 +65,11 @@ def test_local_engine_matches_the_cli(sweep_path, tmp_path):
     assert p.returncode == 0, p.stderr
     assert out.read_text() == res.csv
     assert res.save() == str(tmp_path / "tables" / "sweep.csv")
+    # the same table as Parquet
+    import pandas as pd
+
+    pq = res.save(tmp_path / "sweep.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(pq), df)
 
 
 def test_dask_engine_equals_local_engine(sweep_path, tmp_path):
