@@ -42,7 +42,9 @@
 //!
 //! ## Read-ahead (lazy)
 //! After a read miss the drive keeps reading sequentially into the request's segment while
-//! idle, until `max_read_ahead_sectors` past the end of the last request. Nothing runs in
+//! idle, until `max_read_ahead_sectors` past the end of the last request (with
+//! `read_ahead_to_track_end`, DiskSim's scheme 4: to the end of the track after it, one
+//! track further when the segment began on an earlier track). Nothing runs in
 //! the background: the next `access` computes how far read-ahead got as elapsed time /
 //! the zone's *sustained* time per sector, which spreads head and cylinder switches (and
 //! their skews) evenly over the sectors of a cylinder instead of placing them where they
@@ -697,8 +699,29 @@ impl Hdd {
 
     // ---- read-ahead stream ----
 
+    /// Where read-ahead stops after a request ending at `last_end` on segment `seg`:
+    /// `max_read_ahead_sectors` past it, or with DiskSim's DEC prefetch scheme
+    /// (`read_ahead_to_track_end`) the end of the track holding `last_end`, one track
+    /// further when the segment's data began before that track.
+    fn read_ahead_stop(&self, seg: usize, last_end: u64) -> u64 {
+        let cap = self.capacity();
+        if !self.spec.cache.read_ahead_to_track_end {
+            return last_end.saturating_add(self.max_ra).min(cap);
+        }
+        if last_end >= cap {
+            return cap;
+        }
+        let loc = self.geo.locate(last_end);
+        let track_start = last_end - loc.sector as u64;
+        let mut stop = track_start + self.geo.zones[loc.zone as usize].spt as u64;
+        if self.segs[seg].start < track_start {
+            stop += self.geo.sectors_per_track(self.segs[seg].start) as u64;
+        }
+        stop.min(cap)
+    }
+
     fn start_stream(&mut self, seg: usize, origin: u64, t: u64, last_end: u64) {
-        let stop = last_end.saturating_add(self.max_ra).min(self.capacity());
+        let stop = self.read_ahead_stop(seg, last_end);
         if origin >= stop {
             self.stream = None;
             return;
@@ -714,7 +737,7 @@ impl Hdd {
     /// stopped.
     fn extend_stream(&mut self, now: u64, front: u64, e: u64) {
         let Some(mut st) = self.stream else { return };
-        let want = e.saturating_add(self.max_ra).min(self.capacity());
+        let want = self.read_ahead_stop(st.seg, e);
         if want <= st.stop {
             return;
         }
@@ -1005,6 +1028,27 @@ mod tests {
         assert!(a.cache_hit);
         let b = h.access(a.done, 0, 8, Dir::Read);
         assert!(!b.cache_hit);
+    }
+
+    #[test]
+    fn dec_prefetch_reads_ahead_to_the_track_end() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.cache.read_ahead_to_track_end = true;
+        let spt = Hdd::new(spec.clone()).geo.sectors_per_track(0) as u64;
+        spec.cache.max_read_ahead_sectors = 4 * spt as u32;
+        spec.cache.segment_sectors = 4 * spt as u32;
+        // long idle after a read of 0..8: read-ahead stopped at the end of track 0, not
+        // `max_read_ahead_sectors` past 8
+        for (lbn, hit) in [(spt - 8, true), (spt + 8, false)] {
+            let mut h = Hdd::new(spec.clone());
+            let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
+            assert_eq!(h.access(t, lbn, 8, Dir::Read).cache_hit, hit, "lbn {lbn}");
+        }
+        // without the scheme the same read past the track is a hit
+        spec.cache.read_ahead_to_track_end = false;
+        let mut h = Hdd::new(spec);
+        let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
+        assert!(h.access(t, spt + 8, 8, Dir::Read).cache_hit);
     }
 
     #[test]

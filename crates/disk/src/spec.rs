@@ -153,6 +153,11 @@ pub struct CacheSpec {
     /// (DiskSim's "Read-ahead on idle hit"; headway's built-in models: yes).
     #[serde(default = "yes")]
     pub read_ahead_on_idle_hit: bool,
+    /// DiskSim's "DEC prefetch scheme" (`Buffer continuous read = 4`): read-ahead runs to
+    /// the end of the track holding the sector after the request (one track further when
+    /// the segment began before that track) instead of `max_read_ahead_sectors` past it.
+    #[serde(default)]
+    pub read_ahead_to_track_end: bool,
 }
 
 fn yes() -> bool {
@@ -168,6 +173,7 @@ impl CacheSpec {
         read_hits_on_write_data: false,
         read_any_free_blocks: false,
         read_ahead_on_idle_hit: true,
+        read_ahead_to_track_end: false,
     };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0

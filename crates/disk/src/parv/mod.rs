@@ -21,7 +21,7 @@
 //! | `Data preparation overhead`, `Read disconnect after...`, `First reselect overhead` | added to the read-miss overheads (they delay a miss's data) |
 //! | `Write disconnect overhead`, `Extra write disconnect` with its `Extradisc ...` command, disconnect, inter-disconnect and 2nd disconnect overheads | added to the write-miss overheads |
 //! | `Bulk sector transfer time` | `bus_per_sector` |
-//! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3, 4: to the segment / read-ahead limit) | [`CacheSpec`] |
+//! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3: to the read-ahead limit; 4, the DEC scheme: to the end of the track after the request, or the next one when the segment began on an earlier track) | [`CacheSpec`] |
 //! | `Fast write level` 0/1/2, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags |
 //! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
 //!
@@ -34,7 +34,8 @@
 //! disconnect`, `Low (write) water mark`, `High (read) water mark`, `Set watermark by
 //! reqsize`, `Disconnect write if seek`, `Other reselect overhead`, `Extradisc seek delta`),
 //! precision switches (`Calc sector by sector`, `Stop prefetch in sector`, `Read directly
-//! to buffer`, `Immed transfer partial hit`, `Read-ahead over requested`), write-buffer
+//! to buffer`, `Immed transfer partial hit`, `Read-ahead over requested`: DiskSim reads
+//! it only when `Maximum read-ahead` is 0, or at -1), write-buffer
 //! bookkeeping headway does per request anyway (`Maximum number of write segments`, `Use
 //! separate write segment`, `Combine seq writes`, `Write hit stop prefetch`: a write always
 //! stops read-ahead here), and the ioqueue's parameters other than its policy (they only
@@ -385,10 +386,12 @@ fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
     let segment_sectors = f.uint("Segment size (in blks)")?;
     let enabled = f.flag_or("Enable caching in buffer", true)?;
     let mut max_ra = f.uint_or("Maximum read-ahead (blks)", 0)?;
+    let mut to_track_end = false;
     if let Some(v) = f.take("Buffer continuous read") {
         match uint(v, "Buffer continuous read")? {
             0 => max_ra = 0,
-            3 | 4 => {}
+            3 => {}
+            4 => to_track_end = true,
             n => return err(v.pos(), format!("`Buffer continuous read` = {n}: not supported (0, 3 or 4)")),
         }
     }
@@ -410,6 +413,7 @@ fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
             read_hits_on_write_data: f.flag_or("Allow read hits on write data", false)?,
             read_any_free_blocks: f.flag_or("Read any free blocks", false)?,
             read_ahead_on_idle_hit: f.flag_or("Read-ahead on idle hit", false)?,
+            read_ahead_to_track_end: to_track_end,
         }
     } else {
         f.ignore(&["Allow read hits on write data", "Read any free blocks", "Read-ahead on idle hit"]);

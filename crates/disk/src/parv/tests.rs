@@ -41,6 +41,9 @@ fn imports_all_six_validated_drives() {
     assert_eq!(c.cache.segment_sectors, 561);
     assert_eq!(c.cache.fast_write, FastWrite::All);
     assert!(c.cache.read_hits_on_write_data);
+    // `Buffer continuous read = 4`: DiskSim's DEC prefetch scheme (to the track's end)
+    assert!(c.cache.read_ahead_to_track_end);
+    assert!(!import(&dir.join("cheetah4LP.parv")).unwrap().cache.read_ahead_to_track_end);
     assert_eq!(c.bus_per_sector, Duration(105_000));
     assert_eq!(c.overheads.write_hit_after_read, Duration(748_000));
     assert_eq!(c.layout.as_ref().unwrap().sparing, Sparing::Zone);
