@@ -212,12 +212,7 @@ fn run(cli: Cli) -> Result<()> {
             plot,
             quiet,
         } => {
-            if let Some(p) = &plot {
-                let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-                if !matches!(ext.as_deref(), Some("svg" | "png")) {
-                    bail!("--plot {}: give a .svg or .png file", p.display());
-                }
-            }
+            reproduce::check_plot_path(plot.as_deref())?;
             let drive = drive.config()?;
             let array = match array {
                 None => None,
@@ -227,10 +222,7 @@ fn run(cli: Cli) -> Result<()> {
                 format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
             })?;
             let disk_spec = validate::resolve_disk(&disk)?;
-            let mut settings = Settings::new();
-            for kv in &set {
-                settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
-            }
+            let settings = parse_settings(&set)?;
             let jobfile = fio::parse_file(&jobfile)?;
             let cfg = SimConfig {
                 jobfile,
@@ -245,11 +237,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let report = with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?;
             if let Some(path) = json {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-                }
-                std::fs::write(&path, report.to_json())
-                    .with_context(|| format!("writing {}", path.display()))?;
+                write_output(&path, report.to_json())?;
             }
             if let Some(path) = plot {
                 let title = cfg.jobfile.path.clone();
@@ -319,6 +307,23 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 /// Run `f` with a progress bar that appears only once the work has taken two seconds.
+/// `--set NAME=VALUE` flags, in order (each checked against the tunable table later).
+fn parse_settings(set: &[String]) -> Result<Settings> {
+    let mut settings = Settings::new();
+    for kv in set {
+        settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
+    }
+    Ok(settings)
+}
+
+/// Write an output file, creating its directory.
+fn write_output(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}
+
 fn with_progress<T>(runs: usize, f: impl FnOnce(&mut dyn FnMut(usize, f64)) -> T) -> T {
     let start = Instant::now();
     let mut bar: Option<ProgressBar> = None;
@@ -469,9 +474,7 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.size = a.size.as_deref().map(headway_nbd::parse_size).transpose().map_err(anyhow::Error::msg)?;
     cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
     cfg.scheduler = a.scheduler;
-    for kv in &a.set {
-        cfg.settings.push_kv(kv).with_context(|| format!("--set {kv}"))?;
-    }
+    cfg.settings = parse_settings(&a.set)?;
     cfg.context = a.context.parse::<Ctx>().map_err(anyhow::Error::msg)?;
     cfg.read_only = a.read_only;
     cfg.name = a.name;

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use headway_sched::Settings;
 use headway_sim::trace::{feed, replay, Format, Mode, ReplayConfig};
 use headway_sim::ContextMode;
 
@@ -76,10 +75,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         .transpose()?;
     anyhow::ensure!(a.window >= 1, "--window must be at least 1");
     let disk = crate::validate::resolve_disk(&a.disk)?;
-    let mut settings = Settings::new();
-    for kv in &a.set {
-        settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
-    }
+    let settings = super::parse_settings(&a.set)?;
     let cfg = ReplayConfig {
         path: a.trace,
         format,
@@ -99,10 +95,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     };
     let (report, summary) = with_progress(cfg.schedulers.len(), |progress| replay(&cfg, progress))?;
     if let Some(path) = a.json {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        std::fs::write(&path, report.to_json()).with_context(|| format!("writing {}", path.display()))?;
+        super::write_output(&path, report.to_json())?;
     }
     if !a.quiet {
         print!("{}", report.table());

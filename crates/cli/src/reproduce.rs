@@ -123,11 +123,29 @@ fn write(dir: &Path, o: &Outcome) -> Result<()> {
     plot(&p("png"), o)
 }
 
+/// The plot format `path` names by its extension, if one `plot` draws.
+fn plot_format(path: &Path) -> Option<&'static str> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("svg") => Some("svg"),
+        Some("png") => Some("png"),
+        _ => None,
+    }
+}
+
+/// A `--plot FILE` must name an SVG or PNG file: checked before anything runs.
+pub(crate) fn check_plot_path(path: Option<&Path>) -> Result<()> {
+    match path {
+        Some(p) if plot_format(p).is_none() => {
+            anyhow::bail!("--plot {}: give a .svg or .png file", p.display())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Draw `o`'s bars to `path`: SVG or PNG by its extension.
 pub(crate) fn plot(path: &Path, o: &Outcome) -> Result<()> {
     let text = font_loaded();
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    match ext.as_deref() {
+    match plot_format(path) {
         Some("svg") => {
             let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
             draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;

@@ -46,12 +46,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if a.scheduler_address.is_some() {
         bail!("--scheduler-address is for --engine dask");
     }
-    if let Some(p) = &a.plot {
-        let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-        if !matches!(ext.as_deref(), Some("svg" | "png")) {
-            bail!("--plot {}: give a .svg or .png file", p.display());
-        }
-    }
+    crate::reproduce::check_plot_path(a.plot.as_deref())?;
     let sweep = Sweep::load(&a.sweep)?;
     let threads = match a.threads {
         Some(0) => bail!("--threads 0: expected at least 1"),
@@ -68,10 +63,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
     bar.finish_and_clear();
     let table = table.map_err(|(i, e)| anyhow::anyhow!("point {i} ({}): {e}", sweep.values(i).join(", ")))?;
     let out = a.out.unwrap_or_else(|| sweep.out.clone());
-    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(&out, &table).with_context(|| format!("writing {}", out.display()))?;
+    crate::write_output(&out, &table)?;
     println!("{} points, {} rows: wrote {}", sweep.len(), table.lines().count() - 1, out.display());
     if let Some(path) = a.plot {
         crate::reproduce::plot(&path, &outcome(&sweep, &table)?)?;

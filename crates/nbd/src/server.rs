@@ -575,10 +575,10 @@ impl Export {
     }
 }
 
-/// Does scheduler `name` keep the device idle on purpose (non-work-conserving)?
+/// Does scheduler `name` keep the device idle on purpose? Everything but the registry's
+/// bare work-conserving policies does (frameworks, `as`, `cfq`, `htbs`).
 fn waits(name: &str) -> bool {
-    let base = name.split(':').next().unwrap_or(name);
-    matches!(base, "stream" | "stream-local" | "antic" | "antic-combo" | "as" | "cfq" | "htbs")
+    !headway_sched::registry::POLICIES.contains(&name)
 }
 
 /// `--stats`: a line per interval until shutdown.

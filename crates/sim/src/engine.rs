@@ -251,6 +251,9 @@ struct ArrayState {
 }
 
 pub struct Engine<'a> {
+    /// What the report says produced it: the context mode and the seed.
+    context: ContextMode,
+    seed: u64,
     members: Vec<Member>,
     array: Option<ArrayState>,
     /// The drives queue commands: the head is the tail of its queue (module docs).
@@ -379,6 +382,8 @@ impl<'a> Engine<'a> {
             jobs.iter().map(|j| j.buffered.then(|| Readahead::new(input.host.read_ahead_kb))).collect();
         let depth = input.drive.queue_depth as usize;
         Ok(Engine {
+            context: input.context,
+            seed: input.seed,
             members,
             array,
             deep: depth > 1,
@@ -1246,8 +1251,8 @@ impl<'a> Engine<'a> {
             scheduler: self.members[0].sched.name(),
             disk: self.members[0].drive.hdd().spec().name.to_string(),
             array: self.array.as_ref().map(|a| a.cfg.spec.to_string()),
-            context: String::new(),
-            seed: 0,
+            context: self.context.name(),
+            seed: self.seed,
             jobs,
             aggregate: Aggregate {
                 io_bytes: total,

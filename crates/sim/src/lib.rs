@@ -172,8 +172,7 @@ pub fn simulate_traced(
         if head_trace.0 > 0 {
             engine = engine.with_head_trace(head_trace);
         }
-        let run = engine.run(|f| progress(i, f))?;
-        runs.push(shared.label(run, cfg.context, cfg.seed));
+        runs.push(engine.run(|f| progress(i, f))?);
     }
     Ok(Report::new(runs))
 }
@@ -200,13 +199,6 @@ impl Shared {
         array: Option<ArrayConfig>,
     ) -> RunInput<'a> {
         RunInput { disk, curve: &self.curve, context, seed, drive, host: self.host.clone(), array }
-    }
-
-    /// A finished run, labelled with what produced it.
-    pub(crate) fn label(&self, mut run: RunReport, context: ContextMode, seed: u64) -> RunReport {
-        run.context = context.name();
-        run.seed = seed;
-        run
     }
 }
 

@@ -377,7 +377,7 @@ pub fn replay_with(
         let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();
         let (run, stats) = Engine::replay(sched, feed, &input)?.run_replay(|f| progress(i, f))?;
-        runs.push(shared.label(run, cfg.context, cfg.seed));
+        runs.push(run);
         summary.stats = stats;
     }
     Ok((Report::new(runs), summary))
