@@ -123,6 +123,9 @@ enum Cmd {
         /// Write {"drive", "requests", "demerit_ms", "mean_simulated_ms", "mean_measured_ms"} here
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Draw the simulated and measured service-time CDFs to FILE.svg or FILE.png
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
     },
 }
 
@@ -281,7 +284,9 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Reproduce(args) => reproduce::run(args),
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Calibrate(args) => calibrate(args),
-        Cmd::Validate { parv, trace, json } => validate::run(&parv, &trace, json.as_ref()),
+        Cmd::Validate { parv, trace, json, plot } => {
+            validate::run(&parv, &trace, json.as_ref(), plot.as_deref())
+        }
         Cmd::Schedulers => {
             for n in headway_sched::scheduler_names() {
                 println!("{n}");

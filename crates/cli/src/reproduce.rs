@@ -142,21 +142,55 @@ pub(crate) fn check_plot_path(path: Option<&Path>) -> Result<()> {
     }
 }
 
-/// Draw `o`'s bars to `path`: SVG or PNG by its extension.
-pub(crate) fn plot(path: &Path, o: &Outcome) -> Result<()> {
+/// Something `render` can draw on any plotters backend (SVG or PNG).
+pub(crate) trait Figure {
+    /// Draw on `root`; `text` is false when no font was found (then draw no text).
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        text: bool,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Draw `fig` to `path`, 900x540: SVG or PNG by its extension. Every `--plot` goes through
+/// here (reproduce, simulate, sweep, validate).
+pub(crate) fn render(path: &Path, fig: &impl Figure) -> Result<()> {
     let text = font_loaded();
     match plot_format(path) {
         Some("svg") => {
             let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
-            draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+            fig.draw(&root, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
             root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
         }
         Some("png") => {
             let root = BitMapBackend::new(path, (900, 540)).into_drawing_area();
-            draw(&root, o, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+            fig.draw(&root, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
             root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
         }
         _ => anyhow::bail!("{}: a plot is written as .svg or .png", path.display()),
+    }
+}
+
+/// Draw `o`'s bars to `path`: SVG or PNG by its extension.
+pub(crate) fn plot(path: &Path, o: &Outcome) -> Result<()> {
+    render(path, &Bars(o))
+}
+
+/// An outcome drawn as grouped bars.
+struct Bars<'a>(&'a Outcome);
+
+impl Figure for Bars<'_> {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        text: bool,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+    where
+        DB::ErrorType: 'static,
+    {
+        draw(root, self.0, text)
     }
 }
 
@@ -190,7 +224,7 @@ fn font_loaded() -> bool {
     })
 }
 
-const COLOURS: [RGBColor; 5] = [
+pub(crate) const COLOURS: [RGBColor; 5] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

@@ -426,3 +426,53 @@ fn simulate_plots_svg_and_png() {
     }
     fails_with(&["simulate", job.to_str().unwrap(), "--plot", "x.pdf"], &["--plot", "x.pdf", ".svg or .png"]);
 }
+
+/// `validate --plot`: the simulated and measured service-time CDFs as SVG or PNG, the JSON
+/// contract unchanged beside it; another extension is refused before anything runs.
+#[test]
+fn validate_plots_the_cdfs() {
+    let lines: String = (0..200u64)
+        .map(|i| {
+            let rw = if i % 3 == 0 { "W" } else { "R" };
+            format!("{rw} Miss {} 8 {}.0 1000.0\n", (i * 7919 * 4096) % 100_000_000, 5000 + (i * 37) % 9000)
+        })
+        .collect();
+    let trace = tmp("validate.trace", &lines);
+    let dir = trace.parent().unwrap().to_path_buf();
+    let json = dir.join("validate.json");
+    for ext in ["svg", "png"] {
+        let out = dir.join(format!("headway-validate-test.{ext}"));
+        let _ = std::fs::remove_file(&out);
+        let o = headway(&[
+            "validate",
+            "wd5000aaks",
+            trace.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--plot",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains("R Miss") && stdout.contains("W Miss"), "per-class rows:\n{stdout}");
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(bytes.len() > 1000, "{ext}: {} bytes", bytes.len());
+        if ext == "svg" {
+            assert!(String::from_utf8_lossy(&bytes).contains("<svg"));
+        } else {
+            assert_eq!(&bytes[1..4], b"PNG");
+        }
+        std::fs::remove_file(&out).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        for k in ["drive", "requests", "demerit_ms", "mean_simulated_ms", "mean_measured_ms"] {
+            assert!(v.get(k).is_some(), "JSON lacks {k}: {v}");
+        }
+        assert_eq!(v["requests"], 200);
+    }
+    let pdf = dir.join("cdf.pdf");
+    fails_with(
+        &["validate", "wd5000aaks", trace.to_str().unwrap(), "--plot", pdf.to_str().unwrap()],
+        &["--plot", "cdf.pdf", ".svg or .png"],
+    );
+    assert!(!pdf.exists(), "nothing is written for a refused --plot");
+}

@@ -37,7 +37,7 @@
 //! validation measured end to end; it makes them bus-bound for sequential transfers.)
 
 use crate::disksim_tables::*;
-use crate::spec::{CacheSpec, DiskSpec, Overheads, SeekModel, Zone};
+use crate::spec::{BusProtocol, CacheSpec, DiskSpec, Overheads, SeekModel, Zone};
 use headway_sched::Duration;
 
 /// The default drive.
@@ -130,6 +130,7 @@ fn wd5000aaks() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     };
     s.derive_skews();
@@ -170,6 +171,7 @@ fn hd080hj() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     };
     s.derive_skews();
@@ -229,6 +231,7 @@ fn deskstar_34gxp() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     };
     s.derive_skews();
@@ -283,6 +286,7 @@ fn cheetah_15k3() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     };
     s.derive_skews();
@@ -331,6 +335,7 @@ fn cheetah_10k7() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     };
     s.derive_skews();
@@ -387,6 +392,7 @@ fn cheetah9lp() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     }
 }
@@ -432,6 +438,7 @@ fn ibm18es() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     }
 }

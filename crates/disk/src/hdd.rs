@@ -33,12 +33,28 @@
 //! write (the destage) starts behind it and the arm stays busy until it is done, so a later
 //! miss waits for it. `Sequential` (DiskSim's level 1, one write segment) lets a write
 //! into the buffer only once the previous destage has finished. With
-//! `read_hits_on_write_data` the written range stays readable in a segment. A read miss
-//! transfers its data over the bus as the sectors come off the media: it completes one bus
-//! sector after its last sector, or `n` bus sectors after its first, whichever is later.
-//! `read_any_free_blocks` keeps the sectors that pass under the head while a miss waits on
-//! its track. `min_seek` bounds every arm movement from below. `read_completion` and
-//! `write_completion` are added to every completion.
+//! `read_hits_on_write_data` the written range stays readable in a segment (the dedicated
+//! write segment when the cache has one). A read miss transfers its data over the bus as
+//! the sectors come off the media: it completes one bus sector after its last sector, or
+//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks` keeps the
+//! sectors that pass under the head while a miss waits on its track. `min_seek` bounds a
+//! write's positioning from below, moved or not. `read_completion` and `write_completion`
+//! are added to every completion.
+//!
+//! ## Bus protocol ([`crate::spec::BusProtocol`], DiskSim imports)
+//! The steps of DiskSim 4.0's `disksim_diskctlr.c` around a media access, all zero for the
+//! built-in models. A read miss starts its seek after the command overhead and disconnects
+//! meanwhile; once the read watermark is in the buffer (and the disconnect is done) it
+//! reselects (+ data preparation) and sends at the bus rate, never ahead of the media. A
+//! hit or continuation sends after its overhead + data preparation. A write's data crosses
+//! the bus (at the bus's write rate) from its command overhead + data preparation while
+//! the arm moves; the media writes a sector only once it is in the buffer, else a
+//! revolution later (write-through and destage alike); a write-through write then
+//! disconnects and reselects for its status once the media write is done. With DiskSim's
+//! extra write disconnect, a write that follows a write without continuing it takes the
+//! extra disconnect's command overhead, disconnects, waits the inter-disconnect delay and
+//! reselects before its data, starts the arm `command + seek delta` after arrival, and
+//! reselects with the other-reselect overhead at the end.
 //!
 //! ## Read-ahead (lazy)
 //! After a read miss the drive keeps reading sequentially into the request's segment while
@@ -70,6 +86,15 @@ use crate::geometry::{FastDiv, Geometry, Location};
 use crate::seek::SeekCurve;
 use crate::spec::{DiskSpec, SpecError};
 use headway_sched::{Dir, Duration, Time};
+
+/// When a write's data is in the drive's buffer: it crosses the bus from `from`, `per` ns
+/// a sector; sector `k` (from 0) is buffered at `from + max(k + 1, first) * per`.
+#[derive(Copy, Clone, Debug)]
+struct WriteData {
+    from: u64,
+    per: u64,
+    first: u64,
+}
 
 /// What serving one request cost.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -203,6 +228,8 @@ pub struct Hdd {
     head_switch: u64,
     write_settle: u64,
     bus: u64,
+    /// Bus time per sector for writes (`bus_protocol.write_per_sector`, else `bus`).
+    bus_w: u64,
     seg_sectors: u64,
     max_ra: u64,
     // state
@@ -219,6 +246,8 @@ pub struct Hdd {
     /// fast write is being destaged).
     arm_free: u64,
     segs: Vec<Segment>,
+    /// Segments reads may use: `0..read_segs` (the rest is the dedicated write segment).
+    read_segs: usize,
     lru: Lru,
     stream: Option<Stream>,
 }
@@ -246,6 +275,10 @@ impl Hdd {
             head_switch: spec.head_switch.0,
             write_settle: spec.write_settle.0,
             bus: spec.bus_per_sector.0,
+            bus_w: match spec.bus_protocol.write_per_sector.0 {
+                0 => spec.bus_per_sector.0,
+                w => w,
+            },
             seg_sectors: c.segment_sectors as u64,
             max_ra: c.max_read_ahead_sectors as u64,
             seek,
@@ -259,7 +292,8 @@ impl Hdd {
             last_now: Time::ZERO,
             busy_until: Time::ZERO,
             arm_free: 0,
-            lru: Lru::new(segs.len()),
+            read_segs: if c.dedicated_write_segment { segs.len().saturating_sub(1) } else { segs.len() },
+            lru: Lru::new(if c.dedicated_write_segment { segs.len().saturating_sub(1) } else { segs.len() }),
             segs,
             stream: None,
         })
@@ -399,7 +433,7 @@ impl Hdd {
         self.last_now = now;
         self.stop_stream(now.0);
         self.invalidate(s, e);
-        let (media_end, dcyl, pos, _, _) = self.media(now.0.max(self.arm_free), s, e, true);
+        let (media_end, dcyl, pos, _, _, _) = self.media(now.0.max(self.arm_free), s, e, true, None, e);
         self.last_end = e;
         self.busy_until = Time(media_end);
         self.arm_free = media_end;
@@ -411,13 +445,14 @@ impl Hdd {
     /// writes) plus the bus transfer. Needs neither an idle arm nor ordered calls; the arm,
     /// its read-ahead and the read segments are untouched.
     pub fn serve_from_buffer(&mut self, now: Time, len: u32, dir: Dir) -> Access {
-        let over = match dir {
-            Dir::Read => self.overhead_read(true),
-            Dir::Write => self.overhead_write(true),
+        let n = len.max(1) as u64;
+        let (over, xfer) = match dir {
+            Dir::Read => (self.overhead_read(true), self.bus_time(n)),
+            Dir::Write => (self.overhead_write(true), self.bus_w * n),
         };
         self.last_dir = dir;
         Access {
-            done: Time(now.0 + over + self.bus_time(len.max(1) as u64)),
+            done: Time(now.0 + over + self.spec.bus_protocol.data_prep.0 + xfer),
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
@@ -492,7 +527,8 @@ impl Hdd {
             if e <= seg.end {
                 return ReadPath::Hit(i);
             }
-            if partial.is_none() {
+            // (a miss never reads into the dedicated write segment)
+            if partial.is_none() && i < self.read_segs {
                 partial = Some(i);
             }
         }
@@ -514,7 +550,9 @@ impl Hdd {
                 self.lru.touch(st.seg);
                 let media = self.stream_time_at(&st, e);
                 self.extend_stream(now, front, e);
-                let done = (now + over + self.bus_time(e - s)).max(media + self.bus);
+                let done = (now + over + self.spec.bus_protocol.data_prep.0 + self.bus_time(e - s))
+                    .max(media + self.bus)
+                    + self.spec.overheads.read_completion.0;
                 return Access {
                     done: Time(done),
                     seek_cylinders: 0,
@@ -523,7 +561,9 @@ impl Hdd {
                 };
             }
             ReadPath::Hit(i) => {
-                self.lru.touch(i);
+                if i < self.read_segs {
+                    self.lru.touch(i);
+                }
                 let over = self.overhead_read(true);
                 return self.hit(now, over, e - s);
             }
@@ -535,12 +575,10 @@ impl Hdd {
         // a partial hit: the drive sends what it has and reads the rest
         let media_start = partial.map_or(s, |i| self.segs[i].end.max(s));
         let t0 = (now + over).max(self.arm_free);
-        let (media_end, dcyl, pos, wait, first) = self.media(t0, media_start, e, false);
-        // Data goes to the host as it comes off the media: the bus starts with the first
-        // sector read, so a slow bus ends `n` bus sectors after it.
+        let mark = self.read_watermark_end(s, e, media_start);
+        let (media_end, dcyl, pos, wait, first, at_mark) = self.media(t0, media_start, e, false, None, mark);
         let slot = self.geo.zones[first.zone as usize].slot_start(1);
-        let done = (media_end + self.bus).max(t0 + pos + slot + self.bus_time(e - s))
-            + self.spec.overheads.read_completion.0;
+        let done = self.read_miss_done(now, over, at_mark, s, e, media_end);
         self.arm_free = media_end;
         if !self.segs.is_empty() {
             let i = partial.unwrap_or_else(|| self.lru.oldest());
@@ -556,10 +594,50 @@ impl Hdd {
         Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
 
+    /// The sector after the last one a read miss of `s..e` must have in the buffer (its
+    /// media transfer starting at `media_start`, what is before already buffered) before the
+    /// drive reselects to send: the read watermark (`BusProtocol::read_watermark`), at least
+    /// the first sector it reads from the media.
+    #[inline]
+    fn read_watermark_end(&self, s: u64, e: u64, media_start: u64) -> u64 {
+        let p = &self.spec.bus_protocol;
+        let n = e - s;
+        let base = if p.watermark_by_request { n.min(self.seg_sectors.max(1)) } else { self.seg_sectors };
+        let watermark = ((base as f64 * p.read_watermark) as u64).max(1).min(n);
+        // (a partial hit whose buffered part already covers the watermark still starts
+        // sending with the first sector read from the media, as before; DiskSim's
+        // immediate transfer of partial hits measured worse on the five other drives)
+        (s + watermark).max(media_start + 1).min(e)
+    }
+
+    /// When a read miss of `s..e` completes: the watermark is in the buffer at `at_mark`,
+    /// the last sector leaves the media at `media_end`; the bus protocol around it
+    /// (`BusProtocol`, DiskSim's `disk_read_arrive` and `disk_check_bus`). The drive
+    /// disconnects after the command overhead `over`; it reselects once the watermark is in
+    /// (and the disconnect is done), prepares the data and sends it at the bus rate, never
+    /// ahead of the media. With no protocol overheads and a watermark of one sector this
+    /// is: the bus starts with the first sector read.
+    #[inline]
+    fn read_miss_done(&self, now: u64, over: u64, at_mark: u64, s: u64, e: u64, media_end: u64) -> u64 {
+        let p = &self.spec.bus_protocol;
+        let disconnect = match self.last_dir {
+            Dir::Read => p.read_disconnect_after_read.0,
+            Dir::Write => p.read_disconnect_after_write.0,
+        };
+        let reselect =
+            at_mark.min(media_end).max(now + over + disconnect) + p.reselect_first.0 + p.data_prep.0;
+        (reselect + self.bus_time(e - s)).max(media_end + self.bus) + self.spec.overheads.read_completion.0
+    }
+
     #[inline]
     fn hit(&self, now: u64, over: u64, sectors: u64) -> Access {
         Access {
-            done: Time(now + over + self.bus_time(sectors) + self.spec.overheads.read_completion.0),
+            done: Time(
+                now + over
+                    + self.spec.bus_protocol.data_prep.0
+                    + self.bus_time(sectors)
+                    + self.spec.overheads.read_completion.0,
+            ),
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
@@ -584,11 +662,37 @@ impl Hdd {
         self.stop_stream(now);
         self.invalidate(s, e);
         if fast == FastWrite::Off || e - s > self.seg_sectors {
-            let over = self.overhead_write(false);
-            let t0 = (now + over).max(self.arm_free);
-            let (media_end, dcyl, pos, _, _) = self.media(t0, s, e, true);
+            // Write-through (DiskSim's `disk_write_arrive`, `disk_check_bus`): the data
+            // crosses the bus after the command overhead while the arm moves; the media
+            // writes each sector once it is in the buffer; the drive disconnects after the
+            // data and reselects for the status once the media write is done.
+            let p = self.spec.bus_protocol;
+            let extra =
+                p.extra_write_disconnect.filter(|_| self.last_dir == Dir::Write && s != self.last_end);
+            let (arm_start, xfer_start, disconnect, reselect) = match extra {
+                Some(x) => (
+                    now + x.command.0 + x.seek_delta.0,
+                    now + x.command.0
+                        + x.disconnect.0
+                        + x.inter_disconnect.0
+                        + p.reselect_first.0
+                        + p.data_prep.0,
+                    x.second_disconnect.0,
+                    p.reselect_other.0,
+                ),
+                None => {
+                    let over = self.overhead_write(false);
+                    (now + over, now + over + p.data_prep.0, p.write_disconnect.0, p.reselect_first.0)
+                }
+            };
+            let t0 = arm_start.max(self.arm_free);
+            let (media_end, dcyl, pos, _, _, _) =
+                self.media(t0, s, e, true, Some(self.write_data(xfer_start, e - s)), e);
             self.arm_free = media_end;
-            let done = media_end.max(t0 + self.bus_time(e - s)) + completion;
+            if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
+                self.keep_write_data(s, e);
+            }
+            let done = media_end.max(xfer_start + self.bus_w * (e - s) + disconnect) + reselect + completion;
             return Access {
                 done: Time(done),
                 seek_cylinders: dcyl,
@@ -600,19 +704,51 @@ impl Hdd {
         // onto the media behind the completion.
         let start = if fast == FastWrite::Sequential { now.max(self.arm_free) } else { now };
         let over = self.overhead_write(true);
-        let in_buffer = start + over + self.bus_time(e - s);
-        let (media_end, dcyl, pos, _, _) = self.media((start + over).max(self.arm_free), s, e, true);
+        let xfer_start = start + over + self.spec.bus_protocol.data_prep.0;
+        let in_buffer = xfer_start + self.bus_w * (e - s);
+        let (media_end, dcyl, pos, _, _, _) = self.media(
+            (start + over).max(self.arm_free),
+            s,
+            e,
+            true,
+            Some(self.write_data(xfer_start, e - s)),
+            e,
+        );
         self.arm_free = media_end.max(in_buffer);
         if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
-            let i = self.lru.oldest();
-            self.segs[i] = Segment { start: s.max(e.saturating_sub(self.seg_sectors)), end: e };
-            self.lru.touch(i);
+            self.keep_write_data(s, e);
         }
         Access {
             done: Time(in_buffer + completion),
             seek_cylinders: dcyl,
             positioning: Duration(pos),
             cache_hit: true,
+        }
+    }
+
+    /// How a write of `n` sectors whose data starts crossing the bus at `from` reaches the
+    /// buffer. DiskSim's `disk_buffer_block_available` lets the media write a sector once it
+    /// is buffered, and on a drive with "Extra write disconnect" only once `min(n, 10)`
+    /// sectors (15 for requests of 45 sectors or more) are.
+    fn write_data(&self, from: u64, n: u64) -> WriteData {
+        let first = match self.spec.bus_protocol.extra_write_disconnect {
+            Some(_) if n < 45 => n.min(10),
+            Some(_) => 15,
+            None => 1,
+        };
+        WriteData { from, per: self.bus_w, first }
+    }
+
+    /// The data of a write of `s..e` stays readable (`read_hits_on_write_data`): in the
+    /// dedicated write segment if there is one, else in the least recently used segment.
+    fn keep_write_data(&mut self, s: u64, e: u64) {
+        let seg = Segment { start: s.max(e.saturating_sub(self.seg_sectors)), end: e };
+        if self.read_segs < self.segs.len() {
+            self.segs[self.read_segs] = seg;
+        } else {
+            let i = self.lru.oldest();
+            self.segs[i] = seg;
+            self.lru.touch(i);
         }
     }
 
@@ -637,11 +773,12 @@ impl Hdd {
         } else {
             0
         };
-        if mv > 0 {
-            mv = mv.max(self.spec.min_seek.0);
-        }
         if write && mv > 0 {
             mv += self.write_settle;
+        }
+        if write {
+            // DiskSim's "Minimum seek delay": writes only, with or without movement
+            mv = mv.max(self.spec.min_seek.0);
         }
         (mv, dcyl)
     }
@@ -649,7 +786,22 @@ impl Hdd {
     /// Position from the current arm position to `start` at `t0`, transfer `start..end`.
     /// Returns (time the last sector left the media, cylinders moved, positioning ns,
     /// rotational wait ns on the first track, where `start` lies).
-    fn media(&mut self, t0: u64, start: u64, end: u64, write: bool) -> (u64, u32, u64, u64, Location) {
+    ///
+    /// The last element is when every sector before `mark` (in `start + 1..=end`) has
+    /// left the media (head and cylinder switches included).
+    ///
+    /// `ready`: when a write's sectors are in the buffer ([`WriteData`]); a sector whose
+    /// slot comes round before its data is written a revolution later (DiskSim's
+    /// `disk_buffer_sector_done` writes only buffered sectors).
+    fn media(
+        &mut self,
+        t0: u64,
+        start: u64,
+        end: u64,
+        write: bool,
+        ready: Option<WriteData>,
+        mark: u64,
+    ) -> (u64, u32, u64, u64, Location, u64) {
         let rev = self.rev;
         let mut cur = self.geo.locate(start);
         let first = cur;
@@ -660,11 +812,31 @@ impl Hdd {
         t += wait;
         let mut lbn = start;
         let mut track_end;
+        let mut at_mark = u64::MAX;
         loop {
             let z = &self.geo.zones[cur.zone as usize];
             track_end = lbn + (z.spt - cur.sector) as u64;
             let n = (end - lbn).min((z.spt - cur.sector) as u64);
-            t += z.slot_start(cur.slot as u64 + n) - z.slot_start(cur.slot as u64);
+            if ready.is_none() && lbn < mark && mark <= lbn + n {
+                at_mark = t + z.slot_start(cur.slot as u64 + (mark - lbn)) - z.slot_start(cur.slot as u64);
+            }
+            match ready {
+                // sector by sector, unless the first is buffered and the bus outruns the
+                // head (then every later one is too)
+                Some(WriteData { from, per, first })
+                    if from + (lbn - start + 1).max(first) * per > t || per > rev / z.spt as u64 =>
+                {
+                    for j in 0..n {
+                        let at = from + (lbn + j - start + 1).max(first) * per;
+                        if at > t {
+                            t += (at - t).div_ceil(rev) * rev;
+                        }
+                        let p = cur.slot as u64 + j;
+                        t += z.slot_start(p + 1) - z.slot_start(p);
+                    }
+                }
+                _ => t += z.slot_start(cur.slot as u64 + n) - z.slot_start(cur.slot as u64),
+            }
             lbn += n;
             if lbn >= end {
                 break;
@@ -682,7 +854,7 @@ impl Hdd {
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
-        (t, dcyl, pos, wait, first)
+        (t, dcyl, pos, wait, first, at_mark.min(t))
     }
 
     /// Time from `t` until the start of `loc`'s slot passes under the head.
@@ -1071,6 +1243,79 @@ mod tests {
             t = r.done + Duration::from_millis(1);
         }
         assert!(hits >= 1990, "hits {hits}");
+    }
+
+    /// DiskSim's bus protocol steps (`BusProtocol`), each where `disksim_diskctlr.c` takes it.
+    #[test]
+    fn bus_protocol_steps_as_disksim_takes_them() {
+        use crate::spec::{BusProtocol, ExtraWriteDisconnect};
+        let ms = Duration::from_millis;
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.bus_per_sector = Duration(100_000);
+        spec.bus_protocol = BusProtocol { data_prep: Duration(10_000), ..BusProtocol::default() };
+        // a hit: overhead + data preparation + the bus
+        let mut h = Hdd::new(spec.clone());
+        let a = h.access(Time(0), 10_000, 8, Dir::Read);
+        let b = h.access(a.done, 10_000, 8, Dir::Read);
+        assert!(b.cache_hit);
+        assert_eq!(b.done - a.done, spec.overheads.read_hit_after_read + Duration(10_000 + 8 * 100_000));
+
+        // write-through: the media writes only sectors the bus has delivered (1 ms each here)
+        spec.cache = crate::spec::CacheSpec::DISABLED;
+        spec.bus_protocol.write_per_sector = ms(1);
+        let mut h = Hdd::new(spec.clone());
+        let w = h.access(Time(0), 0, 8, Dir::Write);
+        assert!(w.done.0 >= spec.overheads.write_after_read.0 + 10_000 + 8_000_000, "{}", w.done);
+
+        // the extra write disconnect: only for a write after a write it does not continue
+        spec.bus_protocol.write_per_sector = Duration::ZERO;
+        spec.bus_protocol.extra_write_disconnect =
+            Some(ExtraWriteDisconnect { command: ms(50), ..ExtraWriteDisconnect::default() });
+        let mut h = Hdd::new(spec.clone());
+        let r = h.access(Time(0), 1_000_000, 8, Dir::Read);
+        let after_read = h.access(r.done, 2_000_000, 8, Dir::Write);
+        assert!((after_read.done - r.done) < ms(50), "after a read: {}", after_read.done - r.done);
+        let seq = h.access(after_read.done, 2_000_008, 8, Dir::Write);
+        assert!((seq.done - after_read.done) < ms(50), "sequential: {}", seq.done - after_read.done);
+        let other = h.access(seq.done, 3_000_000, 8, Dir::Write);
+        assert!((other.done - seq.done) >= ms(50), "extra disconnect: {}", other.done - seq.done);
+
+        // "Minimum seek delay" holds back writes, moved or not, and never reads
+        let mut spec = builtin("wd5000aaks").unwrap().without_cache();
+        spec.min_seek = ms(3);
+        let mut h = Hdd::new(spec);
+        let mut t = Time(0);
+        let (mut read_min, mut write_min) = (Duration(u64::MAX), Duration(u64::MAX));
+        for i in 0..200u64 {
+            let dir = if i % 2 == 0 { Dir::Read } else { Dir::Write };
+            let a = h.access(t, (i * 7) % 64, 1, dir);
+            let m = if dir == Dir::Read { &mut read_min } else { &mut write_min };
+            *m = (*m).min(a.positioning);
+            t = a.done + Duration(i * 37_123);
+        }
+        assert!(write_min >= ms(3), "write positioning {write_min}");
+        assert!(read_min < ms(3), "read positioning {read_min}");
+    }
+
+    #[test]
+    fn a_dedicated_write_segment_keeps_writes_out_of_the_read_segments() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.cache.segments = 2;
+        spec.cache.read_hits_on_write_data = true;
+        spec.cache.fast_write = crate::spec::FastWrite::All;
+        for dedicated in [false, true] {
+            spec.cache.dedicated_write_segment = dedicated;
+            let mut h = Hdd::new(spec.clone());
+            let a = h.access(Time(0), 100_000, 8, Dir::Read);
+            let w = h.access(a.done + Duration::from_millis(20), 900_000, 8, Dir::Write);
+            let w2 = h.access(w.done + Duration::from_millis(20), 950_000, 8, Dir::Write);
+            // the written data reads back from the buffer either way
+            let r = h.access(w2.done + Duration::from_millis(20), 950_000, 8, Dir::Read);
+            assert!(r.cache_hit, "dedicated {dedicated}");
+            // with one read segment and one write segment the read data survives two writes
+            let back = h.access(r.done, 100_016, 8, Dir::Read);
+            assert_eq!(back.cache_hit, dedicated, "dedicated {dedicated}");
+        }
     }
 
     #[test]

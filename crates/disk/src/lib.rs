@@ -58,6 +58,6 @@ pub use geometry::{Geometry, Location};
 pub use hdd::{Access, Arm, Estimate, Hdd};
 pub use parv::{import as import_disksim, is_parameter_file, ImportError};
 pub use spec::{
-    CacheSpec, DiskSpec, FastWrite, Layout, Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone,
-    ZoneLayout,
+    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Overheads, QueueSpec,
+    SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };

@@ -112,6 +112,83 @@ impl Overheads {
     }
 }
 
+/// The drive's side of the host bus protocol around a media access (DiskSim 4.0's
+/// `disksim_diskctlr.c`): when it disconnects after taking a command, when it reselects
+/// the host to move data, and the overheads of each step. All zero (the default, and every
+/// built-in model): data moves as soon as it is ready and nothing is added.
+///
+/// A read miss: the command overhead runs, then the seek starts while the drive
+/// disconnects (`read_disconnect_after_*`); once `read_watermark` of the request is in the
+/// buffer (and the disconnect is done) it reselects (`reselect_first` + `data_prep`) and
+/// sends the data at the bus rate, holding the bus until the last sector is sent. A read hit
+/// sends after the hit overhead + `data_prep`. A write-through write takes its data right
+/// after the command overhead + `data_prep`, disconnects (`write_disconnect`) and reselects
+/// (`reselect_first`) for its status when the media write is done; the media writes a
+/// sector only once it is in the buffer (else it waits a revolution for it). With
+/// `extra_write_disconnect`, a write that follows a write and does not continue it
+/// disconnects once more before taking its data (the `ExtraWriteDisconnect` steps) and
+/// reselects with `reselect_other` at the end.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BusProtocol {
+    /// Bus time per sector for writes where it differs from [`DiskSpec::bus_per_sector`]
+    /// (reads); zero: the same (DiskSim: the bus's "Write block transfer time").
+    #[serde(default, with = "crate::serde_ns")]
+    pub write_per_sector: Duration,
+    /// Before data moves on a (re)connection ("Data preparation overhead").
+    #[serde(default, with = "crate::serde_ns")]
+    pub data_prep: Duration,
+    /// A read miss's disconnect, by the previous command's direction ("Read disconnect
+    /// afterread/afterwrite").
+    #[serde(default, with = "crate::serde_ns")]
+    pub read_disconnect_after_read: Duration,
+    #[serde(default, with = "crate::serde_ns")]
+    pub read_disconnect_after_write: Duration,
+    /// Reselecting the host ("First reselect overhead", "Other reselect overhead": the
+    /// latter after an extra write disconnect).
+    #[serde(default, with = "crate::serde_ns")]
+    pub reselect_first: Duration,
+    #[serde(default, with = "crate::serde_ns")]
+    pub reselect_other: Duration,
+    /// A write-through write's disconnect after its data ("Write disconnect overhead").
+    #[serde(default, with = "crate::serde_ns")]
+    pub write_disconnect: Duration,
+    /// Fraction of a read (with `watermark_by_request`, of min(request, segment); else of a
+    /// segment) that must be in the buffer before the drive reselects to send it ("High
+    /// (read) water mark", "Set watermark by reqsize"); at least one sector.
+    #[serde(default)]
+    pub read_watermark: f64,
+    #[serde(default)]
+    pub watermark_by_request: bool,
+    /// DiskSim's "Extra write disconnect" and its "Extradisc ..." overheads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra_write_disconnect: Option<ExtraWriteDisconnect>,
+}
+
+/// The extra disconnect of a write that follows a write without continuing it (DiskSim:
+/// "Extradisc command overhead", "... disconnect overhead", "... inter-disconnect delay",
+/// "... 2nd disconnect overhead", "... seek delta"). Its command overhead replaces the write
+/// miss overhead; the arm starts `command + seek_delta` after the command.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtraWriteDisconnect {
+    #[serde(with = "crate::serde_ns")]
+    pub command: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub disconnect: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub inter_disconnect: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub second_disconnect: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub seek_delta: Duration,
+}
+
+impl BusProtocol {
+    /// Nothing beyond the plain overheads and bus rate (what `headway disks` omits).
+    pub fn is_none(&self) -> bool {
+        *self == BusProtocol::default()
+    }
+}
+
 /// When a write is reported complete (DiskSim's "Fast write level").
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -158,6 +235,11 @@ pub struct CacheSpec {
     /// the segment began before that track) instead of `max_read_ahead_sectors` past it.
     #[serde(default)]
     pub read_ahead_to_track_end: bool,
+    /// The last segment holds write data only (DiskSim's "Use separate write segment"):
+    /// reads are cached in the other `segments - 1`, and a write's data (readable with
+    /// `read_hits_on_write_data`) never evicts read data. Needs at least two segments.
+    #[serde(default)]
+    pub dedicated_write_segment: bool,
 }
 
 fn yes() -> bool {
@@ -174,6 +256,7 @@ impl CacheSpec {
         read_any_free_blocks: false,
         read_ahead_on_idle_hit: true,
         read_ahead_to_track_end: false,
+        dedicated_write_segment: false,
     };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0
@@ -215,9 +298,14 @@ pub struct DiskSpec {
     /// contiguous from cylinder 0 and every sector holds an LBN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<Layout>,
-    /// The shortest any arm movement takes (DiskSim's "Minimum seek delay"; 0: none).
+    /// The shortest positioning of a write takes before its first sector, even without
+    /// any arm movement (DiskSim's "Minimum seek delay", which `disk_check_hda` applies to
+    /// writes only; 0: none).
     #[serde(default, with = "crate::serde_ns")]
     pub min_seek: Duration,
+    /// Bus protocol steps around a media access (DiskSim imports; default: none).
+    #[serde(default, skip_serializing_if = "BusProtocol::is_none")]
+    pub bus_protocol: BusProtocol,
     /// The drive's own command queue as its parameter file gives it (DiskSim's "Max queue
     /// length" and scheduling policy); informational: `--queue-depth` sets the simulated one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -374,6 +462,10 @@ impl DiskSpec {
         }
         if self.capacity_sectors == 0 {
             return Err(SpecError::ZeroCapacity);
+        }
+        let w = self.bus_protocol.read_watermark;
+        if !(0.0..=1.0).contains(&w) {
+            return Err(SpecError::Cache("bus protocol: the read watermark is a fraction in 0..=1"));
         }
         let geometry = self.geometry_sectors();
         if geometry < self.capacity_sectors {

@@ -15,33 +15,35 @@
 //! | `Sparing scheme used` 0, 1, 7, 8 (+ `Rangesize for sparing`), 9 | [`Sparing`] `None`, `Tracks`, `End`, `Range`, `Zone` |
 //! | `Seek type = extracted` + `.seek` file | [`SeekModel::Table`] |
 //! | `Seek type = hpl` / `hplplus10` (`HPL seek equation values`, `First ten seek times`) | a `Table` with one knot per cylinder distance: `a + b*sqrt(d)` below the boundary, `c + e*d` from it; `hplplus10` takes distances 1-10 from the list |
-//! | `Head switch time`, `Add. write settling delay`, `Minimum seek delay` | `head_switch`, `write_settle`, `min_seek` |
+//! | `Head switch time`, `Add. write settling delay`, `Minimum seek delay` | `head_switch`, `write_settle`, `min_seek` (writes only, as `disk_check_hda` applies it) |
 //! | `Read/Write hit/miss over. after read/write` (x `Time scale for overheads`, + `Per-request overhead time`) | [`Overheads`] |
 //! | `Read/Write completion overhead` | `read_completion`, `write_completion` |
-//! | `Data preparation overhead`, `Read disconnect after...`, `First reselect overhead` | added to the read-miss overheads (they delay a miss's data) |
-//! | `Write disconnect overhead`, `Extra write disconnect` with its `Extradisc ...` command, disconnect, inter-disconnect and 2nd disconnect overheads | added to the write-miss overheads |
-//! | `Bulk sector transfer time` | `bus_per_sector` |
+//! | `Data preparation overhead`, `Read disconnect afterread/afterwrite`, `First/Other reselect overhead`, `Write disconnect overhead`, `High (read) water mark`, `Set watermark by reqsize`, `Extra write disconnect` with its `Extradisc ...` command, disconnect, inter-disconnect, 2nd disconnect overheads and seek delta | [`BusProtocol`]: each step where `disksim_diskctlr.c` takes it (see there) |
+//! | `Bulk sector transfer time`, and the `Read/Write block transfer time` of the `disksim_bus` the drive hangs off in the `.parv`'s `topology` | `bus_per_sector` (reads) and `bus_protocol.write_per_sector`: the slower of the drive's and the bus's rate, as `disk_get_blktranstime` takes it |
+//! | `Use separate write segment` | `CacheSpec::dedicated_write_segment` (reads get the other segments) |
 //! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3: to the read-ahead limit; 4, the DEC scheme: to the end of the track after the request, or the next one when the segment began on an earlier track) | [`CacheSpec`] |
 //! | `Fast write level` 0/1/2, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags |
 //! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
 //!
 //! Accepted and ignored, because they do not change a single drive's service times in
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
-//! `disksim_stats`, `disksim_iodriver`, `disksim_bus`, `disksim_ctlr`, `disksim_logorg`,
-//! `disksim_pf`, `disksim_synthio`, `instantiate`, `topology`); in the drive block: print
-//! and statistics options, `Avg sectors per cylinder` (a hint for host schedulers), bus
-//! holding and reconnection thresholds (`Hold bus entire read/write xfer`, `Never
-//! disconnect`, `Low (write) water mark`, `High (read) water mark`, `Set watermark by
-//! reqsize`, `Disconnect write if seek`, `Other reselect overhead`, `Extradisc seek delta`),
-//! precision switches (`Calc sector by sector`, `Stop prefetch in sector`, `Read directly
+//! `disksim_stats`, `disksim_iodriver`, `disksim_ctlr`, `disksim_logorg`, `disksim_pf`,
+//! `disksim_synthio`; of the `disksim_bus` blocks only the drive's bus transfer times
+//! count); in the drive block: print and statistics options, `Avg sectors per cylinder` (a
+//! hint for host schedulers), bus holding (`Hold bus entire read/write xfer`: headway's
+//! read transfer holds the bus, which is what DiskSim does too whenever the disconnect
+//! and reselect overheads are zero or the bus is slower than the media, as in every
+//! reference drive), `Low (write) water mark` (it only matters for writes longer than a
+//! segment), `Disconnect write if seek`, precision switches (`Calc sector by sector`, `Stop prefetch in sector`, `Read directly
 //! to buffer`, `Immed transfer partial hit`, `Read-ahead over requested`: DiskSim reads
 //! it only when `Maximum read-ahead` is 0, or at -1), write-buffer
-//! bookkeeping headway does per request anyway (`Maximum number of write segments`, `Use
-//! separate write segment`, `Combine seq writes`, `Write hit stop prefetch`: a write always
+//! bookkeeping headway does per request anyway (`Maximum number of write segments`,
+//! `Combine seq writes`, `Write hit stop prefetch`: a write always
 //! stops read-ahead here), and the ioqueue's parameters other than its policy (they only
 //! matter with a reordering scheduler). Features headway does not model are accepted only
 //! at their neutral value (0): sneaky and almost read hits, write prebuffering,
-//! preseeking, immediate buffer read/write, minimum read-ahead, rpm error; defects only
+//! preseeking, never disconnecting, immediate buffer read/write, minimum read-ahead, rpm
+//! error; defects only
 //! as pairs remapped in place. Any
 //! other key is an error naming its file, line and key.
 
@@ -49,8 +51,8 @@ pub mod syntax;
 
 use crate::disksim_tables::{SeekKnot, ZoneRow};
 use crate::spec::{
-    CacheSpec, DiskSpec, FastWrite, Layout, Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone,
-    ZoneLayout,
+    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Overheads, QueueSpec,
+    SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };
 use headway_sched::Duration;
 use std::fmt;
@@ -126,7 +128,7 @@ pub fn import(path: &Path) -> Result<DiskSpec> {
     let doc = syntax::parse_file(path)?;
     let disk = pick_disk(&doc, path)?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let spec = map_disk(disk, &name, path)?;
+    let spec = map_disk(disk, &doc, &name, path)?;
     spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
     Ok(spec)
 }
@@ -328,7 +330,44 @@ fn read_seek_file(path: &Path, from: &Pos) -> Result<Vec<SeekKnot>> {
     Ok(knots)
 }
 
-fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
+/// The per-block read and write transfer times (ms) of the bus the drive hangs off in the
+/// `.parv`'s topology (`disksim_bus` "Read/Write block transfer time"), if it has one.
+fn attached_bus(doc: &Document, disk: &Block) -> Result<Option<(f64, f64)>> {
+    let Some(disk_name) = disk.name.as_deref() else { return Ok(None) };
+    let block_of = |instance: &str| {
+        doc.instances
+            .iter()
+            .find(|(names, _, _)| names.iter().any(|n| n == instance))
+            .map(|(_, b, _)| b.as_str())
+    };
+    let Some(mut i) =
+        doc.topology.iter().position(|n| n.ty == "disksim_disk" && block_of(&n.name) == Some(disk_name))
+    else {
+        return Ok(None);
+    };
+    while let Some(p) = doc.topology[i].parent {
+        i = p;
+        if doc.topology[i].ty != "disksim_bus" {
+            continue;
+        }
+        let Some(bus_name) = block_of(&doc.topology[i].name) else { return Ok(None) };
+        let Some(bus) =
+            doc.blocks.iter().find(|b| b.ty == "disksim_bus" && b.name.as_deref() == Some(bus_name))
+        else {
+            return Ok(None);
+        };
+        let time = |key: &str| -> Result<f64> {
+            match bus.entries.iter().find(|e| e.key == key) {
+                Some(e) => num(&e.value, key),
+                None => Ok(0.0),
+            }
+        };
+        return Ok(Some((time("Read block transfer time")?, time("Write block transfer time")?)));
+    }
+    Ok(None)
+}
+
+fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<DiskSpec> {
     let mut f = Fields::new(disk);
     let model = f.block("Model")?;
     if model.ty != "dm_disk" {
@@ -350,36 +389,61 @@ fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
     let write_after_write = over(&mut f, "Write miss over. after write")?;
     let read_completion = f.ms_or_zero("Read completion overhead")?;
     let write_completion = f.ms_or_zero("Write completion overhead")?;
-    // Bus protocol around a media access: it delays a miss's data, a write's media phase.
-    let prep = f.ms_or_zero("Data preparation overhead")?;
-    let reselect = f.ms_or_zero("First reselect overhead")?;
-    let rd_after_read = f.ms_or_zero("Read disconnect afterread")?;
-    let rd_after_write = f.ms_or_zero("Read disconnect afterwrite")?;
-    let mut wdisc = f.ms_or_zero("Write disconnect overhead")?;
+    // Bus protocol around a media access (disksim_diskctlr.c; see `BusProtocol`).
+    let data_prep = f.ms_or_zero("Data preparation overhead")?;
+    let reselect_first = f.ms_or_zero("First reselect overhead")?;
+    let reselect_other = f.ms_or_zero("Other reselect overhead")?;
+    let read_disconnect_after_read = f.ms_or_zero("Read disconnect afterread")?;
+    let read_disconnect_after_write = f.ms_or_zero("Read disconnect afterwrite")?;
+    let write_disconnect = f.ms_or_zero("Write disconnect overhead")?;
     let extra = f.flag_or("Extra write disconnect", false)?;
-    let extradisc = [
-        f.ms_or_zero("Extradisc command overhead")?,
-        f.ms_or_zero("Extradisc disconnect overhead")?,
-        f.ms_or_zero("Extradisc inter-disconnect delay")?,
-        f.ms_or_zero("Extradisc 2nd disconnect overhead")?,
-    ];
-    if extra {
-        wdisc = extradisc.iter().fold(wdisc, |a, &b| a + b);
+    let extradisc = ExtraWriteDisconnect {
+        command: f.ms_or_zero("Extradisc command overhead")?,
+        disconnect: f.ms_or_zero("Extradisc disconnect overhead")?,
+        inter_disconnect: f.ms_or_zero("Extradisc inter-disconnect delay")?,
+        second_disconnect: f.ms_or_zero("Extradisc 2nd disconnect overhead")?,
+        seek_delta: f.ms_or_zero("Extradisc seek delta")?,
+    };
+    let read_watermark = f.num_or("High (read) water mark", 0.0)?;
+    if !(0.0..=1.0).contains(&read_watermark) {
+        return err(&disk.at, "`High (read) water mark` must be a fraction in 0..1");
     }
+    let watermark_by_request = f.flag_or("Set watermark by reqsize", true)?;
     let overheads = Overheads {
-        read_miss_after_read: read_miss_after_read + prep + rd_after_read + reselect,
-        read_miss_after_write: read_miss_after_write + prep + rd_after_write + reselect,
+        read_miss_after_read,
+        read_miss_after_write,
         read_hit_after_read,
         read_hit_after_write,
-        write_after_read: write_after_read + wdisc,
-        write_after_write: write_after_write + wdisc,
+        write_after_read,
+        write_after_write,
         write_hit_after_read,
         write_hit_after_write,
         read_completion,
         write_completion,
     };
     m.min_seek = f.ms_or_zero("Minimum seek delay")?;
-    m.bus_per_sector = ms(f.num("Bulk sector transfer time")?);
+    // DiskSim moves a block at the slower of the drive's own rate and its bus's
+    // (`disk_get_blktranstime`), reads and writes each at their bus rate.
+    let bulk = f.num("Bulk sector transfer time")?;
+    let (bus_read, bus_write) = attached_bus(doc, disk)?.unwrap_or((0.0, 0.0));
+    m.bus_per_sector = ms(bulk.max(bus_read));
+    let write_per_sector = ms(bulk.max(bus_write));
+    m.bus_protocol = BusProtocol {
+        write_per_sector: if write_per_sector == m.bus_per_sector {
+            Duration::ZERO
+        } else {
+            write_per_sector
+        },
+        data_prep,
+        read_disconnect_after_read,
+        read_disconnect_after_write,
+        reselect_first,
+        reselect_other,
+        write_disconnect,
+        read_watermark,
+        watermark_by_request,
+        extra_write_disconnect: extra.then_some(extradisc),
+    };
 
     // ---- cache ----
     let segments = f.uint("Number of buffer segments")?;
@@ -414,9 +478,15 @@ fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
             read_any_free_blocks: f.flag_or("Read any free blocks", false)?,
             read_ahead_on_idle_hit: f.flag_or("Read-ahead on idle hit", false)?,
             read_ahead_to_track_end: to_track_end,
+            dedicated_write_segment: f.flag_or("Use separate write segment", false)? && segments >= 2,
         }
     } else {
-        f.ignore(&["Allow read hits on write data", "Read any free blocks", "Read-ahead on idle hit"]);
+        f.ignore(&[
+            "Allow read hits on write data",
+            "Read any free blocks",
+            "Read-ahead on idle hit",
+            "Use separate write segment",
+        ]);
         if fast_write != FastWrite::Off {
             return err(&disk.at, "`Fast write level` > 0 needs `Enable caching in buffer` and segments");
         }
@@ -458,6 +528,7 @@ fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
         "Allow sneaky intermediate read hits",
         "Allow write prebuffering",
         "Preseeking level",
+        "Never disconnect",
         "Immediate buffer read",
         "Immediate buffer write",
         "Minimum read-ahead (blks)",
@@ -467,20 +538,14 @@ fn map_disk(disk: &Block, name: &str, path: &Path) -> Result<DiskSpec> {
         "Avg sectors per cylinder",
         "Hold bus entire read xfer",
         "Hold bus entire write xfer",
-        "Never disconnect",
         "Low (write) water mark",
-        "High (read) water mark",
-        "Set watermark by reqsize",
         "Disconnect write if seek",
-        "Other reselect overhead",
-        "Extradisc seek delta",
         "Calc sector by sector",
         "Stop prefetch in sector",
         "Read directly to buffer",
         "Immed transfer partial hit",
         "Read-ahead over requested",
         "Maximum number of write segments",
-        "Use separate write segment",
         "Combine seq writes",
         "Write hit stop prefetch",
     ]);
@@ -669,6 +734,7 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         cache: CacheSpec::DISABLED,
         layout: Some(layout),
         min_seek: Duration::ZERO,
+        bus_protocol: BusProtocol::default(),
         queue: None,
     };
     // DiskSim trusts its zones over "Block count" when they hold fewer blocks.

@@ -6,7 +6,7 @@
 //! TYPE NAME { Key words = VALUE, Key = VALUE, ... }      top-level block
 //! source FILE                                           include FILE (relative to this file)
 //! instantiate [ name, ... ] as NAME                     top-level
-//! topology TYPE NAME [ TYPE NAME [ ... ], ... ]         top-level (kept as a skipped span)
+//! topology TYPE NAME [ TYPE NAME [ ... ], ... ]         top-level (kept as a tree of names)
 //! VALUE := NUMBER | WORD | [ VALUE, ... ] | TYPE { ... } | source FILE
 //! ```
 //! `source FILE` as a value reads FILE, which must hold exactly one block (DiskSim's
@@ -83,6 +83,18 @@ pub struct Document {
     pub blocks: Vec<Block>,
     /// `instantiate [ names ] as TYPE_NAME`: (names, block name, position).
     pub instances: Vec<(Vec<String>, String, Pos)>,
+    /// `topology TYPE NAME [ ... ]`, flattened: every component with the index of the one
+    /// it hangs under (the importer finds the bus a drive is attached to).
+    pub topology: Vec<TopologyNode>,
+}
+
+/// One component of a `topology` tree: `disksim_bus bus1 [ ... ]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologyNode {
+    pub ty: String,
+    /// The instance name (`instantiate [ bus1 ] as BUS1` gives its block).
+    pub name: String,
+    pub parent: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -169,6 +181,11 @@ pub fn parse_str(text: &str, path: &Path, depth: u32) -> Result<Document, Syntax
                 let sub = parse_at(&inc, depth + 1, Some(&at))?;
                 doc.blocks.extend(sub.blocks);
                 doc.instances.extend(sub.instances);
+                let base = doc.topology.len();
+                doc.topology.extend(sub.topology.into_iter().map(|mut n| {
+                    n.parent = n.parent.map(|p| p + base);
+                    n
+                }));
             }
             Tok::Word(w) if w == "instantiate" => {
                 lx.next();
@@ -191,12 +208,9 @@ pub fn parse_str(text: &str, path: &Path, depth: u32) -> Result<Document, Syntax
                 doc.instances.push((names, ty, at));
             }
             Tok::Word(w) if w == "topology" => {
-                // `topology TYPE NAME [ ... ]`: the bus/controller wiring, irrelevant to one drive.
+                // `topology TYPE NAME [ TYPE NAME [ ... ], ... ]`: the bus/controller wiring.
                 lx.next();
-                while matches!(lx.peek(), Some(Tok::Word(_))) {
-                    lx.next();
-                }
-                lx.skip_balanced()?;
+                topology_node(&mut lx, None, &mut doc.topology)?;
             }
             Tok::Word(ty) => {
                 lx.next();
@@ -211,6 +225,39 @@ pub fn parse_str(text: &str, path: &Path, depth: u32) -> Result<Document, Syntax
         }
     }
     Ok(doc)
+}
+
+/// `TYPE NAME [ child, child, ... ]` (a child is a node of the same shape).
+fn topology_node(
+    lx: &mut Lexer,
+    parent: Option<usize>,
+    out: &mut Vec<TopologyNode>,
+) -> Result<(), SyntaxError> {
+    let ty = lx.word("a component type in `topology`")?;
+    let name = lx.word("a component name in `topology`")?;
+    let me = out.len();
+    out.push(TopologyNode { ty, name, parent });
+    let at = lx.pos();
+    match lx.next() {
+        Some(Tok::Open('[')) => {}
+        _ => return Err(lx.err_at(&at, "expected `[` in `topology`")),
+    }
+    loop {
+        match lx.peek() {
+            Some(Tok::Close(']')) => {
+                lx.next();
+                return Ok(());
+            }
+            Some(Tok::Comma) => {
+                lx.next();
+            }
+            Some(Tok::Word(_)) => topology_node(lx, Some(me), out)?,
+            _ => {
+                let at = lx.pos();
+                return Err(lx.err_at(&at, "expected a component or `]` in `topology`"));
+            }
+        }
+    }
 }
 
 fn describe(t: &Tok) -> String {
@@ -268,24 +315,6 @@ impl Lexer {
         }
         Ok(self.dir.join(f))
     }
-    fn skip_balanced(&mut self) -> Result<(), SyntaxError> {
-        let at = self.pos();
-        let mut depth = 0i32;
-        loop {
-            match self.next() {
-                Some(Tok::Open(_)) => depth += 1,
-                Some(Tok::Close(_)) => {
-                    depth -= 1;
-                    if depth <= 0 {
-                        return Ok(());
-                    }
-                }
-                Some(_) => {}
-                None => return Err(self.err_at(&at, "unclosed bracket")),
-            }
-        }
-    }
-
     /// Entries up to the closing `}` (the `{` is consumed).
     fn block_body(&mut self, ty: String, name: Option<String>, at: Pos) -> Result<Block, SyntaxError> {
         let mut entries = Vec::new();
@@ -410,6 +439,33 @@ mod tests {
         assert_eq!(l.len(), 3);
         assert!(matches!(&l[2], Value::Word(w, _) if w == "x"));
         assert_eq!(d.instances, vec![(vec!["disk0".to_string()], "D".to_string(), d.instances[0].2.clone())]);
+        let names: Vec<(&str, Option<usize>)> =
+            d.topology.iter().map(|n| (n.name.as_str(), n.parent)).collect();
+        assert_eq!(names, vec![("d0", None), ("b", Some(0))]);
+    }
+
+    #[test]
+    fn topology_is_kept_as_a_tree() {
+        let d = p("topology disksim_iodriver driver0 [
+ disksim_bus bus0 [ disksim_ctlr ctlr0 [
+                     disksim_bus bus1 [ disksim_disk disk0 [], disksim_disk disk1 [] ] ] ] ]
+")
+        .unwrap();
+        let t: Vec<(&str, &str, Option<usize>)> =
+            d.topology.iter().map(|n| (n.ty.as_str(), n.name.as_str(), n.parent)).collect();
+        assert_eq!(
+            t,
+            vec![
+                ("disksim_iodriver", "driver0", None),
+                ("disksim_bus", "bus0", Some(0)),
+                ("disksim_ctlr", "ctlr0", Some(1)),
+                ("disksim_bus", "bus1", Some(2)),
+                ("disksim_disk", "disk0", Some(3)),
+                ("disksim_disk", "disk1", Some(3)),
+            ]
+        );
+        let e = p("topology disksim_iodriver d0 [ disksim_bus ]\n").unwrap_err();
+        assert!(e.msg.contains("topology"), "{e}");
     }
 
     #[test]

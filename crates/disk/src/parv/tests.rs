@@ -50,6 +50,28 @@ fn imports_all_six_validated_drives() {
     assert_eq!(c.layout.as_ref().unwrap().zones[0].slips.len(), 34);
     let hp = import(&dir.join("hp_c2247a.parv")).unwrap();
     assert_eq!(hp.cache.fast_write, FastWrite::Off);
+    // the bus the drive hangs off (`bus1` in the topology, instantiated as BUS1) is slower
+    // than the drive's own rate (0): DiskSim's `disk_get_blktranstime` takes the slower
+    assert_eq!(hp.bus_per_sector, Duration(170_100));
+    let p = hp.bus_protocol;
+    assert_eq!(p.write_per_sector, Duration(186_860));
+    assert_eq!((p.data_prep, p.reselect_first, p.reselect_other), (ms(0.02519), ms(0.16249), ms(0.12883)));
+    assert_eq!((p.read_disconnect_after_read, p.write_disconnect), (ms(0.02266), ms(0.16565)));
+    assert_eq!((p.read_watermark, p.watermark_by_request), (0.75, true));
+    let x = p.extra_write_disconnect.expect("Extra write disconnect = 1");
+    assert_eq!((x.command, x.seek_delta, x.second_disconnect), (ms(0.64244), ms(0.25), ms(0.13437)));
+    // the overheads are the command overheads alone (the protocol steps are apart)
+    assert_eq!(hp.overheads.read_miss_after_read, ms(0.55821));
+    assert_eq!(hp.overheads.write_after_write, ms(0.82391));
+    assert!(hp.cache.dedicated_write_segment);
+    // without the .parv around it, the drive block alone has no bus
+    assert_eq!(import(&dir.join("hp_c2247a.diskspecs")).unwrap().bus_per_sector, Duration::ZERO);
+    let q = c.bus_protocol;
+    assert_eq!(
+        (q.write_per_sector, q.data_prep, q.reselect_first, q.read_watermark),
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO, 0.0)
+    );
+    assert!(q.extra_write_disconnect.is_none() && !c.cache.dedicated_write_segment);
     assert_eq!(hp.layout.as_ref().unwrap().sparing, Sparing::Tracks);
     // the HPL curve: first ten distances from the list, then a + b sqrt(d) up to 300
     let SeekModel::Table(k) = &hp.seek else { panic!() };
