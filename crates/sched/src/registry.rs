@@ -303,6 +303,29 @@ mod tests {
     }
 
     #[test]
+    fn arrays_coordinate_stream_and_nothing_else() {
+        let five = ArrayShape { members: 5, data_members: 5 };
+        for name in ["stream", "stream:cscan"] {
+            let mut set = Settings::new();
+            set.push_kv("stream_threshold=3").unwrap();
+            let a = build_array(name, &mut set, five).unwrap();
+            assert!(a.hooks.is_some(), "{name} coordinates");
+            assert_eq!(a.members.len(), 5);
+            assert!(a.members[0].name().starts_with("stream:"), "{}", a.members[0].name());
+            assert!(set.unused().is_empty(), "{name} reads stream's tunables");
+        }
+        for name in ["stream-local", "noop", "deadline", "as", "antic"] {
+            let a = build_array(name, &mut Settings::new(), five).unwrap();
+            assert!(a.hooks.is_none(), "{name} runs per member");
+            assert_eq!(a.members.len(), 5);
+        }
+        let one = ArrayShape { members: 1, data_members: 1 };
+        let a = build_array("stream", &mut Settings::new(), one).unwrap();
+        assert!(a.hooks.is_none() && a.members.len() == 1, "one disk: plain stream scheduling");
+        assert!(build_array("stream:bogus", &mut Settings::new(), five).is_err());
+    }
+
+    #[test]
     fn unknown_names_are_errors_naming_them() {
         let e = build("elevator9000", &mut Settings::new()).err().unwrap().to_string();
         assert!(e.contains("elevator9000") && e.contains("deadline"), "{e}");
