@@ -40,10 +40,11 @@ fn list_names_every_figure_with_availability() {
         "htbs-fig6",
         "iopath-fig8",
         "iopath-fig15",
+        "ss-fig6",
     ] {
         assert_eq!(status(id), "available", "{id}");
     }
-    assert_eq!(status("ss-fig6"), "unavailable");
+    assert_eq!(status("ss-fig7b"), "unavailable");
     // every unavailable figure says why, on the line below it
     let lines: Vec<&str> = text.lines().collect();
     for (i, l) in lines.iter().enumerate() {
@@ -87,7 +88,7 @@ fn unknown_and_unavailable_figures_are_errors() {
         err.contains("unknown figure `ss-fig99`") && err.contains("ss-fig3") && err.contains("htbs-fig6"),
         "{err}"
     );
-    let out = headway(&["reproduce", "ss-fig6", "--out", outdir("bad").to_str().unwrap()]);
+    let out = headway(&["reproduce", "ss-fig7b", "--out", outdir("bad").to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be reproduced yet"));
     let _ = std::fs::remove_dir_all(outdir("bad"));

@@ -8,19 +8,21 @@
 //! and so does `htbs` (004: pClock's tags with an active application; `pclock` is a policy,
 //! so `stream:pclock` wraps it).
 //!
-//! `stream-local` (`stream-local:POLICY`) is stream scheduling run per member of a disk
-//! array (`--array`) without coordination between members. Today it builds exactly what
-//! `stream` builds, under its own name; with `--array`, `stream` will become the
-//! coordinated array stream scheduler in a later step (issue 8 item 3), and `stream-local`
-//! stays the uncoordinated baseline it is compared with.
+//! Disk arrays ([`build_array`]): every member gets its own instance of the named
+//! scheduler, except `stream`, which becomes the coordinated array stream scheduler
+//! ([`crate::framework::array_stream`], 000 Section 2.2: one state shared by the members).
+//! `stream-local` (`stream-local:POLICY`) is single-disk stream scheduling run on each
+//! member without coordination, the baseline it is compared with; on one disk it is
+//! exactly `stream`.
 
 use crate::device::DeviceView;
 use crate::framework::antic;
+use crate::framework::array_stream::{array_stream, ArrayShape};
 use crate::framework::stream::{Stream, StreamParams};
 use crate::params::{ParamError, Settings, Tunable, Unit};
 use crate::policy::{self, Policy};
 use crate::request::{ContextId, ReqId, Request};
-use crate::scheduler::{Scheduler, WorkConserving};
+use crate::scheduler::{ArraySchedulers, Scheduler, WorkConserving};
 use crate::time::Time;
 
 /// Why a scheduler could not be built.
@@ -152,6 +154,42 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, 
     }
 }
 
+/// The schedulers of a disk array of `shape` running scheduler `name`: the coordinated
+/// array stream scheduler for `stream` (`stream:POLICY`) on two or more members, one
+/// independent instance per member otherwise ([module docs](self)).
+pub fn build_array(
+    name: &str,
+    settings: &mut Settings,
+    shape: ArrayShape,
+) -> Result<ArraySchedulers, BuildError> {
+    let n = shape.members.max(1) as usize;
+    let stream_policy = match name.split_once(':') {
+        Some(("stream", pol)) => Some(pol),
+        None if name == "stream" => Some(FRAMEWORKS[0].1),
+        _ => None,
+    };
+    if let (Some(pol), true) = (stream_policy, n > 1) {
+        let max_sectors = (settings.count(&MAX_SECTORS_KB, 4, 1 << 20)? * 2) as u32;
+        let params = StreamParams::from_settings(settings)?;
+        let mut policies = Vec::with_capacity(n);
+        for _ in 0..n {
+            match policy::build(pol, settings)? {
+                Some(p) => policies.push(p),
+                None => {
+                    return Err(BuildError::UnknownPolicy {
+                        name: name.to_string(),
+                        policy: pol.to_string(),
+                        known: known_policies(),
+                    })
+                }
+            }
+        }
+        return Ok(array_stream(policies, shape, params, max_sectors));
+    }
+    let members = (0..n).map(|_| build(name, settings)).collect::<Result<Vec<_>, _>>()?;
+    Ok(ArraySchedulers { members, hooks: None })
+}
+
 /// A scheduler under another name (`stream-local`: [module docs](self)).
 struct Renamed {
     name: String,
@@ -262,6 +300,29 @@ mod tests {
         set.push_kv("stream_time_slice=60ms").unwrap();
         build("stream-local", &mut set).unwrap();
         assert!(set.unused().is_empty(), "stream-local reads stream's tunables");
+    }
+
+    #[test]
+    fn arrays_coordinate_stream_and_nothing_else() {
+        let five = ArrayShape { members: 5, data_members: 5 };
+        for name in ["stream", "stream:cscan"] {
+            let mut set = Settings::new();
+            set.push_kv("stream_threshold=3").unwrap();
+            let a = build_array(name, &mut set, five).unwrap();
+            assert!(a.hooks.is_some(), "{name} coordinates");
+            assert_eq!(a.members.len(), 5);
+            assert!(a.members[0].name().starts_with("stream:"), "{}", a.members[0].name());
+            assert!(set.unused().is_empty(), "{name} reads stream's tunables");
+        }
+        for name in ["stream-local", "noop", "deadline", "as", "antic"] {
+            let a = build_array(name, &mut Settings::new(), five).unwrap();
+            assert!(a.hooks.is_none(), "{name} runs per member");
+            assert_eq!(a.members.len(), 5);
+        }
+        let one = ArrayShape { members: 1, data_members: 1 };
+        let a = build_array("stream", &mut Settings::new(), one).unwrap();
+        assert!(a.hooks.is_none() && a.members.len() == 1, "one disk: plain stream scheduling");
+        assert!(build_array("stream:bogus", &mut Settings::new(), five).is_err());
     }
 
     #[test]

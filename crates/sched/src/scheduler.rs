@@ -62,6 +62,34 @@ pub trait Scheduler: Send {
     }
 }
 
+/// What a scheduler for a whole disk array learns from the array's front end (drivers
+/// with `--array` only; see [`crate::framework::array_stream`]). The members' own
+/// [`Scheduler`]s see member requests with member addresses; these calls tie them to the
+/// array requests they come from.
+pub trait ArrayHooks: Send {
+    /// Array request `rq` (array addresses) sends member requests `pieces` (member, id),
+    /// which reach their members' schedulers right after this call. A RAID 5 small write
+    /// calls it once per phase (the reads, then the writes). `dev` prices moves on a member
+    /// (every member has the same model).
+    fn pieces(&mut self, now: Time, rq: &Request, pieces: &[(u32, ReqId)], dev: &dyn DeviceView);
+    /// Array request `rq`'s last member request completed.
+    fn completed(&mut self, now: Time, rq: &Request);
+    /// Members whose scheduler should be asked again (bit `m` for member `m`) because of
+    /// another member's event; the driver clears them by taking them.
+    fn take_wakeups(&mut self) -> u64;
+    /// Array-wide counters, by name, in a fixed order (the members report their own).
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// The schedulers of a disk array: one per member, and the array-wide part if the
+/// scheduler coordinates its members.
+pub struct ArraySchedulers {
+    pub members: Vec<Box<dyn Scheduler>>,
+    pub hooks: Option<Box<dyn ArrayHooks>>,
+}
+
 /// Driver-level merge bound (Linux max_sectors_kb = 512 KiB), in sectors.
 pub const DEFAULT_MAX_SECTORS: u32 = 1024;
 

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use headway_disk::array::ArraySpec;
 use headway_disk::{DiskSpec, DriveConfig, Hdd};
+use headway_sched::framework::array_stream::ArrayShape;
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
 pub use engine::{ArrayConfig, Engine, EngineError, RunInput, DEFAULT_ARRAY_QUEUE_DEPTH};
@@ -161,14 +162,15 @@ pub fn simulate_traced(
     };
     let capacity = cfg.array.map_or(member_capacity, |a| a.capacity(member_capacity));
     let jobs = expand_jobs(cfg, capacity)?;
-    let shared = Shared::new(&cfg.disk, &cfg.settings)?;
+    let mut shared = Shared::new(&cfg.disk, &cfg.settings)?;
+    if let Some(a) = cfg.array {
+        shared.array_read_ahead(a, &cfg.settings);
+    }
     let input = shared.input(&cfg.disk, cfg.context, cfg.seed, cfg.drive, array);
     let mut runs = Vec::with_capacity(cfg.schedulers.len());
     for (i, name) in cfg.schedulers.iter().enumerate() {
-        let members = cfg.array.map_or(1, |a| a.members);
-        let scheds =
-            (0..members).map(|_| build_scheduler(name, &cfg.settings)).collect::<Result<Vec<_>, _>>()?;
-        let mut engine = Engine::with_schedulers(scheds, jobs.clone(), &input)?;
+        let scheds = build_array_schedulers(name, &cfg.settings, cfg.array)?;
+        let mut engine = Engine::with_array_schedulers(scheds, jobs.clone(), &input)?;
         if head_trace.0 > 0 {
             engine = engine.with_head_trace(head_trace);
         }
@@ -190,6 +192,18 @@ impl Shared {
         Ok(Shared { curve: calibrate::curve_for(disk), host })
     }
 
+    /// Linux md's read-ahead for an array: at least two full stripes of data
+    /// (`2 x data members x stripe unit`; raid0.c and raid5.c set the array device's
+    /// read-ahead so, "to get good read-ahead performance" on large files). The array's
+    /// page cache reads ahead that far unless `read_ahead_kb` is set explicitly.
+    pub(crate) fn array_read_ahead(&mut self, array: ArraySpec, settings: &Settings) {
+        if settings.iter().any(|(k, _)| k == host::T_READ_AHEAD_KB.name) {
+            return;
+        }
+        let stripes_kb = 2 * array.data_members() as u64 * array.unit * SECTOR_BYTES / 1024;
+        self.host.read_ahead_kb = self.host.read_ahead_kb.max(stripes_kb);
+    }
+
     pub(crate) fn input<'a>(
         &'a self,
         disk: &'a DiskSpec,
@@ -202,8 +216,22 @@ impl Shared {
     }
 }
 
-/// A fresh instance of scheduler `name` with `settings` (every run and array member gets
-/// its own).
+/// Fresh schedulers `name` with `settings` for one run: one per member of `array` (the
+/// coordinated array stream scheduler for `stream`), one without an array.
+pub(crate) fn build_array_schedulers(
+    name: &str,
+    settings: &Settings,
+    array: Option<ArraySpec>,
+) -> Result<headway_sched::ArraySchedulers, SimError> {
+    let shape = array.map_or(ArrayShape { members: 1, data_members: 1 }, |a| ArrayShape {
+        members: a.members,
+        data_members: a.data_members(),
+    });
+    headway_sched::build_array(name, &mut settings.clone(), shape)
+        .map_err(|err| SimError::Scheduler { name: name.to_string(), err })
+}
+
+/// A fresh instance of scheduler `name` with `settings` (every run gets its own).
 pub(crate) fn build_scheduler(
     name: &str,
     settings: &Settings,

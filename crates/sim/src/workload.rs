@@ -412,13 +412,14 @@ impl Job {
         Io { sector: (self.region_start + off) / SECTOR_BYTES, len: (bs / SECTOR_BYTES) as u32, dir }
     }
 
-    /// Delay before the next submission after a completion (think time every
-    /// `thinktime_blocks` completions, host overhead otherwise).
-    pub fn gap_after_completion(&self) -> Duration {
+    /// Time from a completion to this (synchronous) job's next request: the host's cost
+    /// `host` ([`HOST_OVERHEAD`] after a request the job blocked on), plus the thinktime
+    /// after every `thinktime_blocks` requests.
+    pub fn gap_after_completion(&self, host: Duration) -> Duration {
         if self.thinktime.0 == 0 || !self.completed.is_multiple_of(self.thinktime_blocks as u64) {
-            HOST_OVERHEAD
+            host
         } else {
-            HOST_OVERHEAD + self.thinktime
+            host + self.thinktime
         }
     }
 }

@@ -2,5 +2,6 @@
 //! device idle for a request that has not arrived yet.
 
 pub mod antic;
+pub mod array_stream;
 pub mod htbs;
 pub mod stream;

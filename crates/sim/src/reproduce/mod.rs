@@ -234,6 +234,8 @@ fn exp(name: &str) -> &'static str {
     match name {
         "par-read.fio" => include_str!("../../../../experiments/par-read.fio"),
         "par-read-buffered.fio" => include_str!("../../../../experiments/par-read-buffered.fio"),
+        "par-read-raid0.fio" => include_str!("../../../../experiments/par-read-raid0.fio"),
+        "postmark-ss.fio" => include_str!("../../../../experiments/postmark-ss.fio"),
         "multi-threads.fio" => include_str!("../../../../experiments/multi-threads.fio"),
         "pvfs.fio" => include_str!("../../../../experiments/pvfs.fio"),
         "xen-ftp.fio" => include_str!("../../../../experiments/xen-ftp.fio"),
