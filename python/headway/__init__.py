@@ -87,7 +87,8 @@ def simulate(
     shows). ``head_trace`` keeps each run's dispatches during the first that many seconds
     of simulated time for :meth:`Result.plot` (0: none, and the JSON is then byte for byte
     what the command line writes). ``array`` (``"raid0:5:64k"``, ``"raid5:4:16k"``) makes the
-    disk an array of ``disk`` drives, each with its own scheduler instance, behind a front
+    disk an array of ``disk`` drives, each with its own scheduler instance (``stream``: the
+    coordinated array stream scheduler, one state over all members), behind a front
     end admitting ``array_queue_depth`` requests (``--array``, ``--array-queue-depth``);
     runs then have ``array`` and per-member ``members`` sections.
 

@@ -56,8 +56,9 @@ enum Cmd {
         seed: u64,
         #[command(flatten)]
         drive: DriveArgs,
-        /// A disk array of N `--disk` drives, each with its own scheduler instance:
-        /// raid0:N:STRIPE or raid5:N:STRIPE (left-symmetric), e.g. raid0:5:64k
+        /// A disk array of N `--disk` drives, each with its own scheduler instance (`stream`
+        /// coordinates them; `stream-local` does not): raid0:N:STRIPE or raid5:N:STRIPE
+        /// (left-symmetric), e.g. raid0:5:64k
         #[arg(long, value_name = "LEVEL:N:STRIPE")]
         array: Option<String>,
         /// Array requests the array's front end admits at once (a RAID card's queue);

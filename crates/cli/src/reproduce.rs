@@ -157,20 +157,20 @@ pub(crate) trait Figure {
 /// Draw `fig` to `path`, 900x540: SVG or PNG by its extension. Every `--plot` goes through
 /// here (reproduce, simulate, sweep, validate).
 pub(crate) fn render(path: &Path, fig: &impl Figure) -> Result<()> {
-    let text = font_loaded();
     match plot_format(path) {
-        Some("svg") => {
-            let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
-            fig.draw(&root, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
-            root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
-        }
-        Some("png") => {
-            let root = BitMapBackend::new(path, (900, 540)).into_drawing_area();
-            fig.draw(&root, text).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
-            root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
-        }
+        Some("svg") => draw_on(SVGBackend::new(path, (900, 540)).into_drawing_area(), path, fig),
+        Some("png") => draw_on(BitMapBackend::new(path, (900, 540)).into_drawing_area(), path, fig),
         _ => anyhow::bail!("{}: a plot is written as .svg or .png", path.display()),
     }
+}
+
+/// Draw `fig` on `root` (the backend writing `path`) and write it out.
+fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, path: &Path, fig: &impl Figure) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    fig.draw(&root, font_loaded()).map_err(|e| anyhow::anyhow!("drawing {}: {e}", path.display()))?;
+    root.present().map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
 }
 
 /// Draw `o`'s bars to `path`: SVG or PNG by its extension.

@@ -415,14 +415,7 @@ fn simulate_plots_svg_and_png() {
             out.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let bytes = std::fs::read(&out).unwrap();
-        assert!(bytes.len() > 1000, "{ext}: {} bytes", bytes.len());
-        if ext == "svg" {
-            assert!(String::from_utf8_lossy(&bytes).contains("<svg"));
-        } else {
-            assert_eq!(&bytes[1..4], b"PNG");
-        }
-        std::fs::remove_file(&out).unwrap();
+        take_plot(&out, ext);
     }
     fails_with(&["simulate", job.to_str().unwrap(), "--plot", "x.pdf"], &["--plot", "x.pdf", ".svg or .png"]);
 }
@@ -455,14 +448,7 @@ fn validate_plots_the_cdfs() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(stdout.contains("R Miss") && stdout.contains("W Miss"), "per-class rows:\n{stdout}");
-        let bytes = std::fs::read(&out).unwrap();
-        assert!(bytes.len() > 1000, "{ext}: {} bytes", bytes.len());
-        if ext == "svg" {
-            assert!(String::from_utf8_lossy(&bytes).contains("<svg"));
-        } else {
-            assert_eq!(&bytes[1..4], b"PNG");
-        }
-        std::fs::remove_file(&out).unwrap();
+        take_plot(&out, ext);
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         for k in ["drive", "requests", "demerit_ms", "mean_simulated_ms", "mean_measured_ms"] {
             assert!(v.get(k).is_some(), "JSON lacks {k}: {v}");
@@ -475,4 +461,16 @@ fn validate_plots_the_cdfs() {
         &["--plot", "cdf.pdf", ".svg or .png"],
     );
     assert!(!pdf.exists(), "nothing is written for a refused --plot");
+}
+
+/// Check that `out` is a plot of kind `ext` (svg or png) of some size, then remove it.
+fn take_plot(out: &std::path::Path, ext: &str) {
+    let bytes = std::fs::read(out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    assert!(bytes.len() > 1000, "{ext}: {} bytes", bytes.len());
+    if ext == "svg" {
+        assert!(String::from_utf8_lossy(&bytes).contains("<svg"));
+    } else {
+        assert_eq!(&bytes[1..4], b"PNG");
+    }
+    std::fs::remove_file(out).unwrap();
 }

@@ -416,20 +416,9 @@ fn fig6(scale: Scale) -> Result<Outcome, SimError> {
             "par-read: 256 MiB per reader instead of 1 GiB; PostMark: 5,000 files and 20,000 transactions."
                 .into();
     }
-    o.commands.push(cmd(
-        "par-read-raid0.fio",
-        "wd5000aaks",
-        &FIG6_SCHEDS.join(","),
-        "process",
-        " --array raid0:5:64k",
-    ));
-    o.commands.push(cmd(
-        "postmark-ss.fio",
-        "wd5000aaks",
-        &FIG6_SCHEDS.join(","),
-        "process",
-        " --array raid0:5:64k",
-    ));
+    for file in ["par-read-raid0.fio", "postmark-ss.fio"] {
+        o.commands.push(cmd(file, "wd5000aaks", &FIG6_SCHEDS.join(","), "process", " --array raid0:5:64k"));
+    }
     let names = ["noop", "deadline", "stream-local:deadline", "stream:deadline", "as", "cfq"];
     o.categories = names.iter().map(|s| s.to_string()).collect();
     for (series, r) in [("par-read", &par), ("PostMark", &pm)] {
