@@ -60,9 +60,25 @@
 //! ## Choices the paper leaves open
 //! - Physical streams are tracked from the virtual stream's establishment on (starting at
 //!   one piece per member), so a random workload costs no per-member state.
+//! - Among the parents that pass the virtual child test, the nearest (least `est_v`)
+//!   adopts, the first in deadline order among equals. Figure 2 takes the first in
+//!   deadline order; on an array, where idle members make service times long, that lets
+//!   one reader's request continue another reader's stream.
+//! - An array request that begins where one still in service ends is that request's
+//!   child (gap 0): asynchronous read-ahead keeps two windows of a reader in flight, and
+//!   Figure 2, which pairs a request only with completed ones, would split the reader into
+//!   two interleaved streams. Likewise a completion refreshes the stream's waiting parents
+//!   (their gap counts from the stream's newest completion): windows complete out of order
+//!   on different members, and the reader waits for the last of them.
 //! - Pieces of one array request on one member (contiguous stripe units) count once.
-//! - A piece arriving while its predecessor on the member is still in service neither
-//!   extends nor breaks the physical stream (it has no completed parent yet).
+//! - A piece arriving while its predecessor on the member is still held or in service
+//!   extends the physical stream if it begins where that one ends; otherwise it neither
+//!   extends nor breaks it (there is no completed parent to judge it by).
+//! - Real arrival times apply once every member the stream touches has served a piece of
+//!   it since the coordination began (*boarded*); until then a member that finished waits
+//!   for the others (up to the slice's end), and a member whose policy sends it away
+//!   (an urgent, expired request) boards again. A piece that comes too late to be a child
+//!   while its member was not waiting for it costs nothing and breaks nothing.
 //! - A member with a queueing drive (depth > 1, 000 Section 3.2): while a coordinated
 //!   stream's piece is in the device, no other request is put behind it.
 //!
@@ -423,7 +439,22 @@ impl Core {
         if self.inflight_ends.get(&rq.end()) == Some(&rq.id) {
             self.inflight_ends.remove(&rq.end());
         }
-        if a.has_child || !self.streams.contains_key(&a.stream) {
+        if !self.streams.contains_key(&a.stream) {
+            return;
+        }
+        // The stream's requests complete out of order (two read-ahead windows in flight on
+        // different members): its newest completion gates its reader, so the stream's
+        // waiting parents count from now.
+        let mut refreshed = false;
+        for p in self.vparents.iter_mut().filter(|p| p.stream == a.stream) {
+            p.completion = now;
+            p.deadline = now + p.service_time;
+            refreshed = true;
+        }
+        if refreshed {
+            self.vparents.sort_by_key(|p| p.deadline);
+        }
+        if a.has_child {
             return;
         }
         let service_time = a.alt.unwrap_or(self.arbitrary);
