@@ -73,7 +73,7 @@ pub trait ArrayHooks: Send {
     /// (every member has the same model).
     fn pieces(&mut self, now: Time, rq: &Request, pieces: &[(u32, ReqId)], dev: &dyn DeviceView);
     /// Array request `rq`'s last member request completed.
-    fn completed(&mut self, now: Time, rq: &Request);
+    fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView);
     /// Members whose scheduler should be asked again (bit `m` for member `m`) because of
     /// another member's event; the driver clears them by taking them.
     fn take_wakeups(&mut self) -> u64;

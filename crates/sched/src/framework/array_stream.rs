@@ -15,10 +15,9 @@
 //!   array request `N` is the child of completed array request `R` when
 //!   `N.arrival - R.completion + est_v(R.end, N.sector) < R.service_time`, where `est_v`
 //!   prices an array distance as the member distance it stands for (array distance over
-//!   the data members) and `R.service_time` is the most its members' alternatives cost:
-//!   on each member `R` touched, the move from `R`'s piece to the request that member's
-//!   policy would serve next ("uses pending requests on respective physical disks to
-//!   evaluate the inequality"). A virtual stream is *established* at
+//!   the data members) and `R.service_time` is `est_v` from `R` to the nearest pending
+//!   array request of another stream ("uses pending requests on respective physical disks
+//!   to evaluate the inequality"). A virtual stream is *established* at
 //!   `stream_threshold x N` requests.
 //! - **Optimistic physical streams.** Once a virtual stream is established, each member
 //!   keeps a physical stream for it. Piece `P` (the first piece on member `k` of array
@@ -79,6 +78,13 @@
 //!   for the others (up to the slice's end), and a member whose policy sends it away
 //!   (an urgent, expired request) boards again. A piece that comes too late to be a child
 //!   while its member was not waiting for it costs nothing and breaks nothing.
+//! - A member's wait does not run out while the array request it served a piece of is
+//!   still in service on another member (a slow member, a drive missing its cache, is not
+//!   a broken stream): the request's completion restarts the wait, and the member's
+//!   parent counts from there (the stream's next request cannot come earlier).
+//! - The virtual service time (`R.service_time`) prices the nearest array request of
+//!   another stream whose pieces still wait in the members' queues, on array addresses;
+//!   with none, an arbitrary request.
 //! - A member with a queueing drive (depth > 1, 000 Section 3.2): while a coordinated
 //!   stream's piece is in the device, no other request is put behind it.
 //!
@@ -145,6 +151,8 @@ struct PParent {
     service_time: Duration,
     /// The stream's thinktime sum when it completed.
     think_mark: u64,
+    /// The array request it was a piece of.
+    areq: Option<ReqId>,
     second_chance: bool,
 }
 
@@ -181,8 +189,6 @@ struct AReq {
     stream: u64,
     /// A request that began where this one ends arrived while it was in service.
     has_child: bool,
-    /// The dearest alternative on the members it touched, as they completed its pieces.
-    alt: Option<Duration>,
     pieces: Vec<ReqId>,
 }
 
@@ -225,6 +231,8 @@ struct Core {
     vparents: Vec<VParent>,
     streams: HashMap<u64, VStream>,
     areqs: IdMap<AReq>,
+    /// Array requests none of whose pieces has been dispatched: (array sector, stream).
+    pending: std::collections::BTreeMap<ReqId, (Sector, u64)>,
     /// Array requests in service, by the sector where they end.
     inflight_ends: HashMap<Sector, ReqId>,
     /// Member request -> its array request.
@@ -236,8 +244,8 @@ struct Core {
     rested: Option<u64>,
     wakeups: u64,
     next_stream: u64,
-    /// The cost of an arbitrary request (over a third of a member), for array requests
-    /// none of whose pieces priced an alternative (all merged into others).
+    /// The cost of an arbitrary request (over a third of a member): the virtual service
+    /// time when no other stream's request is pending.
     arbitrary: Duration,
     stats: ArrayStreamStats,
 }
@@ -431,7 +439,8 @@ impl Core {
     }
 
     /// Figure 2's completion procedure on the virtual disk.
-    fn array_completion(&mut self, now: Time, rq: &Request) {
+    fn array_completion(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
+        self.pending.remove(&rq.id);
         let Some(a) = self.areqs.remove(&rq.id) else { return };
         for p in &a.pieces {
             self.piece_of.remove(p);
@@ -454,10 +463,35 @@ impl Core {
         if refreshed {
             self.vparents.sort_by_key(|p| p.deadline);
         }
+        // Likewise on the members, for the coordinated stream: a member that finished its
+        // piece of this request early has been waiting for the others, not for the reader;
+        // the stream's next request can only come now, so that member's parent (and wait)
+        // counts from here.
+        if self.coord.is_some_and(|c| c.stream == a.stream && c.live.is_some()) {
+            if let Some(v) = self.streams.get_mut(&a.stream) {
+                for (m, p) in v.phys.iter_mut().enumerate() {
+                    let Some(q) = p.parent.as_mut().filter(|q| q.areq == Some(rq.id)) else { continue };
+                    q.completion = q.completion.max(now);
+                    if let Some(w) = self.members[m].wait.as_mut().filter(|w| w.stream == a.stream) {
+                        w.until = now + q.service_time;
+                        self.wakeups |= 1u64 << m;
+                    }
+                }
+            }
+        }
         if a.has_child {
             return;
         }
-        let service_time = a.alt.unwrap_or(self.arbitrary);
+        // The virtual disk's alternative: the nearest array request of another stream whose
+        // pieces still wait in the members' queues (an idle array: an arbitrary request).
+        let d = self.data_members;
+        let service_time = self
+            .pending
+            .iter()
+            .filter(|(_, &(_, s))| s != a.stream)
+            .map(|(_, &(sector, _))| dev.estimate(rq.end() / d, sector / d))
+            .min()
+            .unwrap_or(self.arbitrary);
         let p = VParent {
             end: rq.end(),
             completion: now,
@@ -574,6 +608,9 @@ impl Core {
             let coord = self.coord.map(|c| c.stream);
             let ms = &mut self.members[m];
             ms.last_dispatched = Some(rq.id);
+            if let Some(a) = self.piece_of.get(&rq.id) {
+                self.pending.remove(a);
+            }
             if ms.tail_mode && coord.is_some() && ms.tags.get(&rq.id).copied() == coord {
                 ms.hold = Some(rq.id);
             }
@@ -668,6 +705,18 @@ impl Core {
         let second = self.second_chance_size();
         let tf = self.params.tolerance_factor;
         self.members[m].wait = None;
+        let parent_areq =
+            self.streams.get(&s).and_then(|v| v.phys.get(m)).and_then(|p| p.parent.as_ref()?.areq);
+        if parent_areq.is_some_and(|a| self.areqs.contains_key(&a)) {
+            // The request this member served a piece of is still in service on another
+            // member: no child can come before it completes, and its completion restarts
+            // this wait.
+            let until = self.coord.map_or(now, |c| c.since + self.params.stream_time_slice);
+            if until > now {
+                self.members[m].wait = Some(PWait { stream: s, until });
+                return Decision::WaitUntil(until);
+            }
+        }
         let mut extended = None;
         if let Some(p) = self.streams.get_mut(&s).and_then(|v| v.phys.get_mut(m)) {
             if let Some(q) = p.parent.as_mut() {
@@ -709,9 +758,6 @@ impl Core {
         }
         let more_queued =
             s != NO_STREAM && ms.tags.iter().any(|(id, &t)| t == s && ms.policy.get(*id).is_some());
-        if let Some(a) = self.piece_of.get(&rq.id).and_then(|a| self.areqs.get_mut(a)) {
-            a.alt = Some(a.alt.map_or(alt, |x| x.max(alt)));
-        }
         if let Some(c) = self.coord.as_mut().filter(|c| c.stream == s) {
             c.boarded |= 1u64 << m;
             if c.live.is_none() && c.boarded & c.need == c.need {
@@ -720,6 +766,7 @@ impl Core {
         }
         let boarding = self.coord.is_some_and(|c| c.stream == s && c.live.is_none());
         let slice_end = self.coord.map(|c| c.since + self.params.stream_time_slice);
+        let areq = self.piece_of.get(&rq.id).copied();
         let Some(v) = self.streams.get_mut(&s) else { return };
         let Some(p) = v.phys.get_mut(m) else { return };
         p.parent = Some(PParent {
@@ -727,6 +774,7 @@ impl Core {
             completion: now,
             service_time: alt,
             think_mark: v.think,
+            areq,
             second_chance: false,
         });
         if decides && coord == Some(s) && !more_queued {
@@ -802,19 +850,18 @@ impl ArrayHooks for Hooks {
         c.arbitrary = Core::third(dev);
         if !c.areqs.contains_key(&rq.id) {
             let stream = c.array_arrival(now, rq, dev);
-            c.areqs.insert(
-                rq.id,
-                AReq { stream, has_child: false, alt: None, pieces: Vec::with_capacity(pieces.len()) },
-            );
+            c.areqs
+                .insert(rq.id, AReq { stream, has_child: false, pieces: Vec::with_capacity(pieces.len()) });
             c.inflight_ends.insert(rq.end(), rq.id);
+            c.pending.insert(rq.id, (rq.sector, stream));
         }
         for &(_, id) in pieces {
             c.piece_of.insert(id, rq.id);
         }
         c.areqs.get_mut(&rq.id).expect("registered").pieces.extend(pieces.iter().map(|p| p.1));
     }
-    fn completed(&mut self, now: Time, rq: &Request) {
-        lock(&self.core).array_completion(now, rq)
+    fn completed(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
+        lock(&self.core).array_completion(now, rq, dev)
     }
     fn take_wakeups(&mut self) -> u64 {
         std::mem::take(&mut lock(&self.core).wakeups)
@@ -865,6 +912,7 @@ pub fn array_stream(
         streams: HashMap::new(),
         areqs: IdMap::default(),
         inflight_ends: HashMap::new(),
+        pending: Default::default(),
         piece_of: IdMap::default(),
         coord: None,
         ready: VecDeque::new(),

@@ -167,7 +167,7 @@ impl Rig {
             return;
         }
         let (reader, _, rq) = self.areqs.remove(&a).expect("in flight");
-        self.hooks.completed(self.now, &rq);
+        self.hooks.completed(self.now, &rq, &view(0));
         self.out.done[reader] += 1;
         let r = &readers[reader];
         if self.issued[reader] < r.count {
