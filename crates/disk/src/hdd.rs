@@ -70,7 +70,8 @@
 //! maximum read-ahead; if read-ahead had already stopped at its limit it resumes from
 //! there once the frontier sector comes around again (DiskSim's "read-ahead on idle hit").
 //! Segments are replaced least-recently-used; a miss that starts inside a stopped segment
-//! reuses it and reads only what it lacks. Writes invalidate every segment they overlap.
+//! (or right at its end, with `CacheSpec::reuse_adjacent_segment`) reuses it and reads
+//! only what it lacks. Writes invalidate every segment they overlap.
 //!
 //! ## For a drive with a command queue ([`crate::drive`])
 //! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:
@@ -148,7 +149,8 @@ enum ReadPath {
     Continuation { front: u64 },
     /// Entirely inside segment `.0`.
     Hit(usize),
-    /// The head is needed; `partial` is a segment the read starts in or right after.
+    /// The head is needed; `partial` is a segment the read starts in (or right after, with
+    /// `CacheSpec::reuse_adjacent_segment`).
     Miss { partial: Option<usize> },
 }
 
@@ -511,16 +513,23 @@ impl Hdd {
                     // Continuation: read-ahead is still streaming and reaches e.
                     return ReadPath::Continuation { front };
                 }
-                // read-ahead stopped at its limit: read on from there
-                partial = Some(st.seg);
+                // read-ahead stopped at its limit: read on from there (DiskSim: only a read
+                // starting inside the data, `CacheSpec::reuse_adjacent_segment`)
+                if s < front || self.spec.cache.reuse_adjacent_segment {
+                    partial = Some(st.seg);
+                }
             }
         }
+        let adjacent = self.spec.cache.reuse_adjacent_segment;
         // One pass over the others: a hit, else a segment to extend. (The streaming
         // segment's stored `end` is stale: it was handled above.)
         for (i, seg) in self.segs.iter().enumerate() {
             // Branch-free test: for random reads `seg.start <= s` is a coin toss a branch
             // predictor would lose on every segment.
-            let inside = (seg.start <= s) & (s <= seg.end) & (seg.start != seg.end) & (i != stream_seg);
+            let inside = (seg.start <= s)
+                & ((s < seg.end) | ((s == seg.end) & adjacent))
+                & (seg.start != seg.end)
+                & (i != stream_seg);
             if !inside {
                 continue;
             }
@@ -1221,6 +1230,30 @@ mod tests {
         let mut h = Hdd::new(spec);
         let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
         assert!(h.access(t, spt + 8, 8, Dir::Read).cache_hit);
+    }
+
+    /// A read starting right at a stopped segment's end: headway's built-in models extend
+    /// that segment; DiskSim imports (`reuse_adjacent_segment` off) give it a fresh one,
+    /// which with the DEC scheme then reads ahead one track less.
+    #[test]
+    fn a_read_at_a_segment_end_extends_it_unless_disksim() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.cache.read_ahead_to_track_end = true;
+        let spt = Hdd::new(spec.clone()).geo.sectors_per_track(0) as u64;
+        spec.cache.max_read_ahead_sectors = 4 * spt as u32;
+        spec.cache.segment_sectors = 4 * spt as u32;
+        for (reuse, hit) in [(true, true), (false, false)] {
+            spec.cache.reuse_adjacent_segment = reuse;
+            let mut h = Hdd::new(spec.clone());
+            // read-ahead stops at the end of track 0; the next read starts right there
+            let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
+            let a = h.access(t, spt, 8, Dir::Read);
+            assert!(!a.cache_hit);
+            // extended segment (began on track 0): read-ahead to the end of track 2;
+            // fresh segment (begins on track 1): to the end of track 1
+            let t = a.done + Duration::from_secs(1);
+            assert_eq!(h.access(t, 2 * spt + 8, 8, Dir::Read).cache_hit, hit, "reuse {reuse}");
+        }
     }
 
     #[test]

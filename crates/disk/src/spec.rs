@@ -240,6 +240,15 @@ pub struct CacheSpec {
     /// `read_hits_on_write_data`) never evicts read data. Needs at least two segments.
     #[serde(default)]
     pub dedicated_write_segment: bool,
+    /// A read miss that starts right at the end of a stopped segment's data reuses that
+    /// segment and extends it (headway's built-in models: yes). DiskSim's
+    /// `disk_buffer_select_read_segment` counts a read as a (partial) hit on a segment
+    /// only when its first sector lies inside the segment's data (a read starting at a
+    /// segment's end is an "almost read hit" only while that segment is still
+    /// prefetching): such a read takes a fresh segment, which starts at the read (and so
+    /// with `read_ahead_to_track_end` reads ahead one track less). DiskSim imports: no.
+    #[serde(default = "yes")]
+    pub reuse_adjacent_segment: bool,
 }
 
 fn yes() -> bool {
@@ -257,6 +266,7 @@ impl CacheSpec {
         read_ahead_on_idle_hit: true,
         read_ahead_to_track_end: false,
         dedicated_write_segment: false,
+        reuse_adjacent_segment: true,
     };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0
