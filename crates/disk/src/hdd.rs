@@ -36,8 +36,9 @@
 //! `read_hits_on_write_data` the written range stays readable in a segment (the dedicated
 //! write segment when the cache has one). A read miss transfers its data over the bus as
 //! the sectors come off the media: it completes one bus sector after its last sector, or
-//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks` keeps the
-//! sectors that pass under the head while a miss waits on its track. `min_seek` bounds a
+//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks`: a miss whose head
+//! lands past its first sector keeps the sectors of the track before it (DiskSim reads
+//! from the head's landing, keeps what precedes the request, and waits otherwise). `min_seek` bounds a
 //! write's positioning from below, moved or not. `read_completion` and `write_completion`
 //! are added to every completion.
 //!
@@ -593,8 +594,15 @@ impl Hdd {
             let i = partial.unwrap_or_else(|| self.lru.oldest());
             let mut start = if partial.is_some() { self.segs[i].start.min(s) } else { s };
             if self.spec.cache.read_any_free_blocks && slot > 0 {
-                // sectors of the target track that passed under the head while it waited
-                start = start.min(media_start - (wait / slot).min(first.sector as u64));
+                // DiskSim's `disk_buffer_seekdone` with "Read any free blocks" starts at the
+                // next sector boundary only when the head lands past the first sector wanted
+                // (`dm_latency_g1`'s zero-latency case: the head is "in the middle" of the
+                // rest of the track); it then keeps what comes round before that sector, the
+                // track from its first sector on. Landing before it, it waits and keeps
+                // nothing more.
+                if wait / slot > first.sector as u64 {
+                    start = start.min(media_start - first.sector as u64);
+                }
             }
             self.segs[i] = Segment { start: start.max(e.saturating_sub(self.seg_sectors)), end: e };
             self.lru.touch(i);
@@ -1253,6 +1261,33 @@ mod tests {
             // fresh segment (begins on track 1): to the end of track 1
             let t = a.done + Duration::from_secs(1);
             assert_eq!(h.access(t, 2 * spt + 8, 8, Dir::Read).cache_hit, hit, "reuse {reuse}");
+        }
+    }
+
+    /// "Read any free blocks" as DiskSim's `disk_buffer_seekdone` takes it: a miss landing
+    /// past its first sector keeps the track from its start; one landing before it, none of
+    /// the sectors it waits over.
+    #[test]
+    fn read_any_free_blocks_keeps_the_track_start_after_a_wrap_only() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.cache.read_any_free_blocks = true;
+        spec.cache.segment_sectors = 8192;
+        spec.cache.max_read_ahead_sectors = 8;
+        let h = Hdd::new(spec.clone());
+        let spt = h.geo.sectors_per_track(0) as u64;
+        let target = spt / 2;
+        let loc = h.geo.locate(target);
+        let slot = h.geo.zones[loc.zone as usize].slot_start(1);
+        let over = h.overhead_read(false);
+        let wait0 = h.rot_wait(&loc, over);
+        // the arm is over track 0: no seek, the head lands `before` slots ahead of the target
+        for (before, hit) in [(20, false), (spt - 20, true)] {
+            let mut h = Hdd::new(spec.clone());
+            let arrival = (wait0 + h.rev - (before * slot) % h.rev) % h.rev;
+            let a = h.access(Time(arrival), target, 8, Dir::Read);
+            assert!(!a.cache_hit);
+            let b = h.access(a.done + Duration::from_secs(1), target - 8, 8, Dir::Read);
+            assert_eq!(b.cache_hit, hit, "landing {before} slots before");
         }
     }
 

@@ -222,8 +222,10 @@ pub struct CacheSpec {
     /// write data"); otherwise a write invalidates what it overlaps.
     #[serde(default)]
     pub read_hits_on_write_data: bool,
-    /// While waiting for its first sector on the target track, a read miss keeps the
-    /// sectors that pass under the head before it (DiskSim's "Read any free blocks").
+    /// A read miss whose head lands on the target track past its first sector keeps the
+    /// track's sectors before that one as they come round (DiskSim's "Read any free
+    /// blocks": `disk_buffer_seekdone` starts reading at the head's landing only when the
+    /// head is past the first sector wanted; landing before it, it waits for it).
     #[serde(default)]
     pub read_any_free_blocks: bool,
     /// A hit on a segment whose read-ahead had stopped at its limit restarts read-ahead
