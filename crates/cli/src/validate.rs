@@ -424,7 +424,6 @@ mod tests {
             ibm18es_beats_disksim: "ibm18es" <= 0.136;
             #[ignore = "open: headway 0.351 ms vs DiskSim 0.348 ms"]
             barracuda_beats_disksim: "barracuda" <= 0.348;
-            #[ignore = "open: headway 0.10700 ms vs DiskSim 0.107 ms (level to three decimals)"]
             cheetah9lp_beats_disksim: "cheetah9LP" <= 0.107;
             #[ignore = "open: headway 0.090058 ms vs DiskSim 0.090 ms (level to three decimals)"]
             hp_c2247a_beats_disksim: "hp_c2247a" <= 0.090;
@@ -434,9 +433,7 @@ mod tests {
     /// Regression guard for the drives still above DiskSim: today's figure + 2%.
     #[test]
     fn open_gaps_do_not_widen() {
-        for (stem, now) in
-            [("ibm18es", 0.138), ("barracuda", 0.351), ("cheetah9LP", 0.107), ("hp_c2247a", 0.0901)]
-        {
+        for (stem, now) in [("ibm18es", 0.138), ("barracuda", 0.351), ("hp_c2247a", 0.0901)] {
             if let Some(d) = headway_demerit(stem) {
                 assert!(d <= now * 1.02, "{stem}: {d:.3} ms, was {now} ms");
             }

@@ -36,8 +36,9 @@
 //! `read_hits_on_write_data` the written range stays readable in a segment (the dedicated
 //! write segment when the cache has one). A read miss transfers its data over the bus as
 //! the sectors come off the media: it completes one bus sector after its last sector, or
-//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks` keeps the
-//! sectors that pass under the head while a miss waits on its track. `min_seek` bounds a
+//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks`: a miss whose head
+//! lands past its first sector keeps the sectors of the track before it (DiskSim reads
+//! from the head's landing, keeps what precedes the request, and waits otherwise). `min_seek` bounds a
 //! write's positioning from below, moved or not. `read_completion` and `write_completion`
 //! are added to every completion.
 //!
@@ -70,7 +71,8 @@
 //! maximum read-ahead; if read-ahead had already stopped at its limit it resumes from
 //! there once the frontier sector comes around again (DiskSim's "read-ahead on idle hit").
 //! Segments are replaced least-recently-used; a miss that starts inside a stopped segment
-//! reuses it and reads only what it lacks. Writes invalidate every segment they overlap.
+//! (or right at its end, with `CacheSpec::reuse_adjacent_segment`) reuses it and reads
+//! only what it lacks. Writes invalidate every segment they overlap.
 //!
 //! ## For a drive with a command queue ([`crate::drive`])
 //! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:
@@ -148,7 +150,8 @@ enum ReadPath {
     Continuation { front: u64 },
     /// Entirely inside segment `.0`.
     Hit(usize),
-    /// The head is needed; `partial` is a segment the read starts in or right after.
+    /// The head is needed; `partial` is a segment the read starts in (or right after, with
+    /// `CacheSpec::reuse_adjacent_segment`).
     Miss { partial: Option<usize> },
 }
 
@@ -511,16 +514,23 @@ impl Hdd {
                     // Continuation: read-ahead is still streaming and reaches e.
                     return ReadPath::Continuation { front };
                 }
-                // read-ahead stopped at its limit: read on from there
-                partial = Some(st.seg);
+                // read-ahead stopped at its limit: read on from there (DiskSim: only a read
+                // starting inside the data, `CacheSpec::reuse_adjacent_segment`)
+                if s < front || self.spec.cache.reuse_adjacent_segment {
+                    partial = Some(st.seg);
+                }
             }
         }
+        let adjacent = self.spec.cache.reuse_adjacent_segment;
         // One pass over the others: a hit, else a segment to extend. (The streaming
         // segment's stored `end` is stale: it was handled above.)
         for (i, seg) in self.segs.iter().enumerate() {
             // Branch-free test: for random reads `seg.start <= s` is a coin toss a branch
             // predictor would lose on every segment.
-            let inside = (seg.start <= s) & (s <= seg.end) & (seg.start != seg.end) & (i != stream_seg);
+            let inside = (seg.start <= s)
+                & ((s < seg.end) | ((s == seg.end) & adjacent))
+                & (seg.start != seg.end)
+                & (i != stream_seg);
             if !inside {
                 continue;
             }
@@ -584,8 +594,15 @@ impl Hdd {
             let i = partial.unwrap_or_else(|| self.lru.oldest());
             let mut start = if partial.is_some() { self.segs[i].start.min(s) } else { s };
             if self.spec.cache.read_any_free_blocks && slot > 0 {
-                // sectors of the target track that passed under the head while it waited
-                start = start.min(media_start - (wait / slot).min(first.sector as u64));
+                // DiskSim's `disk_buffer_seekdone` with "Read any free blocks" starts at the
+                // next sector boundary only when the head lands past the first sector wanted
+                // (`dm_latency_g1`'s zero-latency case: the head is "in the middle" of the
+                // rest of the track); it then keeps what comes round before that sector, the
+                // track from its first sector on. Landing before it, it waits and keeps
+                // nothing more.
+                if wait / slot > first.sector as u64 {
+                    start = start.min(media_start - first.sector as u64);
+                }
             }
             self.segs[i] = Segment { start: start.max(e.saturating_sub(self.seg_sectors)), end: e };
             self.lru.touch(i);
@@ -1221,6 +1238,57 @@ mod tests {
         let mut h = Hdd::new(spec);
         let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
         assert!(h.access(t, spt + 8, 8, Dir::Read).cache_hit);
+    }
+
+    /// A read starting right at a stopped segment's end: headway's built-in models extend
+    /// that segment; DiskSim imports (`reuse_adjacent_segment` off) give it a fresh one,
+    /// which with the DEC scheme then reads ahead one track less.
+    #[test]
+    fn a_read_at_a_segment_end_extends_it_unless_disksim() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.cache.read_ahead_to_track_end = true;
+        let spt = Hdd::new(spec.clone()).geo.sectors_per_track(0) as u64;
+        spec.cache.max_read_ahead_sectors = 4 * spt as u32;
+        spec.cache.segment_sectors = 4 * spt as u32;
+        for (reuse, hit) in [(true, true), (false, false)] {
+            spec.cache.reuse_adjacent_segment = reuse;
+            let mut h = Hdd::new(spec.clone());
+            // read-ahead stops at the end of track 0; the next read starts right there
+            let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
+            let a = h.access(t, spt, 8, Dir::Read);
+            assert!(!a.cache_hit);
+            // extended segment (began on track 0): read-ahead to the end of track 2;
+            // fresh segment (begins on track 1): to the end of track 1
+            let t = a.done + Duration::from_secs(1);
+            assert_eq!(h.access(t, 2 * spt + 8, 8, Dir::Read).cache_hit, hit, "reuse {reuse}");
+        }
+    }
+
+    /// "Read any free blocks" as DiskSim's `disk_buffer_seekdone` takes it: a miss landing
+    /// past its first sector keeps the track from its start; one landing before it, none of
+    /// the sectors it waits over.
+    #[test]
+    fn read_any_free_blocks_keeps_the_track_start_after_a_wrap_only() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.cache.read_any_free_blocks = true;
+        spec.cache.segment_sectors = 8192;
+        spec.cache.max_read_ahead_sectors = 8;
+        let h = Hdd::new(spec.clone());
+        let spt = h.geo.sectors_per_track(0) as u64;
+        let target = spt / 2;
+        let loc = h.geo.locate(target);
+        let slot = h.geo.zones[loc.zone as usize].slot_start(1);
+        let over = h.overhead_read(false);
+        let wait0 = h.rot_wait(&loc, over);
+        // the arm is over track 0: no seek, the head lands `before` slots ahead of the target
+        for (before, hit) in [(20, false), (spt - 20, true)] {
+            let mut h = Hdd::new(spec.clone());
+            let arrival = (wait0 + h.rev - (before * slot) % h.rev) % h.rev;
+            let a = h.access(Time(arrival), target, 8, Dir::Read);
+            assert!(!a.cache_hit);
+            let b = h.access(a.done + Duration::from_secs(1), target - 8, 8, Dir::Read);
+            assert_eq!(b.cache_hit, hit, "landing {before} slots before");
+        }
     }
 
     #[test]

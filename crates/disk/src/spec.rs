@@ -222,8 +222,10 @@ pub struct CacheSpec {
     /// write data"); otherwise a write invalidates what it overlaps.
     #[serde(default)]
     pub read_hits_on_write_data: bool,
-    /// While waiting for its first sector on the target track, a read miss keeps the
-    /// sectors that pass under the head before it (DiskSim's "Read any free blocks").
+    /// A read miss whose head lands on the target track past its first sector keeps the
+    /// track's sectors before that one as they come round (DiskSim's "Read any free
+    /// blocks": `disk_buffer_seekdone` starts reading at the head's landing only when the
+    /// head is past the first sector wanted; landing before it, it waits for it).
     #[serde(default)]
     pub read_any_free_blocks: bool,
     /// A hit on a segment whose read-ahead had stopped at its limit restarts read-ahead
@@ -240,6 +242,15 @@ pub struct CacheSpec {
     /// `read_hits_on_write_data`) never evicts read data. Needs at least two segments.
     #[serde(default)]
     pub dedicated_write_segment: bool,
+    /// A read miss that starts right at the end of a stopped segment's data reuses that
+    /// segment and extends it (headway's built-in models: yes). DiskSim's
+    /// `disk_buffer_select_read_segment` counts a read as a (partial) hit on a segment
+    /// only when its first sector lies inside the segment's data (a read starting at a
+    /// segment's end is an "almost read hit" only while that segment is still
+    /// prefetching): such a read takes a fresh segment, which starts at the read (and so
+    /// with `read_ahead_to_track_end` reads ahead one track less). DiskSim imports: no.
+    #[serde(default = "yes")]
+    pub reuse_adjacent_segment: bool,
 }
 
 fn yes() -> bool {
@@ -257,6 +268,7 @@ impl CacheSpec {
         read_ahead_on_idle_hit: true,
         read_ahead_to_track_end: false,
         dedicated_write_segment: false,
+        reuse_adjacent_segment: true,
     };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0

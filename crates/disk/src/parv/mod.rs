@@ -23,6 +23,7 @@
 //! | `Use separate write segment` | `CacheSpec::dedicated_write_segment` (reads get the other segments) |
 //! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3: to the read-ahead limit; 4, the DEC scheme: to the end of the track after the request, or the next one when the segment began on an earlier track) | [`CacheSpec`] |
 //! | `Fast write level` 0/1/2, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags |
+//! | (no parameter: `disk_buffer_select_read_segment`'s rule) a read starting at a stopped segment's end takes a fresh segment | `CacheSpec::reuse_adjacent_segment` = false |
 //! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
 //!
 //! Accepted and ignored, because they do not change a single drive's service times in
@@ -479,6 +480,8 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
             read_ahead_on_idle_hit: f.flag_or("Read-ahead on idle hit", false)?,
             read_ahead_to_track_end: to_track_end,
             dedicated_write_segment: f.flag_or("Use separate write segment", false)? && segments >= 2,
+            // DiskSim's segment selection: no match for a read starting at a segment's end
+            reuse_adjacent_segment: false,
         }
     } else {
         f.ignore(&[

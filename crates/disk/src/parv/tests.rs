@@ -64,6 +64,8 @@ fn imports_all_six_validated_drives() {
     assert_eq!(hp.overheads.read_miss_after_read, ms(0.55821));
     assert_eq!(hp.overheads.write_after_write, ms(0.82391));
     assert!(hp.cache.dedicated_write_segment);
+    // DiskSim's segment selection: a read at a segment's end is no match
+    assert!(!hp.cache.reuse_adjacent_segment && !c.cache.reuse_adjacent_segment);
     // without the .parv around it, the drive block alone has no bus
     assert_eq!(import(&dir.join("hp_c2247a.diskspecs")).unwrap().bus_per_sector, Duration::ZERO);
     let q = c.bus_protocol;
