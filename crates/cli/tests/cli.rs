@@ -474,3 +474,22 @@ fn take_plot(out: &std::path::Path, ext: &str) {
     }
     std::fs::remove_file(out).unwrap();
 }
+
+/// Output into a pipe closed early (`headway ... | head -1`) ends the program quietly: no
+/// panic message about a broken pipe.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::process::Stdio;
+    // ~800 KB of JSON, far more than a pipe holds: some write surely comes after the close
+    let job = tmp("many.fio", "[j]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=8k\nnumjobs=400\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
+        .args(["simulate", job.to_str().unwrap(), "--scheduler", "noop", "--json", "/dev/stdout"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("headway runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("headway ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+}
