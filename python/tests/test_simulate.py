@@ -93,12 +93,16 @@ def test_settings_seed_and_options(job_path):
 
 
 def test_array(job_path):
-    r = headway.simulate(job_path, schedulers=["noop", "stream-local"], array="raid0:5:64k",
+    r = headway.simulate(job_path, schedulers=["noop", "stream-local", "stream"], array="raid0:5:64k",
                          array_queue_depth=16, head_trace=0)
     for run in r.runs:
         assert run["array"] == "raid0:5:64k"
         assert [m["member"] for m in run["members"]] == [0, 1, 2, 3, 4]
     assert r.runs[1]["scheduler"] == "stream-local:deadline"
+    # `stream` on an array is the coordinated scheduler: array-wide counters beside the members'
+    assert r.runs[2]["scheduler"] == "stream:deadline"
+    assert {"virtual_streams", "coordinations", "array_slices"} <= set(r.runs[2]["scheduler_stats"])
+    assert "coordinations" not in r.runs[1]["scheduler_stats"]
     plain = headway.simulate(job_path, schedulers=["noop"], head_trace=0)
     assert "array" not in plain.runs[0] and "members" not in plain.runs[0]
     with pytest.raises(headway.SettingError, match="raid7"):
