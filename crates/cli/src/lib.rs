@@ -103,6 +103,10 @@ enum Cmd {
         disk: String,
         #[command(flatten)]
         drive: DriveArgs,
+        /// Run the workload on an array of `--disk` drives (raid0:5:64k); requests/s counts
+        /// array requests
+        #[arg(long, value_name = "LEVEL:N:STRIPE")]
+        array: Option<String>,
     },
     /// Export a file over NBD and schedule its real I/O with a headway scheduler.
     Serve(ServeArgs),
@@ -277,8 +281,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { requests, scheduler, disk, drive } => {
-            bench(requests, &scheduler, &disk, drive.config()?)
+        Cmd::Bench { requests, scheduler, disk, drive, array } => {
+            let array = array.map(|a| a.parse().map_err(anyhow::Error::msg)).transpose()?;
+            bench(requests, &scheduler, &disk, drive.config()?, array)
         }
         Cmd::Serve(args) => serve(args),
         Cmd::Replay(args) => replay::run(args),
@@ -368,10 +373,17 @@ fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
     Ok(fio::parse_str(&text, "<bench>")?)
 }
 
-fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -> Result<()> {
+fn bench(
+    requests: u64,
+    schedulers: &[String],
+    disk: &str,
+    drive: DriveConfig,
+    array: Option<headway_disk::array::ArraySpec>,
+) -> Result<()> {
     let disk_spec = validate::resolve_disk(disk)?;
+    let on = array.map_or(disk.to_string(), |a| format!("{a} of {disk}"));
     println!(
-        "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {disk}, \
+        "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {on}, \
          queue depth {} ({}), write-{}",
         drive.queue_depth,
         drive.scheduler.name(),
@@ -387,14 +399,15 @@ fn bench(requests: u64, schedulers: &[String], disk: &str, drive: DriveConfig) -
             settings: Settings::new(),
             seed: 1,
             drive,
-            array: None,
+            array,
             array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
         };
         let t0 = Instant::now();
         let report = simulate(&cfg, |_, _| {})?;
         let wall = t0.elapsed().as_secs_f64();
         let run = &report.runs[0];
-        let n = run.device.requests;
+        let flow = &run.device.requests_in;
+        let n = if array.is_some() { flow.reads + flow.writes } else { run.device.requests };
         println!(
             "{:<22} {:>12.3} {:>14.0} {:>12.1}",
             run.scheduler,

@@ -184,6 +184,17 @@ fn drive_flags_reach_the_json_and_bad_values_name_the_flag() {
     );
     fails_with(&["simulate", j, "--write-cache", "around"], &["--write-cache", "around", "back or through"]);
     fails_with(&["bench", "--requests", "10", "--queue-depth", "100"], &["--queue-depth", "100"]);
+    fails_with(&["bench", "--requests", "10", "--array", "raid9:5:64k"], &["raid9:5:64k", "raid0 or raid5"]);
+}
+
+/// `bench --array`: the workload on an array, each scheduler's line counting array requests.
+#[test]
+fn bench_runs_on_an_array() {
+    let o = headway(&["bench", "--requests", "4000", "--scheduler", "deadline,stream", "--array", "raid0:5:64k"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("on raid0:5:64k of wd5000aaks"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("stream:deadline")), "{out}");
 }
 
 /// A written 8 MiB file in the target directory (on a disk-backed filesystem, unlike a

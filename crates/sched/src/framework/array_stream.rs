@@ -92,11 +92,12 @@
 //! `stream_time_slice`); the virtual threshold is `stream_threshold` times the members.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::device::DeviceView;
 use crate::framework::stream::StreamParams;
-use crate::idmap::IdMap;
+use crate::idmap::{IdHasher, IdMap};
 use crate::policy::Policy;
 use crate::qos::Qos;
 use crate::request::{ContextId, ReqId, Request, Sector};
@@ -229,12 +230,13 @@ struct Core {
     members: Vec<MemberState>,
     /// Virtual parent-to-be queue, sorted by deadline.
     vparents: Vec<VParent>,
-    streams: HashMap<u64, VStream>,
+    streams: U64Map<VStream>,
     areqs: IdMap<AReq>,
     /// Array requests none of whose pieces has been dispatched: (array sector, stream).
-    pending: std::collections::BTreeMap<ReqId, (Sector, u64)>,
+    /// (Only ever searched for a minimum: its order does not matter.)
+    pending: IdMap<(Sector, u64)>,
     /// Array requests in service, by the sector where they end.
-    inflight_ends: HashMap<Sector, ReqId>,
+    inflight_ends: U64Map<ReqId>,
     /// Member request -> its array request.
     piece_of: IdMap<ReqId>,
     coord: Option<Coord>,
@@ -251,6 +253,9 @@ struct Core {
 }
 
 const NO_STREAM: u64 = 0;
+
+/// Stream ids and sectors are integers the scheduler makes or is given: the cheap hasher.
+type U64Map<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 impl Core {
     fn third(dev: &dyn DeviceView) -> Duration {
@@ -275,14 +280,12 @@ impl Core {
     }
 
     fn drop_expired(&mut self, now: Time) {
-        let mut ended = Vec::new();
-        self.vparents.retain(|p| {
-            let keep = p.deadline >= now;
-            if !keep {
-                ended.push(p.stream);
-            }
-            keep
-        });
+        // (sorted by deadline: the expired parents are a prefix)
+        let k = self.vparents.partition_point(|p| p.deadline < now);
+        if k == 0 {
+            return;
+        }
+        let ended: Vec<u64> = self.vparents.drain(..k).map(|p| p.stream).collect();
         for s in ended {
             // A stream ends when its newest request finds no child in time.
             if self.vparents.iter().all(|p| p.stream != s) {
@@ -909,9 +912,9 @@ pub fn array_stream(
         data_members: shape.data_members.max(1) as u64,
         members,
         vparents: Vec::with_capacity(16),
-        streams: HashMap::new(),
+        streams: U64Map::default(),
         areqs: IdMap::default(),
-        inflight_ends: HashMap::new(),
+        inflight_ends: U64Map::default(),
         pending: Default::default(),
         piece_of: IdMap::default(),
         coord: None,
