@@ -190,7 +190,8 @@ fn drive_flags_reach_the_json_and_bad_values_name_the_flag() {
 /// `bench --array`: the workload on an array, each scheduler's line counting array requests.
 #[test]
 fn bench_runs_on_an_array() {
-    let o = headway(&["bench", "--requests", "4000", "--scheduler", "deadline,stream", "--array", "raid0:5:64k"]);
+    let o =
+        headway(&["bench", "--requests", "4000", "--scheduler", "deadline,stream", "--array", "raid0:5:64k"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("on raid0:5:64k of wd5000aaks"), "{out}");

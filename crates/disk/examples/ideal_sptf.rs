@@ -9,23 +9,8 @@
 //!
 //! `cargo run --release -p headway-disk --example ideal_sptf`
 
-/// xorshift64*: a small deterministic generator (the example needs no crate).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 struct Mech {
     name: &'static str,
@@ -54,8 +39,8 @@ impl Mech {
     /// Random reads per second with `depth` commands queued, over the first `span` cylinders.
     fn iops(&self, depth: usize, span: u64, n: usize, seed: u64) -> f64 {
         let rev = 60_000.0 / self.rpm;
-        let mut rng = Rng(seed);
-        let mut q: Vec<(u64, f64)> = (0..depth).map(|_| (rng.below(span), rng.unit())).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut q: Vec<(u64, f64)> = (0..depth).map(|_| (rng.gen_range(0..span), rng.gen::<f64>())).collect();
         let (mut cyl, mut angle, mut t) = (0u64, 0.0f64, 0.0f64);
         for _ in 0..n {
             let (i, cost) = q
@@ -72,7 +57,7 @@ impl Mech {
             t += cost + self.xfer_ms;
             cyl = c;
             angle = (a + self.xfer_ms / rev).fract();
-            q.push((rng.below(span), rng.unit()));
+            q.push((rng.gen_range(0..span), rng.gen::<f64>()));
         }
         n as f64 / t * 1000.0
     }
