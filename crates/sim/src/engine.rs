@@ -44,8 +44,12 @@
 //! read-modify-write reads first, the data and parity writes once all of them completed.
 //! Member requests go through their member's scheduler (merging there as usual) and drive;
 //! the array request completes, exactly once, when its last member request does, and is
-//! then accounted like any request (a job's, a page-cache fill, a writeback). Without an
-//! array there is one member and no splitting: the engine behaves as it always did.
+//! then accounted like any request (a job's, a page-cache fill, a writeback). A scheduler
+//! that coordinates its members (`stream` on an array, [`headway_sched::ArrayHooks`]) is
+//! also told each array request's pieces before they reach the members and its completion
+//! before the job goes on, and names the members another member's event concerns (their
+//! schedulers are asked again at once). Without an array there is one member and no
+//! splitting: the engine behaves as it always did.
 //!
 //! Hot-path allocation: none per request beyond the scheduler's own containers and the
 //! request-metadata map; events are small `Copy` values in one binary heap.
