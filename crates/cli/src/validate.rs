@@ -18,8 +18,11 @@
 //! ## The report
 //! A table of demerit and mean simulated/measured service time over all requests, reads,
 //! writes and each class of the trace's (direction, Hit/Miss column) pairs (where the error
-//! comes from), the agreement of the model's cache hits with the column, and with `--plot`
-//! both CDFs on one chart (x: service time in ms, y: fraction of requests).
+//! comes from); the reads again by the previous request's direction and by whether they
+//! start on the cylinder where the previous request ended (`R after W, same cyl`, ...: the
+//! trace's own positions, whatever the model's read-ahead did to the arm); the agreement of
+//! the model's cache hits with the column, and with `--plot` both CDFs on one chart (x:
+//! service time in ms, y: fraction of requests).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -112,6 +115,9 @@ pub struct Replay {
     pub service: Vec<Duration>,
     /// The model served it from its cache (or took it into its buffer, for fast writes).
     pub cache_hit: Vec<bool>,
+    /// The request starts on the cylinder holding the previous request's last sector
+    /// (false for the first).
+    pub same_cylinder: Vec<bool>,
 }
 
 /// Replay `trace` on a fresh drive, closed loop, as DiskSim's validation does.
@@ -119,12 +125,19 @@ pub fn replay(spec: &DiskSpec, trace: &[TraceRequest]) -> Result<Replay> {
     let mut hdd = Hdd::try_new(spec.clone()).map_err(|e| anyhow::anyhow!("{}: {e}", spec.name))?;
     let cap = hdd.capacity();
     let mut arrival = Time::ZERO;
-    let mut out =
-        Replay { service: Vec::with_capacity(trace.len()), cache_hit: Vec::with_capacity(trace.len()) };
+    let mut out = Replay {
+        service: Vec::with_capacity(trace.len()),
+        cache_hit: Vec::with_capacity(trace.len()),
+        same_cylinder: Vec::with_capacity(trace.len()),
+    };
+    let mut prev_cylinder = None;
     for (i, r) in trace.iter().enumerate() {
         if r.sector + r.sectors as u64 > cap {
             bail!("request {} ({}+{}) beyond the drive's {cap} sectors", i + 1, r.sector, r.sectors);
         }
+        let geo = hdd.geometry();
+        out.same_cylinder.push(prev_cylinder == Some(geo.locate(r.sector).cylinder));
+        prev_cylinder = Some(geo.locate(r.sector + r.sectors as u64 - 1).cylinder);
         let a = hdd.access(arrival, r.sector, r.sectors, r.dir);
         out.service.push(a.done - arrival);
         out.cache_hit.push(a.cache_hit);
@@ -167,6 +180,10 @@ pub struct Score {
     /// The same per class of the trace (`R Hit`, `W Miss`, ...), in order of first
     /// appearance.
     pub classes: Vec<(String, (f64, f64, f64, usize))>,
+    /// The same for the reads by the previous request's direction and whether they start
+    /// on the cylinder where it ended: `R after R, same cyl`, `R after R, other cyl`,
+    /// `R after W, same cyl`, `R after W, other cyl`.
+    pub positions: Vec<(String, (f64, f64, f64, usize))>,
     /// Requests where the model's cache hit agrees with the trace's Hit/Miss column.
     pub hit_agreement: usize,
     /// Per-request service times in ms, trace order (for the plot).
@@ -208,6 +225,25 @@ pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
             (format!("{d} {class}"), part_of(&|r: &TraceRequest| r.dir == dir && r.class == class))
         })
         .collect();
+    let positions = [(Dir::Read, true), (Dir::Read, false), (Dir::Write, true), (Dir::Write, false)]
+        .iter()
+        .map(|&(prev, same)| {
+            let idx: Vec<usize> = (1..trace.len())
+                .filter(|&i| {
+                    trace[i].dir == Dir::Read && trace[i - 1].dir == prev && rep.same_cylinder[i] == same
+                })
+                .collect();
+            let part = if idx.is_empty() {
+                (0.0, 0.0, 0.0, 0)
+            } else {
+                let s: Vec<f64> = idx.iter().map(|&i| sim[i]).collect();
+                let r: Vec<f64> = idx.iter().map(|&i| real[i]).collect();
+                (demerit(&s, &r), mean(&s), mean(&r), idx.len())
+            };
+            let p = if prev == Dir::Read { "R" } else { "W" };
+            (format!("R after {p}, {} cyl", if same { "same" } else { "other" }), part)
+        })
+        .collect();
     Ok(Score {
         drive: spec.name.clone(),
         requests: trace.len(),
@@ -217,6 +253,7 @@ pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
         reads: part(Dir::Read),
         writes: part(Dir::Write),
         classes,
+        positions,
         hit_agreement: trace.iter().zip(&rep.cache_hit).filter(|(r, &h)| r.hit == h).count(),
         simulated_ms: sim,
         measured_ms: real,
@@ -228,18 +265,18 @@ impl Score {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:<10} {:>8} {:>12} {:>12} {:>12}",
+            "{:<22} {:>8} {:>12} {:>12} {:>12}",
             "", "requests", "demerit ms", "mean sim ms", "mean meas ms"
         );
         let _ = writeln!(
             s,
-            "{:<10} {:>8} {:>12.3} {:>12.3} {:>12.3}",
+            "{:<22} {:>8} {:>12.3} {:>12.3} {:>12.3}",
             "all", self.requests, self.demerit_ms, self.mean_simulated_ms, self.mean_measured_ms
         );
         let parts = [("reads".to_string(), self.reads), ("writes".to_string(), self.writes)];
-        for (name, p) in parts.iter().chain(&self.classes) {
+        for (name, p) in parts.iter().chain(&self.classes).chain(&self.positions) {
             if p.3 > 0 {
-                let _ = writeln!(s, "{:<10} {:>8} {:>12.3} {:>12.3} {:>12.3}", name, p.3, p.0, p.1, p.2);
+                let _ = writeln!(s, "{:<22} {:>8} {:>12.3} {:>12.3} {:>12.3}", name, p.3, p.0, p.1, p.2);
             }
         }
         let _ = writeln!(
@@ -438,6 +475,27 @@ mod tests {
                 assert!(d <= now * 1.02, "{stem}: {d:.3} ms, was {now} ms");
             }
         }
+    }
+
+    /// The reads are split by the previous request's direction and by whether they start on
+    /// the cylinder where it ended; the four parts count every read but the first request.
+    #[test]
+    fn reads_by_previous_direction_and_cylinder() {
+        let dir = std::env::temp_dir().join(format!("headway-validate-pos-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.trace");
+        // write at 0; read on its cylinder; read far away; write far; read back near 0
+        let lines = "W Hit 0 8 1000 20000\nR Hit 16 8 5000 20000\nR Hit 10000000 8 9000 20000\n\
+                     W Hit 10000016 8 1000 20000\nR Hit 100 8 9000 20000\n";
+        std::fs::write(&trace, lines).unwrap();
+        let s = score("cheetah9lp", &trace).unwrap();
+        let count = |name: &str| s.positions.iter().find(|(n, _)| n == name).unwrap().1 .3;
+        assert_eq!(count("R after W, same cyl"), 1);
+        assert_eq!(count("R after R, other cyl"), 1);
+        assert_eq!(count("R after W, other cyl"), 1);
+        assert_eq!(count("R after R, same cyl"), 0);
+        assert!(s.table().contains("R after W, same cyl"), "{}", s.table());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
