@@ -258,14 +258,19 @@ fn coordination_pays_on_other_geometries() {
 }
 
 /// Issue 8: random requests form no streams worth waiting for: `stream` within 10% of
-/// `deadline` (PostMark is in Figure 6's check). Measured: eight random 4 KiB readers
-/// 0.98x.
+/// `deadline` (PostMark is in Figure 6's check). Eight readers of random 4 KiB blocks,
+/// each inside its own 2 GiB region (close enough together that their requests do pass
+/// the child test and form virtual streams), on the paper's array and on a wide one with
+/// a small unit. Measured: 1.01x and 0.99x (0.89x on raid0:8:16k before members stopped
+/// waiting for boarding pieces that were not coming).
 #[test]
 fn random_readers_neither_gain_nor_lose_on_an_array() {
     let random = "[global]\nioengine=psync\ndirect=1\nrw=randread\nbs=4k\nsize=2g\nio_size=4m\n[r]\nnumjobs=8\noffset_increment=20g\n";
-    let r = run(random, Some("raid0:5:64k"), &["deadline", "stream"]);
-    let ratio = common::bw(&r, "stream:deadline") / common::bw(&r, "deadline");
-    assert!((ratio - 1.0).abs() <= 0.10, "stream/deadline {ratio:.3}");
+    for array in ["raid0:5:64k", "raid0:8:16k"] {
+        let r = run(random, Some(array), &["deadline", "stream"]);
+        let ratio = common::bw(&r, "stream:deadline") / common::bw(&r, "deadline");
+        assert!((ratio - 1.0).abs() <= 0.10, "{array}: stream/deadline {ratio:.3}");
+    }
 }
 
 /// Linux md reads ahead two full stripes on an array (raid0.c, raid5.c): buffered

@@ -75,7 +75,8 @@
 //!   extends nor breaks it (there is no completed parent to judge it by).
 //! - Real arrival times apply once every member the stream touches has served a piece of
 //!   it since the coordination began (*boarded*); until then a member that finished waits
-//!   for the others (up to the slice's end), and a member whose policy sends it away
+//!   for the others (up to the slice's end) while another member holds a piece of the
+//!   stream (else it waits as for a child), and a member whose policy sends it away
 //!   (an urgent, expired request) boards again. A piece that comes too late to be a child
 //!   while its member was not waiting for it costs nothing and breaks nothing.
 //! - A member's wait does not run out while the array request it served a piece of is
@@ -781,10 +782,12 @@ impl Core {
             second_chance: false,
         });
         if decides && coord == Some(s) && !more_queued {
+            // While other members still move their heads to the stream with a piece of it,
+            // wait for them (until the slice ends): the stream's next request needs them.
+            let others_boarding = boarding
+                && self.members.iter().enumerate().any(|(k, o)| k != m && o.tags.values().any(|&t| t == s));
             let ms = &mut self.members[m];
-            // While other members still move their heads to the stream, wait for them
-            // (until the slice ends): the stream's next request needs them.
-            let until = if boarding { slice_end.expect("coordinated") } else { now + alt };
+            let until = if others_boarding { slice_end.expect("coordinated") } else { now + alt };
             ms.wait = Some(PWait { stream: s, until });
             ms.stats.waits += 1;
         }
