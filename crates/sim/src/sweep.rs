@@ -10,6 +10,7 @@
 //! [grid]
 //! scheduler = ["noop", "deadline", "stream"]   # required
 //! disk = ["wd5000aaks"]              # default ["wd5000aaks"] (built-in models)
+//! array = ["none", "raid0:5:64k"]     # optional: `--array` per point ("none": one drive)
 //! context = ["none"]                 # default ["process"]
 //! thinktime_us = [0, 100, 500]       # sets fio's thinktime in every job; default: the job file's
 //! seed = [1, 2]                      # default [1]
@@ -19,7 +20,8 @@
 //!
 //! **Grid order** (the order of points, and of the table's rows whatever the engine): the
 //! cartesian product with the *last* key varying fastest, keys in this order: `disk`,
-//! `context`, `thinktime_us`, each `[grid.set]` tunable in name order, `scheduler`, `seed`.
+//! `array` (only when the grid has it), `context`, `thinktime_us`, each `[grid.set]`
+//! tunable in name order, `scheduler`, `seed`.
 //! Point `i` is the `i`th of that product, numbered from 0.
 
 use std::collections::BTreeMap;
@@ -55,6 +57,7 @@ struct RawSweep {
 struct RawGrid {
     scheduler: Spanned<Vec<String>>,
     disk: Option<Spanned<Vec<String>>>,
+    array: Option<Spanned<Vec<String>>>,
     context: Option<Spanned<Vec<String>>>,
     thinktime_us: Option<Spanned<Vec<u64>>>,
     seed: Option<Spanned<Vec<u64>>>,
@@ -84,6 +87,8 @@ pub struct Sweep {
     disks: BTreeMap<String, DiskSpec>,
     /// Names of the `[grid.set]` tunables, in name order.
     tunables: Vec<String>,
+    /// The grid has an `array` axis (second, after `disk`).
+    has_array: bool,
 }
 
 /// The fio-like columns of each row after the point's parameters.
@@ -222,17 +227,26 @@ impl Sweep {
             }
             None => vec!["1".into()],
         };
-        let mut axes = vec![
-            Axis { name: "disk".into(), values: disk_names },
-            Axis { name: "context".into(), values: contexts },
-            Axis { name: "thinktime_us".into(), values: thinktimes },
-        ];
+        let mut axes = vec![Axis { name: "disk".into(), values: disk_names }];
+        if let Some(a) = &g.array {
+            nonempty("array", a.span(), a.get_ref().len())?;
+            for v in a.get_ref() {
+                if v != "none" {
+                    v.parse::<headway_disk::array::ArraySpec>()
+                        .map_err(|e| err(a.span(), format!("key `grid.array`: {e} (or \"none\")")))?;
+                }
+            }
+            axes.push(Axis { name: "array".into(), values: a.get_ref().clone() });
+        }
+        axes.push(Axis { name: "context".into(), values: contexts });
+        axes.push(Axis { name: "thinktime_us".into(), values: thinktimes });
         let mut tunables = Vec::new();
         for (k, vs) in &g.set {
             let name = k.get_ref();
             let key = format!("grid.set.{name}");
             if RESULT_COLUMNS.contains(&name.as_str())
-                || ["point", "disk", "context", "thinktime_us", "scheduler", "seed"].contains(&name.as_str())
+                || ["point", "disk", "array", "context", "thinktime_us", "scheduler", "seed"]
+                    .contains(&name.as_str())
             {
                 return Err(err(k.span(), format!("key `{key}`: not a tunable name")));
             }
@@ -252,7 +266,8 @@ impl Sweep {
         }
         axes.push(Axis { name: "scheduler".into(), values: g.scheduler.get_ref().clone() });
         axes.push(Axis { name: "seed".into(), values: seeds });
-        let sweep = Sweep { path: path.to_path_buf(), job, out, axes, jobfile, disks, tunables };
+        let has_array = g.array.is_some();
+        let sweep = Sweep { path: path.to_path_buf(), job, out, axes, jobfile, disks, tunables, has_array };
         // Check every scheduler with every combination of tunables before anything runs.
         // A tunable must be read by one of the sweep's schedulers (or the page cache); each
         // point gets only those its scheduler reads.
@@ -297,12 +312,19 @@ impl Sweep {
     pub fn point(&self, i: usize) -> Point {
         let v = self.values(i);
         let n = self.axes.len();
+        let a = self.has_array as usize;
         Point {
             index: i,
             disk: v[0].to_string(),
-            context: v[1].to_string(),
-            thinktime_us: v[2].parse().ok(),
-            settings: self.tunables.iter().cloned().zip(v[3..n - 2].iter().map(|s| s.to_string())).collect(),
+            array: (a == 1 && v[1] != "none").then(|| v[1].to_string()),
+            context: v[1 + a].to_string(),
+            thinktime_us: v[2 + a].parse().ok(),
+            settings: self
+                .tunables
+                .iter()
+                .cloned()
+                .zip(v[3 + a..n - 2].iter().map(|s| s.to_string()))
+                .collect(),
             scheduler: v[n - 2].to_string(),
             seed: v[n - 1].parse().expect("seeds are numbers"),
         }
@@ -363,7 +385,7 @@ impl Sweep {
             settings: Sweep::settings_for(&p.scheduler, &p.settings),
             seed: p.seed,
             drive: DriveConfig::default(),
-            array: None,
+            array: p.array.as_deref().map(|a| a.parse().expect("checked when loaded")),
             array_queue_depth: crate::DEFAULT_ARRAY_QUEUE_DEPTH,
         };
         let report = simulate(&cfg, |_, _| {})?;
@@ -437,6 +459,8 @@ impl Sweep {
 pub struct Point {
     pub index: usize,
     pub disk: String,
+    /// `--array` (`None`: one drive).
+    pub array: Option<String>,
     pub context: String,
     /// `None`: the job file's own thinktime.
     pub thinktime_us: Option<u64>,
@@ -501,6 +525,32 @@ mod tests {
         assert_eq!(one, many);
         assert_eq!(one.lines().count(), 1 + s.len() * 2);
         assert!(one.lines().nth(1).unwrap().starts_with("0,wd5000aaks,none,0,2,noop,1,r,0,"));
+    }
+
+    /// An `array` axis comes second; "none" is one drive; a bad spec names file and line.
+    #[test]
+    fn an_array_axis_runs_each_point_on_its_array() {
+        let d = tmp("array");
+        let text = "job = \"small.fio\"\n[grid]\nscheduler = [\"stream-local\", \"stream\"]\n\
+                    array = [\"none\", \"raid0:5:64k\"]\n";
+        let s = Sweep::load(&write(&d, text)).unwrap();
+        let names: Vec<_> = s.axes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["disk", "array", "context", "thinktime_us", "scheduler", "seed"]);
+        assert_eq!(s.point(0).array, None);
+        assert_eq!(s.point(3).array.as_deref(), Some("raid0:5:64k"));
+        assert_eq!((s.point(3).context.as_str(), s.point(3).scheduler.as_str()), ("process", "stream"));
+        let csv = s.run_local(2, &|| {}).unwrap();
+        assert!(
+            csv.lines().nth(1).unwrap().starts_with("0,wd5000aaks,none,process,,stream-local,1,"),
+            "{csv}"
+        );
+        assert!(
+            csv.lines().nth(7).unwrap().starts_with("3,wd5000aaks,raid0:5:64k,process,,stream,1,"),
+            "{csv}"
+        );
+        let p = write(&d, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\narray = [\"raid9:5:64k\"]\n");
+        let e = Sweep::load(&p).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:4: key `grid.array`", p.display())), "{e}");
     }
 
     #[test]
