@@ -257,6 +257,18 @@ fn coordination_pays_on_other_geometries() {
     }
 }
 
+/// A reader copying cached pages is not slowed to the pace of requests that block: one
+/// buffered sequential reader on five disks reads at the array's speed (a page-cache hit
+/// costs its reader 2 us, not the 21 us of a blocking request, which would cap it at 195
+/// MB/s). Measured: 543 MB/s.
+#[test]
+fn one_buffered_reader_reads_at_the_arrays_speed() {
+    let text = PAR_READ_RAID0.replace("size=1g", "size=256m").replace("numjobs=4", "numjobs=1");
+    let r = run(&text, Some("raid0:5:64k"), &["deadline"]);
+    let bw = common::bw(&r, "deadline");
+    assert!(bw > 400e6, "one buffered reader on raid0:5:64k: {:.1} MB/s", bw / 1e6);
+}
+
 /// Issue 8: random requests form no streams worth waiting for: `stream` within 10% of
 /// `deadline` (PostMark is in Figure 6's check). Eight readers of random 4 KiB blocks,
 /// each inside its own 2 GiB region (close enough together that their requests do pass
