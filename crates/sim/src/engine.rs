@@ -835,7 +835,7 @@ impl<'a> Engine<'a> {
     /// completes it (or, ending a RAID 5 write's reads, sends its writes), and admits the
     /// next waiting array request.
     fn finish_piece(&mut self, id: ReqId, service: u64, total: u64) -> bool {
-        let view = self.view(0);
+        let view = self.hooks.is_some().then(|| self.view(0));
         let Some(a) = self.array.as_mut() else { return false };
         let Some((parent, sectors)) = a.pieces.remove(&id) else { return false };
         let r = a.reqs.get_mut(&parent).expect("member request of an admitted array request");
@@ -851,8 +851,8 @@ impl<'a> Engine<'a> {
         }
         let r = a.reqs.remove(&parent).expect("just seen");
         a.admitted -= 1;
-        if let Some(h) = self.hooks.as_mut() {
-            h.completed(self.now, &r.rq, &view);
+        if let (Some(h), Some(view)) = (self.hooks.as_mut(), view.as_ref()) {
+            h.completed(self.now, &r.rq, view);
         }
         loop {
             let a = self.array.as_mut().expect("an array");

@@ -87,8 +87,6 @@ pub struct Sweep {
     disks: BTreeMap<String, DiskSpec>,
     /// Names of the `[grid.set]` tunables, in name order.
     tunables: Vec<String>,
-    /// The grid has an `array` axis (second, after `disk`).
-    has_array: bool,
 }
 
 /// The fio-like columns of each row after the point's parameters.
@@ -266,8 +264,7 @@ impl Sweep {
         }
         axes.push(Axis { name: "scheduler".into(), values: g.scheduler.get_ref().clone() });
         axes.push(Axis { name: "seed".into(), values: seeds });
-        let has_array = g.array.is_some();
-        let sweep = Sweep { path: path.to_path_buf(), job, out, axes, jobfile, disks, tunables, has_array };
+        let sweep = Sweep { path: path.to_path_buf(), job, out, axes, jobfile, disks, tunables };
         // Check every scheduler with every combination of tunables before anything runs.
         // A tunable must be read by one of the sweep's schedulers (or the page cache); each
         // point gets only those its scheduler reads.
@@ -312,7 +309,8 @@ impl Sweep {
     pub fn point(&self, i: usize) -> Point {
         let v = self.values(i);
         let n = self.axes.len();
-        let a = self.has_array as usize;
+        // the grid's `array` axis, when it has one, is second
+        let a = (self.axes[1].name == "array") as usize;
         Point {
             index: i,
             disk: v[0].to_string(),

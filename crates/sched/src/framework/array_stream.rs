@@ -97,7 +97,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::device::DeviceView;
-use crate::framework::stream::StreamParams;
+use crate::framework::stream::{arbitrary_cost, StreamParams};
 use crate::idmap::{IdHasher, IdMap};
 use crate::policy::Policy;
 use crate::qos::Qos;
@@ -223,6 +223,13 @@ struct MemberState {
     stats: MemberStats,
 }
 
+impl MemberState {
+    /// Does this member hold a request of stream `s` (queued or in the device)?
+    fn holds(&self, s: u64) -> bool {
+        self.tags.values().any(|&t| t == s)
+    }
+}
+
 /// The state every member's scheduler shares.
 struct Core {
     params: StreamParams,
@@ -259,20 +266,12 @@ const NO_STREAM: u64 = 0;
 type U64Map<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 impl Core {
-    fn third(dev: &dyn DeviceView) -> Duration {
-        dev.estimate(0, dev.capacity() / 3)
-    }
-
     fn phys_threshold(&self) -> u32 {
         self.params.stream_threshold
     }
 
     fn virtual_threshold(&self) -> u32 {
         self.params.stream_threshold.saturating_mul(self.members.len() as u32)
-    }
-
-    fn second_chance_size(&self) -> u32 {
-        ((1.0 + self.params.tolerance_factor) * self.params.stream_threshold as f64).ceil() as u32
     }
 
     fn wake_all(&mut self) {
@@ -535,7 +534,7 @@ impl Core {
             return false;
         }
         p.last_areq = Some(areq);
-        if self.members[m].tags.values().any(|&t| t == s) {
+        if self.members[m].holds(s) {
             // Its predecessor here is still held or in service: a child if it begins where
             // that one ends; otherwise no completed parent to judge it by.
             if follows {
@@ -706,8 +705,7 @@ impl Core {
     /// the physical stream is broken.
     fn wait_expired(&mut self, m: usize, now: Time, s: u64, dev: &dyn DeviceView) -> Decision {
         let thr = self.phys_threshold();
-        let second = self.second_chance_size();
-        let tf = self.params.tolerance_factor;
+        let second = self.params.second_chance_size();
         self.members[m].wait = None;
         let parent_areq =
             self.streams.get(&s).and_then(|v| v.phys.get(m)).and_then(|p| p.parent.as_ref()?.areq);
@@ -725,8 +723,8 @@ impl Core {
         if let Some(p) = self.streams.get_mut(&s).and_then(|v| v.phys.get_mut(m)) {
             if let Some(q) = p.parent.as_mut() {
                 if p.size >= second && !q.second_chance {
-                    let extra = Duration((q.service_time.0 as f64 * tf) as u64);
-                    q.service_time = Duration((q.service_time.0 as f64 * (1.0 + tf)) as u64);
+                    let extra;
+                    (extra, q.service_time) = self.params.second_chance(q.service_time);
                     q.second_chance = true;
                     p.size = thr;
                     extended = Some(now + extra);
@@ -751,7 +749,7 @@ impl Core {
         let s = ms.tags.remove(&rq.id).unwrap_or(NO_STREAM);
         let alt = match ms.policy.select(now, dev) {
             Some(id) => dev.estimate(rq.end(), ms.policy.get(id).expect("selected request is queued").sector),
-            None => Self::third(dev),
+            None => arbitrary_cost(dev),
         };
         let decides = !ms.tail_mode || ms.hold == Some(rq.id) || ms.last_dispatched == Some(rq.id);
         if ms.hold == Some(rq.id) {
@@ -784,8 +782,8 @@ impl Core {
         if decides && coord == Some(s) && !more_queued {
             // While other members still move their heads to the stream with a piece of it,
             // wait for them (until the slice ends): the stream's next request needs them.
-            let others_boarding = boarding
-                && self.members.iter().enumerate().any(|(k, o)| k != m && o.tags.values().any(|&t| t == s));
+            let others_boarding =
+                boarding && self.members.iter().enumerate().any(|(k, o)| k != m && o.holds(s));
             let ms = &mut self.members[m];
             let until = if others_boarding { slice_end.expect("coordinated") } else { now + alt };
             ms.wait = Some(PWait { stream: s, until });
@@ -853,7 +851,9 @@ struct Hooks {
 impl ArrayHooks for Hooks {
     fn pieces(&mut self, now: Time, rq: &Request, pieces: &[(u32, ReqId)], dev: &dyn DeviceView) {
         let mut c = lock(&self.core);
-        c.arbitrary = Core::third(dev);
+        if c.arbitrary == Duration::ZERO {
+            c.arbitrary = arbitrary_cost(dev);
+        }
         if !c.areqs.contains_key(&rq.id) {
             let stream = c.array_arrival(now, rq, dev);
             c.areqs

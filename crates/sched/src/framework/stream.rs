@@ -130,9 +130,23 @@ impl StreamParams {
     }
 
     /// Stream size that earns a second chance: `ceil((1 + tolerance_factor) * threshold)`.
-    fn second_chance_size(&self) -> u32 {
+    pub(crate) fn second_chance_size(&self) -> u32 {
         ((1.0 + self.tolerance_factor) * self.stream_threshold as f64).ceil() as u32
     }
+
+    /// A second chance for a parent priced `service_time` (Figure 2's timer procedure): the
+    /// wait is extended by `tolerance_factor x service_time`, and the parent's service time
+    /// becomes `(1 + tolerance_factor) x service_time`. Returns (extension, new service time).
+    pub(crate) fn second_chance(&self, service_time: Duration) -> (Duration, Duration) {
+        let tf = self.tolerance_factor;
+        (Duration((service_time.0 as f64 * tf) as u64), Duration((service_time.0 as f64 * (1.0 + tf)) as u64))
+    }
+}
+
+/// The cost of an arbitrary request, the alternative's price when nothing is pending: `est`
+/// over a third of the device (the mean distance between two uniform random positions).
+pub(crate) fn arbitrary_cost(dev: &dyn DeviceView) -> Duration {
+    dev.estimate(0, dev.capacity() / 3)
 }
 
 /// A request's stream membership, decided at arrival.
@@ -258,9 +272,8 @@ impl<P: Policy> Stream<P> {
         let Some(i) = self.parent_index(w.parent) else { return };
         if self.parents[i].size >= self.params.second_chance_size() {
             let mut p = self.parents.remove(i);
-            let tf = self.params.tolerance_factor;
-            let extra = Duration((p.service_time.0 as f64 * tf) as u64);
-            p.service_time = Duration((p.service_time.0 as f64 * (1.0 + tf)) as u64);
+            let extra;
+            (extra, p.service_time) = self.params.second_chance(p.service_time);
             p.deadline = p.completion + p.service_time;
             p.size = self.params.stream_threshold;
             let until = (now + extra).max(p.deadline);
@@ -475,7 +488,7 @@ impl<P: Policy> Stream<P> {
         self.drop_expired(now);
         let service_time = match self.policy.select(now, dev) {
             Some(id) => dev.estimate(pos, self.policy.get(id).expect("selected request is queued").sector),
-            None => dev.estimate(0, dev.capacity() / 3),
+            None => arbitrary_cost(dev),
         };
         self.next_key += 1;
         let p = Parent {
