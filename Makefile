@@ -4,7 +4,7 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo reproduce test deps bench clean pytest python
+.PHONY: all build demo reproduce test deps bench clean pytest python disksim-goals
 
 all: build
 
@@ -46,6 +46,12 @@ demo: build
 	@echo "-- stream-local decides on each disk alone; stream coordinates the array (paper: +114% over noop):"
 	$(HEADWAY) simulate experiments/par-read-raid0.fio --array raid0:5:64k --context process \
 		--scheduler noop,stream-local,stream --json out/par-read-raid0.json
+
+# The DiskSim must-shows headway does not meet yet: `#[ignore]`d in `make test` (they need no
+# tool, only ../shared/reference/disksim-valid, and fail until met); `make test` runs their
+# regression guard (open_gaps_do_not_widen) instead. This runs them.
+disksim-goals: deps
+	$(CARGO) test -p headway-cli --profile ci --lib scores -- --ignored
 
 # Every figure of the seed papers headway can reproduce, with an index page.
 reproduce: build
