@@ -19,6 +19,7 @@ use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::Settings;
 use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
+mod demerit_binned;
 mod replay;
 mod reproduce;
 mod sweep;
@@ -125,12 +126,16 @@ enum Cmd {
         parv: String,
         /// Measured trace: `R|W Hit|Miss blkno bcount service_us next_interarrival_us`
         trace: PathBuf,
-        /// Write {"drive", "requests", "demerit_ms", "mean_simulated_ms", "mean_measured_ms"} here
+        /// Write {"drive", "requests", "demerit_ms", "demerit_binned_ms", "mean_simulated_ms", "mean_measured_ms"} here
         #[arg(long)]
         json: Option<PathBuf>,
         /// Draw the simulated and measured service-time CDFs to FILE.svg or FILE.png
         #[arg(long, value_name = "FILE")]
         plot: Option<PathBuf>,
+        /// Write one CSV row a request (trace line, direction, class, blkno, bcount, measured and
+        /// simulated ms, model cache hit, same cylinder as the previous request, cylinders sought) to FILE
+        #[arg(long, value_name = "FILE")]
+        per_request: Option<PathBuf>,
     },
 }
 
@@ -290,8 +295,8 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Reproduce(args) => reproduce::run(args),
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Calibrate(args) => calibrate(args),
-        Cmd::Validate { parv, trace, json, plot } => {
-            validate::run(&parv, &trace, json.as_ref(), plot.as_deref())
+        Cmd::Validate { parv, trace, json, plot, per_request } => {
+            validate::run(&parv, &trace, json.as_ref(), plot.as_deref(), per_request.as_deref())
         }
         Cmd::Schedulers => {
             for n in headway_sched::scheduler_names() {

@@ -462,11 +462,43 @@ fn validate_plots_the_cdfs() {
         assert!(stdout.contains("R Miss") && stdout.contains("W Miss"), "per-class rows:\n{stdout}");
         take_plot(&out, ext);
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        for k in ["drive", "requests", "demerit_ms", "mean_simulated_ms", "mean_measured_ms"] {
+        for k in
+            ["drive", "requests", "demerit_ms", "demerit_binned_ms", "mean_simulated_ms", "mean_measured_ms"]
+        {
             assert!(v.get(k).is_some(), "JSON lacks {k}: {v}");
         }
         assert_eq!(v["requests"], 200);
     }
+    // --per-request: a row a request, in trace order, whose means are the JSON's
+    let csv = dir.join("validate-per-request.csv");
+    let o = headway(&[
+        "validate",
+        "wd5000aaks",
+        trace.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--per-request",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = text.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name}"));
+    let rows: Vec<Vec<&str>> = rows.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 200);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[col("line")], (i + 1).to_string());
+        assert_eq!(r[col("dir")], if i % 3 == 0 { "W" } else { "R" });
+    }
+    let mean = |name: &str| rows.iter().map(|r| r[col(name)].parse::<f64>().unwrap()).sum::<f64>() / 200.0;
+    for (c, k) in [("simulated_ms", "mean_simulated_ms"), ("measured_ms", "mean_measured_ms")] {
+        let want = v[k].as_f64().unwrap();
+        assert!((mean(c) - want).abs() < 1e-5, "{c}: {} vs {want}", mean(c));
+    }
+    assert!(rows.iter().all(|r| r[col("seek_cylinders")].parse::<u32>().is_ok()));
+    std::fs::remove_file(&csv).unwrap();
     let pdf = dir.join("cdf.pdf");
     fails_with(
         &["validate", "wd5000aaks", trace.to_str().unwrap(), "--plot", pdf.to_str().unwrap()],
