@@ -433,7 +433,8 @@ fn simulate_plots_svg_and_png() {
 }
 
 /// `validate --plot`: the simulated and measured service-time CDFs as SVG or PNG, the JSON
-/// contract unchanged beside it; another extension is refused before anything runs.
+/// contract unchanged beside it, `--per-request` rows that add up to it; another extension
+/// is refused before anything runs.
 #[test]
 fn validate_plots_the_cdfs() {
     let lines: String = (0..200u64)
@@ -445,6 +446,7 @@ fn validate_plots_the_cdfs() {
     let trace = tmp("validate.trace", &lines);
     let dir = trace.parent().unwrap().to_path_buf();
     let json = dir.join("validate.json");
+    let csv = dir.join("validate-per-request.csv");
     for ext in ["svg", "png"] {
         let out = dir.join(format!("headway-validate-test.{ext}"));
         let _ = std::fs::remove_file(&out);
@@ -456,6 +458,8 @@ fn validate_plots_the_cdfs() {
             json.to_str().unwrap(),
             "--plot",
             out.to_str().unwrap(),
+            "--per-request",
+            csv.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let stdout = String::from_utf8_lossy(&o.stdout);
@@ -470,17 +474,6 @@ fn validate_plots_the_cdfs() {
         assert_eq!(v["requests"], 200);
     }
     // --per-request: a row a request, in trace order, whose means are the JSON's
-    let csv = dir.join("validate-per-request.csv");
-    let o = headway(&[
-        "validate",
-        "wd5000aaks",
-        trace.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        "--per-request",
-        csv.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut rows = text.lines();
