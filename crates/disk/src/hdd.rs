@@ -36,11 +36,14 @@
 //! `read_hits_on_write_data` the written range stays readable in a segment (the dedicated
 //! write segment when the cache has one). A read miss transfers its data over the bus as
 //! the sectors come off the media: it completes one bus sector after its last sector, or
-//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks`: a miss whose head
-//! lands past its first sector keeps the sectors of the track before it (DiskSim reads
-//! from the head's landing, keeps what precedes the request, and waits otherwise). `min_seek` bounds a
-//! write's positioning from below, moved or not. `read_completion` and `write_completion`
-//! are added to every completion.
+//! `n` bus sectors after its first, whichever is later. `read_any_free_blocks`: a miss
+//! into a fresh segment whose head lands past its first sector (before the track's last
+//! one) keeps the sectors of the track before it; landing before it, or reading into a
+//! segment that already holds data, keeps nothing more (DiskSim's `disk_buffer_seekdone`
+//! and `dm_latency_g1`: zero latency over the request's sector to the track's last; its
+//! `disk_buffer_block_available`: a block below the segment only while the segment is
+//! empty). Timing is unchanged. `min_seek` bounds a write's positioning from below, moved
+//! or not. `read_completion` and `write_completion` are added to every completion.
 //!
 //! ## Bus protocol ([`crate::spec::BusProtocol`], DiskSim imports)
 //! The steps of DiskSim 4.0's `disksim_diskctlr.c` around a media access, all zero for the
@@ -593,13 +596,16 @@ impl Hdd {
         if !self.segs.is_empty() {
             let i = partial.unwrap_or_else(|| self.lru.oldest());
             let mut start = if partial.is_some() { self.segs[i].start.min(s) } else { s };
-            if self.spec.cache.read_any_free_blocks && slot > 0 {
-                // DiskSim's `disk_buffer_seekdone` with "Read any free blocks" starts at the
-                // next sector boundary only when the head lands past the first sector wanted
-                // (`dm_latency_g1`'s zero-latency case: the head is "in the middle" of the
-                // rest of the track); it then keeps what comes round before that sector, the
-                // track from its first sector on. Landing before it, it waits and keeps
-                // nothing more.
+            if self.spec.cache.read_any_free_blocks && partial.is_none() && slot > 0 {
+                // DiskSim's `disk_buffer_seekdone` with "Read any free blocks" asks
+                // `dm_latency_g1` for a zero-latency access from the first sector wanted to
+                // the track's last sector: the head starts at the next sector boundary only
+                // when it lands inside that span, past the first sector wanted; it then
+                // keeps what comes round before that sector, the track from its first sector
+                // on. Landing before it (or in the track's last sector), it waits for it and
+                // keeps nothing more. `disk_buffer_block_available` takes a block below the
+                // segment's start only while the segment is empty: a miss that reads into a
+                // segment already holding data (a partial hit) keeps nothing more either.
                 if wait / slot > first.sector as u64 {
                     start = start.min(media_start - first.sector as u64);
                 }
@@ -1264,31 +1270,47 @@ mod tests {
         }
     }
 
-    /// "Read any free blocks" as DiskSim's `disk_buffer_seekdone` takes it: a miss landing
-    /// past its first sector keeps the track from its start; one landing before it, none of
-    /// the sectors it waits over.
+    /// "Read any free blocks" as DiskSim's `disk_buffer_seekdone`, `dm_latency_g1` and
+    /// `disk_buffer_block_available` take it: a miss into a fresh segment landing past its
+    /// first sector keeps the track from its start; one landing before it keeps none of the
+    /// sectors it waits over; a miss reading into a segment that holds data (a partial hit)
+    /// keeps nothing more, wherever it lands.
     #[test]
-    fn read_any_free_blocks_keeps_the_track_start_after_a_wrap_only() {
+    fn read_any_free_blocks_keeps_the_track_start_after_a_wrap_into_a_fresh_segment_only() {
         let mut spec = builtin("wd5000aaks").unwrap();
         spec.cache.read_any_free_blocks = true;
         spec.cache.segment_sectors = 8192;
         spec.cache.max_read_ahead_sectors = 8;
         let h = Hdd::new(spec.clone());
         let spt = h.geo.sectors_per_track(0) as u64;
+        let (rev, over) = (h.rev, h.overhead_read(false));
+        let slot = |h: &Hdd, lbn: u64| h.geo.zones[h.geo.locate(lbn).zone as usize].slot_start(1);
+        // the first instant from `after` at which a miss on `lbn` (the arm over its track)
+        // lands `before` slots ahead of it
+        let landing = |h: &Hdd, after: Time, lbn: u64, before: u64| {
+            let wait0 = h.rot_wait(&h.geo.locate(lbn), over);
+            let phase = (wait0 + rev - (before * slot(h, lbn)) % rev) % rev;
+            Time(after.0.div_ceil(rev) * rev + phase)
+        };
         let target = spt / 2;
-        let loc = h.geo.locate(target);
-        let slot = h.geo.zones[loc.zone as usize].slot_start(1);
-        let over = h.overhead_read(false);
-        let wait0 = h.rot_wait(&loc, over);
-        // the arm is over track 0: no seek, the head lands `before` slots ahead of the target
+        // fresh segment: the arm is over track 0, no seek
         for (before, hit) in [(20, false), (spt - 20, true)] {
             let mut h = Hdd::new(spec.clone());
-            let arrival = (wait0 + h.rev - (before * slot) % h.rev) % h.rev;
-            let a = h.access(Time(arrival), target, 8, Dir::Read);
+            let a = h.access(landing(&h, Time(0), target, before), target, 8, Dir::Read);
             assert!(!a.cache_hit);
             let b = h.access(a.done + Duration::from_secs(1), target - 8, 8, Dir::Read);
             assert_eq!(b.cache_hit, hit, "landing {before} slots before");
         }
+        // partial hit: the segment holds target..target + 16 (read-ahead); the miss reads
+        // from target + 16 on, landing past it, and keeps no more than before
+        let mut h = Hdd::new(spec.clone());
+        let a = h.access(landing(&h, Time(0), target, 20), target, 8, Dir::Read);
+        let t = landing(&h, a.done + Duration::from_secs(1), target + 16, spt - 20);
+        let b = h.access(t, target + 12, 16, Dir::Read);
+        assert!(!b.cache_hit);
+        assert!(h.access(b.done + Duration::from_secs(1), target + 8, 8, Dir::Read).cache_hit);
+        let c = h.access(b.done + Duration::from_secs(2), target - 8, 8, Dir::Read);
+        assert!(!c.cache_hit, "a partial hit keeps no more of the track");
     }
 
     #[test]
