@@ -120,13 +120,17 @@ enum Cmd {
     /// Run a grid of simulations (schedulers, tunables, disks, contexts, thinktimes, seeds)
     /// from a TOML sweep file; one CSV table, one row per point x job, in grid order.
     Sweep(sweep::SweepArgs),
-    /// Replay a DiskSim validation trace on a drive and report DiskSim's demerit figure.
+    /// Replay a DiskSim validation trace on a drive and report DiskSim's demerit figure (or
+    /// every NAME.parv + NAME.trace pair of a directory: `headway validate DIR`).
     Validate {
-        /// The drive: a DiskSim .parv or .diskspecs file (or a built-in model name)
+        /// The drive: a DiskSim .parv or .diskspecs file (or a built-in model name); or a
+        /// directory, to score each NAME.parv in it against NAME.trace
         parv: String,
         /// Measured trace: `R|W Hit|Miss blkno bcount service_us next_interarrival_us`
-        trace: PathBuf,
-        /// Write {"drive", "requests", "demerit_ms", "demerit_binned_ms", "mean_simulated_ms", "mean_measured_ms"} here
+        /// (omitted when PARV is a directory)
+        trace: Option<PathBuf>,
+        /// Write {"drive", "requests", "demerit_ms", "demerit_binned_ms", "mean_simulated_ms",
+        /// "mean_measured_ms"} here (a list of them for a directory)
         #[arg(long)]
         json: Option<PathBuf>,
         /// Draw the simulated and measured service-time CDFs to FILE.svg or FILE.png
@@ -296,7 +300,7 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Calibrate(args) => calibrate(args),
         Cmd::Validate { parv, trace, json, plot, per_request } => {
-            validate::run(&parv, &trace, json.as_ref(), plot.as_deref(), per_request.as_deref())
+            validate::run(&parv, trace.as_deref(), json.as_ref(), plot.as_deref(), per_request.as_deref())
         }
         Cmd::Schedulers => {
             for n in headway_sched::scheduler_names() {

@@ -332,28 +332,89 @@ impl Score {
         s
     }
 
-    pub fn to_json(&self) -> String {
-        let v = serde_json::json!({
+    fn json_value(&self) -> serde_json::Value {
+        serde_json::json!({
             "drive": self.drive,
             "requests": self.requests,
             "demerit_ms": self.demerit_ms,
             "demerit_binned_ms": self.demerit_binned_ms,
             "mean_simulated_ms": self.mean_simulated_ms,
             "mean_measured_ms": self.mean_measured_ms,
-        });
-        serde_json::to_string_pretty(&v).expect("plain values") + "\n"
+        })
     }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.json_value()).expect("plain values") + "\n"
+    }
+}
+
+/// The `NAME.parv` files of `dir` that have a `NAME.trace` beside them, by name.
+pub fn suite(dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let mut pairs = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry.with_context(|| format!("reading {}", dir.display()))?.path();
+        if path.extension().is_some_and(|e| e == "parv") {
+            let trace = path.with_extension("trace");
+            if trace.is_file() {
+                pairs.push((path, trace));
+            }
+        }
+    }
+    pairs.sort();
+    if pairs.is_empty() {
+        bail!("{}: no NAME.parv with a NAME.trace beside it", dir.display());
+    }
+    Ok(pairs)
+}
+
+/// `headway validate DIR`: every pair of the directory, one line each.
+fn run_suite(dir: &Path, json: Option<&PathBuf>) -> Result<()> {
+    let pairs = suite(dir)?;
+    let mut values = Vec::new();
+    println!(
+        "{:<24} {:>8} {:>12} {:>14} {:>12} {:>12}",
+        "drive", "requests", "demerit ms", "binned ms", "mean sim ms", "mean meas ms"
+    );
+    for (parv, trace) in pairs {
+        let s = score(&parv.display().to_string(), &trace)?;
+        let stem = parv.file_stem().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        println!(
+            "{:<24} {:>8} {:>12.6} {:>14.6} {:>12.3} {:>12.3}",
+            stem, s.requests, s.demerit_ms, s.demerit_binned_ms, s.mean_simulated_ms, s.mean_measured_ms
+        );
+        values.push(s.json_value());
+    }
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&values).expect("plain values") + "\n";
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The subcommand.
 pub fn run(
     parv: &str,
-    trace: &Path,
+    trace: Option<&Path>,
     json: Option<&PathBuf>,
     plot: Option<&Path>,
     per_request: Option<&Path>,
 ) -> Result<()> {
     crate::reproduce::check_plot_path(plot)?;
+    if Path::new(parv).is_dir() {
+        if let Some(t) = trace {
+            bail!(
+                "validate {parv} {}: a directory is scored against its own NAME.trace files; give no TRACE",
+                t.display()
+            );
+        }
+        if plot.is_some() || per_request.is_some() {
+            bail!("validate {parv}: --plot and --per-request take one drive, not a directory");
+        }
+        return run_suite(Path::new(parv), json);
+    }
+    let Some(trace) = trace else {
+        bail!("validate {parv}: TRACE is missing (or give a directory of NAME.parv + NAME.trace pairs)");
+    };
     let s = score(parv, trace)?;
     print!("{}", s.table());
     if let Some(path) = json {

@@ -530,3 +530,62 @@ fn a_closed_stdout_ends_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
 }
+
+/// `headway validate DIR`: every NAME.parv with a NAME.trace beside it, by name, each with
+/// the figures its single-drive run gives; a list of the JSON objects; clear errors for a
+/// directory with a TRACE, a file without one, and a directory without pairs.
+#[test]
+fn validate_scores_a_directory_of_drives() {
+    let reference =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+    if !reference.exists() {
+        eprintln!("{} missing: skipped", reference.display());
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("headway-validate-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(&reference).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        // two drives keep their traces; the other parameter files stay without one
+        if name.ends_with(".trace") && !["cheetah9LP.trace", "hp_c2247a.trace"].contains(&name.as_str()) {
+            continue;
+        }
+        std::fs::copy(&p, dir.join(&name)).unwrap();
+    }
+    let json = dir.join("suite.json");
+    let o = headway(&["validate", dir.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(rows[0].starts_with("cheetah9LP") && rows[1].starts_with("hp_c2247a"), "{stdout}");
+    let list: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    // the same figures as a run on the drive alone
+    let one = dir.join("one.json");
+    let parv = dir.join("hp_c2247a.parv");
+    let trace = dir.join("hp_c2247a.trace");
+    let o = headway(&[
+        "validate",
+        parv.to_str().unwrap(),
+        trace.to_str().unwrap(),
+        "--json",
+        one.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let single: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    assert_eq!(list[1], single);
+    fails_with(
+        &["validate", dir.to_str().unwrap(), trace.to_str().unwrap()],
+        &["directory", "give no TRACE"],
+    );
+    fails_with(&["validate", parv.to_str().unwrap()], &["TRACE is missing"]);
+    let plot = dir.join("x.svg");
+    fails_with(&["validate", dir.to_str().unwrap(), "--plot", plot.to_str().unwrap()], &["one drive"]);
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    fails_with(&["validate", empty.to_str().unwrap()], &["no NAME.parv with a NAME.trace"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
