@@ -702,6 +702,19 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
                 .collect::<Vec<_>>();
             seek_from_knots(&knots)
         }
+        // DiskSim 4.0 computes these three from Single cylinder / Average / Full strobe seek
+        // times in ways no file can mean (its line gives the full-strobe time to every seek of
+        // 2+ cylinders; its curve's coefficient setup is deprecated and never runs): refused
+        // rather than guessed.
+        "linear" | "curve" | "constant" => {
+            return err(
+                stp,
+                format!(
+                    "`Seek type` = {seek_type}: not supported (DiskSim 4.0's own {seek_type} seek does not \
+                     compute what the parameters describe); use extracted, hpl or hplplus10"
+                ),
+            )
+        }
         other => {
             return err(stp, format!("`Seek type` = {other}: not supported (extracted, hpl, hplplus10)"))
         }

@@ -199,6 +199,13 @@ fn unknown_keys_and_values_are_errors_naming_file_line_and_key() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("m.model:19:") && e.contains("`Wobble`") && e.contains("dm_layout_g1_zone"), "{e}");
+    // a seek type DiskSim 4.0 itself does not compute as described: refused, naming file and line
+    let bad = model.replacen("Seek type = extracted", "Seek type = linear", 1);
+    write(&dir, "lin.model", &bad);
+    let e = import(&write(&dir, "bad5.diskspecs", &specs.replace("cheetah9LP.model", "lin.model")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lin.model:") && e.contains("`Seek type` = linear") && e.contains("hplplus10"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
