@@ -22,6 +22,7 @@ use headway_sim::{fio, simulate, ContextMode, SimConfig};
 mod demerit_binned;
 mod replay;
 mod reproduce;
+mod request_log;
 mod sweep;
 mod validate;
 
@@ -72,6 +73,10 @@ enum Cmd {
         /// Draw throughput per scheduler to FILE.svg or FILE.png
         #[arg(long, value_name = "FILE")]
         plot: Option<PathBuf>,
+        /// Write every job request as a CSV row to FILE (scheduler, job_index, job, dir, offset,
+        /// bytes, submit_ns, complete_ns, latency_ns), streamed as the runs complete them
+        #[arg(long, value_name = "FILE")]
+        per_request: Option<PathBuf>,
         /// Do not print the comparison table
         #[arg(long)]
         quiet: bool,
@@ -227,6 +232,7 @@ fn run(cli: Cli) -> Result<()> {
             array_queue_depth,
             json,
             plot,
+            per_request,
             quiet,
         } => {
             reproduce::check_plot_path(plot.as_deref())?;
@@ -252,7 +258,17 @@ fn run(cli: Cli) -> Result<()> {
                 array,
                 array_queue_depth,
             };
-            let report = with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?;
+            let report = match per_request {
+                None => with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?,
+                Some(path) => {
+                    let mut csv = request_log::RequestCsv::create(&path, &cfg.schedulers)?;
+                    let report = with_progress(cfg.schedulers.len(), |progress| {
+                        headway_sim::simulate_logged(&cfg, progress, |run, r| csv.record(run, r))
+                    })?;
+                    csv.finish()?;
+                    report
+                }
+            };
             if let Some(path) = json {
                 write_output(&path, report.to_json())?;
             }

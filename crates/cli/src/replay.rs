@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use headway_sim::trace::{feed, replay, Format, Mode, ReplayConfig};
+use headway_sim::trace::{feed, replay, replay_logged, Format, Mode, ReplayConfig};
 use headway_sim::ContextMode;
 
 use super::{with_progress, DriveArgs};
@@ -56,6 +56,10 @@ pub struct ReplayArgs {
     /// Write fio-shaped JSON results here (as `headway simulate --json`)
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write every trace request as a CSV row to FILE (as `headway simulate --per-request`;
+    /// `job` is the request's context), streamed as the runs complete them
+    #[arg(long, value_name = "FILE")]
+    per_request: Option<PathBuf>,
     /// Do not print the comparison table and the trace summary
     #[arg(long)]
     quiet: bool,
@@ -93,7 +97,17 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             max_jobs: a.max_jobs,
         },
     };
-    let (report, summary) = with_progress(cfg.schedulers.len(), |progress| replay(&cfg, progress))?;
+    let (report, summary) = match &a.per_request {
+        None => with_progress(cfg.schedulers.len(), |progress| replay(&cfg, progress))?,
+        Some(path) => {
+            let mut csv = crate::request_log::RequestCsv::create(path, &cfg.schedulers)?;
+            let out = with_progress(cfg.schedulers.len(), |progress| {
+                replay_logged(&cfg, progress, |run, r| csv.record(run, r))
+            })?;
+            csv.finish()?;
+            out
+        }
+    };
     if let Some(path) = a.json {
         super::write_output(&path, report.to_json())?;
     }

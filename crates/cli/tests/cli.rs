@@ -589,3 +589,74 @@ fn validate_scores_a_directory_of_drives() {
     fails_with(&["validate", empty.to_str().unwrap()], &["no NAME.parv with a NAME.trace"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Rows of a `--per-request` CSV: (header, rows as fields).
+fn per_request_rows(path: &std::path::Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(str::to_string).collect();
+    (header, lines.map(|l| l.split(',').map(str::to_string).collect()).collect())
+}
+
+/// `simulate --per-request`: one row per job request, per run, that adds up to the JSON
+/// (count, bytes and mean latency per job), in the job's address space; the same inputs
+/// write the same bytes.
+#[test]
+fn simulate_writes_every_request_when_asked() {
+    let job = tmp("per-request.fio", SMALL);
+    let (json, csv) = (job.with_extension("pr.json"), job.with_extension("pr.csv"));
+    let args = |csv: &std::path::Path| {
+        vec![
+            "simulate".to_string(),
+            job.to_str().unwrap().to_string(),
+            "--scheduler".into(),
+            "noop,stream".into(),
+            "--context".into(),
+            "none".into(),
+            "--json".into(),
+            json.to_str().unwrap().to_string(),
+            "--per-request".into(),
+            csv.to_str().unwrap().to_string(),
+            "--quiet".into(),
+        ]
+    };
+    let run = |csv: &std::path::Path| {
+        let a = args(csv);
+        let o = headway(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(&csv);
+    let (header, rows) = per_request_rows(&csv);
+    assert_eq!(
+        header,
+        ["scheduler", "job_index", "job", "dir", "offset", "bytes", "submit_ns", "complete_ns", "latency_ns"]
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for (run_i, sched) in ["noop", "stream"].iter().enumerate() {
+        let jobs = v["runs"][run_i]["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2);
+        for (j, job) in jobs.iter().enumerate() {
+            let mine: Vec<&Vec<String>> =
+                rows.iter().filter(|r| r[0] == *sched && r[1] == j.to_string()).collect();
+            let read = &job["read"];
+            assert_eq!(mine.len() as u64, read["total_ios"].as_u64().unwrap(), "{sched} job {j}");
+            let bytes: u64 = mine.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
+            assert_eq!(bytes, read["io_bytes"].as_u64().unwrap());
+            let lat: Vec<u64> = mine.iter().map(|r| r[8].parse().unwrap()).collect();
+            let mean = lat.iter().sum::<u64>() as f64 / lat.len() as f64;
+            let want = read["clat_ns"]["mean"].as_f64().unwrap();
+            assert!((mean - want).abs() <= 1e-6 * want, "{sched} job {j}: {mean} vs {want}");
+            for r in &mine {
+                assert_eq!((r[2].as_str(), r[3].as_str()), ("par", "read"));
+                let (submit, complete): (u64, u64) = (r[6].parse().unwrap(), r[7].parse().unwrap());
+                assert_eq!(complete - submit, r[8].parse::<u64>().unwrap());
+                // the second clone reads 51 GiB in (offset_increment)
+                let off: u64 = r[4].parse().unwrap();
+                assert!(off >= j as u64 * (51 << 30) && off < j as u64 * (51 << 30) + (4 << 20), "{off}");
+            }
+        }
+    }
+    let again = csv.with_extension("again.csv");
+    run(&again);
+    assert_eq!(std::fs::read(&csv).unwrap(), std::fs::read(&again).unwrap(), "deterministic");
+}

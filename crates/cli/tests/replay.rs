@@ -113,3 +113,36 @@ fn bad_arguments_are_errors() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{a:?}");
     }
 }
+
+/// `replay --per-request`: one row per trace request and run, `job` its context, offsets
+/// the trace's; the count and bytes are the trace's.
+#[test]
+fn replay_writes_every_request_when_asked() {
+    let (blk, _) = traces();
+    let b = tmp("pr.blk", &blk);
+    let csv = b.with_extension("pr.csv");
+    let out = headway(&[
+        "replay",
+        b.to_str().unwrap(),
+        "--format",
+        "blkparse",
+        "--scheduler",
+        "deadline,stream",
+        "--per-request",
+        csv.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 400, "200 requests x 2 schedulers");
+    for sched in ["deadline", "stream"] {
+        let mine: Vec<_> = rows.iter().filter(|r| r[0] == sched).collect();
+        assert_eq!(mine.len(), 200);
+        assert_eq!(mine.iter().map(|r| r[5].parse::<u64>().unwrap()).sum::<u64>(), 819_200);
+        let dd: Vec<u64> = mine.iter().filter(|r| r[2] == "dd[10]").map(|r| r[4].parse().unwrap()).collect();
+        assert_eq!(dd.len(), 100);
+        assert!(dd.iter().all(|&o| o < 1 << 20), "dd reads the start of the disk");
+        assert!(mine.iter().filter(|r| r[2] == "cat[20]").all(|r| r[4].parse::<u64>().unwrap() >= 100 << 30));
+    }
+}

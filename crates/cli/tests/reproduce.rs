@@ -30,6 +30,7 @@ fn list_names_every_figure_with_availability() {
         "ss-fig4",
         "ss-fig5",
         "ss-fig7a",
+        "ss-fig7b",
         "as-fig4",
         "as-fig5",
         "as-fig6",
@@ -44,7 +45,7 @@ fn list_names_every_figure_with_availability() {
     ] {
         assert_eq!(status(id), "available", "{id}");
     }
-    assert_eq!(status("ss-fig7b"), "unavailable");
+    assert_eq!(status("as-fig8"), "unavailable");
     // every unavailable figure says why, on the line below it
     let lines: Vec<&str> = text.lines().collect();
     for (i, l) in lines.iter().enumerate() {
@@ -88,7 +89,7 @@ fn unknown_and_unavailable_figures_are_errors() {
         err.contains("unknown figure `ss-fig99`") && err.contains("ss-fig3") && err.contains("htbs-fig6"),
         "{err}"
     );
-    let out = headway(&["reproduce", "ss-fig7b", "--out", outdir("bad").to_str().unwrap()]);
+    let out = headway(&["reproduce", "as-fig8", "--out", outdir("bad").to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be reproduced yet"));
     let _ = std::fs::remove_dir_all(outdir("bad"));

@@ -105,6 +105,8 @@ const NOT_TRACE: u32 = u32::MAX;
 struct Meta {
     job: u32,
     submit: Time,
+    /// First sector (the job's address: an array address with `--array`).
+    sector: u64,
     bytes: u32,
     dir: Dir,
     /// The trace context that issued it (trace replay), else `NOT_TRACE`.
@@ -310,9 +312,38 @@ pub struct Engine<'a> {
     trace_ev: Option<Time>,
     trace_err: Option<TraceError>,
     trace_tell: bool,
-    /// Dispatches recorded for the report, when asked for (`with_head_trace`).
+    /// Dispatches recorded for the report, when asked for (`with_head_trace`), and the
+    /// place of each one still in the drive among them (for its service time).
     trace: Option<HeadTrace>,
+    traced: IdMap<usize>,
+    /// Told every job request as it completes, when asked for (`with_request_log`).
+    log: Option<RequestLog<'a>>,
 }
+
+/// One job request, completed: what `headway simulate --per-request` writes a row of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestRecord<'r> {
+    /// The job (clone) that issued it: its place in the report's `jobs` and its name there
+    /// (the clones of a job share the name).
+    pub job_index: u32,
+    pub job: &'r str,
+    pub dir: Dir,
+    /// Its offset and length in bytes, in the job's address space (the array's with
+    /// `--array`).
+    pub offset: u64,
+    pub bytes: u32,
+    /// When the job submitted it and when it completed (ns of simulated time): for a
+    /// buffered read served by the page cache, when the copy was done; for a buffered
+    /// write, when its pages were dirty.
+    pub submit_ns: u64,
+    pub complete_ns: u64,
+}
+
+/// Where an engine sends its [`RequestRecord`]s.
+pub type RequestLog<'a> = Box<dyn FnMut(&RequestRecord<'_>) + 'a>;
+
+/// Where a run of several engines sends their records, with the run's index.
+pub type RunsLog<'l> = &'l mut dyn FnMut(usize, &RequestRecord<'_>);
 
 impl<'a> Engine<'a> {
     /// An engine ready to run, or why the drive cannot be set up as asked.
@@ -446,7 +477,15 @@ impl<'a> Engine<'a> {
             trace_err: None,
             trace_tell: false,
             trace: None,
+            traced: IdMap::default(),
+            log: None,
         })
+    }
+
+    /// Tell `log` every job request as it completes, in completion order.
+    pub fn with_request_log(mut self, log: RequestLog<'a>) -> Self {
+        self.log = Some(log);
+        self
     }
 
     /// Record every dispatch of the run's first `window` (capped at
@@ -647,7 +686,10 @@ impl<'a> Engine<'a> {
             let id = ReqId(self.next_id);
             self.next_id += 1;
             let bytes = r.len * SECTOR_BYTES as u32;
-            self.meta.insert(id, Meta { job: j as u32, submit: now, bytes, dir: r.dir, tctx: r.ctx });
+            self.meta.insert(
+                id,
+                Meta { job: j as u32, submit: now, sector: r.sector, bytes, dir: r.dir, tctx: r.ctx },
+            );
             self.first_submit.get_or_insert(now);
             self.arrive(Request {
                 id,
@@ -734,6 +776,7 @@ impl<'a> Engine<'a> {
                 Meta {
                     job: j as u32,
                     submit: now,
+                    sector: io.sector,
                     bytes: io.len * SECTOR_BYTES as u32,
                     dir: io.dir,
                     tctx: NOT_TRACE,
@@ -1092,10 +1135,13 @@ impl<'a> Engine<'a> {
         {
             let job = self.job_of(rq.id).map_or(-1, i64::from);
             let t = self.trace.as_mut().expect("checked above");
+            self.traced.insert(rq.id, t.t_ns.len());
             t.t_ns.push(self.now.0);
             t.sector.push(rq.sector);
             t.sectors.push(rq.len);
             t.job.push(job);
+            t.wait_ns.push(self.now.0 - rq.arrival.0);
+            t.service_ns.push(0);
         }
         let mem = &mut self.members[m];
         mem.flow_out.add(rq.dir, rq.len);
@@ -1146,6 +1192,12 @@ impl<'a> Engine<'a> {
             .expect("a completion of a request in the drive");
         let (rq, submitted) = mem.inflight.swap_remove(i);
         mem.occupancy += (now.0 - submitted.0) as u128;
+        if let Some(t) = self.trace.as_mut() {
+            if let Some(k) = self.traced.remove(&rq.id) {
+                t.service_ns[k] = now.0 - submitted.0;
+            }
+        }
+        let mem = &mut self.members[m];
         if !deep {
             mem.head = rq.end();
         }
@@ -1184,6 +1236,18 @@ impl<'a> Engine<'a> {
         st.disk_ns += (service as u128 * m.bytes as u128 / total as u128) as u64;
         st.bytes[m.dir.index()] += m.bytes as u64;
         st.clat[m.dir.index()].record(now.0 - m.submit.0);
+        if let Some(log) = self.log.as_mut() {
+            log(&RequestRecord {
+                job_index: j as u32,
+                job: &self.jobs[j].name,
+                dir: m.dir,
+                offset: m.sector * SECTOR_BYTES,
+                bytes: m.bytes,
+                submit_ns: m.submit.0,
+                complete_ns: now.0,
+            });
+        }
+        let st = &mut self.stats[j];
         if let Some(q) = st.qos.as_mut() {
             q.completed(now, id, m.submit, m.bytes, self.jobs[j].started_at.unwrap_or(Time::ZERO));
         }

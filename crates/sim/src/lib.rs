@@ -26,7 +26,7 @@ use headway_disk::{DiskSpec, DriveConfig, Hdd};
 use headway_sched::framework::array_stream::ArrayShape;
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
-pub use engine::{ArrayConfig, Engine, EngineError, RunInput, DEFAULT_ARRAY_QUEUE_DEPTH};
+pub use engine::{ArrayConfig, Engine, EngineError, RequestRecord, RunInput, DEFAULT_ARRAY_QUEUE_DEPTH};
 pub use report::{Report, RunReport};
 pub use workload::{ContextMode, Job, WorkloadError};
 
@@ -149,7 +149,26 @@ pub fn simulate(cfg: &SimConfig, progress: impl FnMut(usize, f64)) -> Result<Rep
 pub fn simulate_traced(
     cfg: &SimConfig,
     head_trace: headway_sched::Duration,
+    progress: impl FnMut(usize, f64),
+) -> Result<Report, SimError> {
+    simulate_runs(cfg, head_trace, progress, None)
+}
+
+/// [`simulate`], telling `log(run_index, record)` every job request as it completes (runs
+/// in scheduler order, each in completion order): `headway simulate --per-request`.
+pub fn simulate_logged(
+    cfg: &SimConfig,
+    progress: impl FnMut(usize, f64),
+    mut log: impl FnMut(usize, &RequestRecord<'_>),
+) -> Result<Report, SimError> {
+    simulate_runs(cfg, headway_sched::Duration(0), progress, Some(&mut log))
+}
+
+fn simulate_runs(
+    cfg: &SimConfig,
+    head_trace: headway_sched::Duration,
     mut progress: impl FnMut(usize, f64),
+    mut log: Option<engine::RunsLog<'_>>,
 ) -> Result<Report, SimError> {
     check_schedulers(&cfg.schedulers, &cfg.settings)?;
     let member_capacity = Hdd::new(cfg.disk.clone()).capacity();
@@ -173,6 +192,9 @@ pub fn simulate_traced(
         let mut engine = Engine::with_array_schedulers(scheds, jobs.clone(), &input)?;
         if head_trace.0 > 0 {
             engine = engine.with_head_trace(head_trace);
+        }
+        if let Some(log) = log.as_deref_mut() {
+            engine = engine.with_request_log(Box::new(move |r| log(i, r)));
         }
         runs.push(engine.run(|f| progress(i, f))?);
     }

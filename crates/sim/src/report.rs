@@ -230,6 +230,11 @@ pub struct HeadTrace {
     /// Index of the job clone (in `jobs`) whose request it is (the first part's, for a
     /// merged command), -1 when none.
     pub job: Vec<i64>,
+    /// How long the command waited in the scheduler (dispatch - its arrival there) and
+    /// how long the drive then took to complete it (completion - dispatch; 0 if the run
+    /// ended first): seeds/000 Figure 7(b) and 7(c)'s wait and service times.
+    pub wait_ns: Vec<u64>,
+    pub service_ns: Vec<u64>,
 }
 
 impl HeadTrace {

@@ -352,8 +352,28 @@ pub fn replay(
 /// and `cfg.format` are then only names).
 pub fn replay_with(
     cfg: &ReplayConfig,
+    open: impl FnMut() -> Result<Records, TraceError>,
+    progress: impl FnMut(usize, f64),
+) -> Result<(Report, ReplaySummary), SimError> {
+    replay_runs(cfg, open, progress, None)
+}
+
+/// [`replay`], telling `log(run_index, record)` every trace request as it completes (runs in
+/// scheduler order, each in completion order; `job` is the request's trace context, as the
+/// report names it): `headway replay --per-request`.
+pub fn replay_logged(
+    cfg: &ReplayConfig,
+    progress: impl FnMut(usize, f64),
+    mut log: impl FnMut(usize, &crate::RequestRecord<'_>),
+) -> Result<(Report, ReplaySummary), SimError> {
+    replay_runs(cfg, || Records::open(&cfg.path, cfg.format, cfg.options.skip_bad), progress, Some(&mut log))
+}
+
+fn replay_runs(
+    cfg: &ReplayConfig,
     mut open: impl FnMut() -> Result<Records, TraceError>,
     mut progress: impl FnMut(usize, f64),
+    mut log: Option<crate::engine::RunsLog<'_>>,
 ) -> Result<(Report, ReplaySummary), SimError> {
     check_schedulers(&cfg.schedulers, &cfg.settings)?;
     if cfg.context == ContextMode::Vm {
@@ -376,7 +396,11 @@ pub fn replay_with(
         let records = open()?;
         let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();
-        let (run, stats) = Engine::replay(sched, feed, &input)?.run_replay(|f| progress(i, f))?;
+        let mut engine = Engine::replay(sched, feed, &input)?;
+        if let Some(log) = log.as_deref_mut() {
+            engine = engine.with_request_log(Box::new(move |r| log(i, r)));
+        }
+        let (run, stats) = engine.run_replay(|f| progress(i, f))?;
         runs.push(run);
         summary.stats = stats;
     }
