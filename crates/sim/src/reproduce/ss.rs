@@ -350,6 +350,14 @@ fn pct_ms(v: &[u64], p: f64) -> f64 {
 /// few waits long, up to about 0.37 s (it rotates among four streams with a 124 ms slice,
 /// so a stream waits up to three slices), yet most of its waits and its service times are
 /// far shorter than Deadline's. Returns (summary, failures) from the two runs' head traces.
+///
+/// How headway gets there differs: once a reader's next readahead window is already queued
+/// when the previous one completes (Linux issues it when the reader touches the marker page,
+/// still in flight), the child test prices that window as the alternative, so no child
+/// qualifies and no stream stays established; the wrapped Deadline's sector order then
+/// keeps serving that reader's windows until the others' reads expire (500 ms), one
+/// reader after another. Hence the longest wait is the read expiry plus a command (518 ms)
+/// rather than the paper's three slices.
 pub fn fig7b_check(
     deadline: &crate::report::HeadTrace,
     stream: &crate::report::HeadTrace,
