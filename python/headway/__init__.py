@@ -75,6 +75,7 @@ def simulate(
     head_trace: float = 0.5,
     array: Optional[str] = None,
     array_queue_depth: int = 64,
+    per_request: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Result:
     """Run a fio job file on a modelled disk once per scheduler (``headway simulate``).
 
@@ -90,7 +91,10 @@ def simulate(
     disk an array of ``disk`` drives, each with its own scheduler instance (``stream``: the
     coordinated array stream scheduler, one state over all members), behind a front
     end admitting ``array_queue_depth`` requests (``--array``, ``--array-queue-depth``);
-    runs then have ``array`` and per-member ``members`` sections.
+    runs then have ``array`` and per-member ``members`` sections. ``per_request`` (a path)
+    streams every job request of every run to that CSV file, as ``--per-request`` does
+    (``scheduler,job_index,job,dir,offset,bytes,submit_ns,complete_ns,latency_ns``; read it
+    with ``pandas.read_csv``).
 
     Raises :class:`JobFileError`, :class:`UnknownNameError`, :class:`SettingError` or
     :class:`SimulationError` (all :class:`HeadwayError`).
@@ -122,6 +126,7 @@ def simulate(
         write_cache=write_cache,
         head_trace_ns=int(round(head_trace * 1e9)),
         **({} if array is None else {"array": str(array), "array_queue_depth": int(array_queue_depth)}),
+        **({} if per_request is None else {"per_request": os.fspath(per_request)}),
     )
     return Result(raw)
 

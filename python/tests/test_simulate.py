@@ -109,6 +109,26 @@ def test_array(job_path):
         headway.simulate(job_path, array="raid7:5:64k")
 
 
+def test_per_request_csv_matches_the_cli_and_the_json(job_path, tmp_path):
+    mine, theirs = tmp_path / "py.csv", tmp_path / "cli.csv"
+    r = headway.simulate(job_path, schedulers=["noop", "stream"], context="none", head_trace=0,
+                         per_request=mine)
+    p = cli("simulate", str(job_path), "--scheduler", "noop,stream", "--context", "none",
+            "--per-request", str(theirs), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert mine.read_bytes() == theirs.read_bytes()
+    lines = mine.read_text().splitlines()
+    assert lines[0] == "scheduler,job_index,job,dir,offset,bytes,submit_ns,complete_ns,latency_ns"
+    rows = [l.split(",") for l in lines[1:]]
+    for run, sched in zip(r.runs, ["noop", "stream"]):
+        for j, job in enumerate(run["jobs"]):
+            mine_j = [x for x in rows if x[0] == sched and x[1] == str(j)]
+            assert len(mine_j) == job["read"]["total_ios"]
+            assert sum(int(x[5]) for x in mine_j) == job["read"]["io_bytes"]
+    with pytest.raises(headway.SettingError, match="no/such/dir"):
+        headway.simulate(job_path, per_request="/proc/no/such/dir/x.csv")
+
+
 def test_unknown_scheduler(job_path):
     with pytest.raises(headway.UnknownNameError) as e:
         headway.simulate(job_path, schedulers=["noop", "no-such-sched"])

@@ -22,7 +22,6 @@ use headway_sim::{fio, simulate, ContextMode, SimConfig};
 mod demerit_binned;
 mod replay;
 mod reproduce;
-mod request_log;
 mod sweep;
 mod validate;
 
@@ -261,7 +260,7 @@ fn run(cli: Cli) -> Result<()> {
             let report = match per_request {
                 None => with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?,
                 Some(path) => {
-                    let mut csv = request_log::RequestCsv::create(&path, &cfg.schedulers)?;
+                    let mut csv = headway_sim::request_csv::RequestCsv::create(&path, &cfg.schedulers)?;
                     let report = with_progress(cfg.schedulers.len(), |progress| {
                         headway_sim::simulate_logged(&cfg, progress, |run, r| csv.record(run, r))
                     })?;

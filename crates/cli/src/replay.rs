@@ -100,7 +100,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let (report, summary) = match &a.per_request {
         None => with_progress(cfg.schedulers.len(), |progress| replay(&cfg, progress))?,
         Some(path) => {
-            let mut csv = crate::request_log::RequestCsv::create(path, &cfg.schedulers)?;
+            let mut csv = headway_sim::request_csv::RequestCsv::create(path, &cfg.schedulers)?;
             let out = with_progress(cfg.schedulers.len(), |progress| {
                 replay_logged(&cfg, progress, |run, r| csv.record(run, r))
             })?;

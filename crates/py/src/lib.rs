@@ -11,7 +11,8 @@ use pyo3::prelude::*;
 
 use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::{Duration, Settings};
-use headway_sim::{fio, simulate_traced, ContextMode, SimConfig};
+use headway_sim::request_csv::RequestCsv;
+use headway_sim::{fio, simulate_with, ContextMode, SimConfig};
 
 use error::Failure;
 
@@ -20,11 +21,12 @@ use error::Failure;
 /// `settings` are (name, value) pairs as `--set NAME=VALUE` takes them. `head_trace_ns` > 0
 /// adds each run's dispatches of that first stretch of simulated time (`head_trace`).
 /// `array` (`raid0:5:64k`) makes the disk an array of `disk`s with a front end admitting
-/// `array_queue_depth` requests (`--array`, `--array-queue-depth`).
+/// `array_queue_depth` requests (`--array`, `--array-queue-depth`). `per_request` (a path)
+/// streams every job request to that CSV file (`--per-request`).
 #[pyfunction]
 #[pyo3(signature = (job, *, job_is_text, label, disk, schedulers, context, settings, seed,
     queue_depth, drive_scheduler, write_cache, head_trace_ns, array=None,
-    array_queue_depth=headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH))]
+    array_queue_depth=headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH, per_request=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate_json(
     py: Python<'_>,
@@ -42,6 +44,7 @@ fn simulate_json(
     head_trace_ns: u64,
     array: Option<&str>,
     array_queue_depth: u32,
+    per_request: Option<&str>,
 ) -> PyResult<String> {
     let cfg = (|| -> Result<SimConfig, Failure> {
         let jobfile = if job_is_text {
@@ -95,10 +98,29 @@ fn simulate_json(
         })
     })()
     .map_err(|f| f.into_py(py))?;
+    let mut csv = match per_request {
+        None => None,
+        Some(p) => Some(
+            RequestCsv::create(std::path::Path::new(p), &cfg.schedulers)
+                .map_err(|e| Failure::Setting(e.to_string()).into_py(py))?,
+        ),
+    };
     // The simulation holds no Python object: let other Python threads run meanwhile.
     let report = py
-        .detach(|| simulate_traced(&cfg, Duration(head_trace_ns), |_, _| {}))
+        .detach(|| {
+            let mut record = |run: usize, r: &headway_sim::RequestRecord<'_>| {
+                if let Some(c) = csv.as_mut() {
+                    c.record(run, r)
+                }
+            };
+            let log: Option<headway_sim::RunsLog<'_>> =
+                if per_request.is_some() { Some(&mut record) } else { None };
+            simulate_with(&cfg, Duration(head_trace_ns), |_, _| {}, log)
+        })
         .map_err(|e| Failure::from(e).into_py(py))?;
+    if let Some(c) = csv {
+        c.finish().map_err(|e| Failure::Setting(e.to_string()).into_py(py))?;
+    }
     Ok(report.to_json())
 }
 

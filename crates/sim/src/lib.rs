@@ -14,6 +14,7 @@ pub mod qos;
 pub mod readahead;
 pub mod report;
 pub mod reproduce;
+pub mod request_csv;
 pub mod sweep;
 pub mod trace;
 pub mod workload;
@@ -26,7 +27,9 @@ use headway_disk::{DiskSpec, DriveConfig, Hdd};
 use headway_sched::framework::array_stream::ArrayShape;
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
-pub use engine::{ArrayConfig, Engine, EngineError, RequestRecord, RunInput, DEFAULT_ARRAY_QUEUE_DEPTH};
+pub use engine::{
+    ArrayConfig, Engine, EngineError, RequestRecord, RunInput, RunsLog, DEFAULT_ARRAY_QUEUE_DEPTH,
+};
 pub use report::{Report, RunReport};
 pub use workload::{ContextMode, Job, WorkloadError};
 
@@ -162,6 +165,18 @@ pub fn simulate_logged(
     mut log: impl FnMut(usize, &RequestRecord<'_>),
 ) -> Result<Report, SimError> {
     simulate_runs(cfg, headway_sched::Duration(0), progress, Some(&mut log))
+}
+
+/// [`simulate`] with both extras: each run's `head_trace` of its first `head_trace` of
+/// simulated time (none when zero), and every job request told to `log` (none: not
+/// recorded).
+pub fn simulate_with(
+    cfg: &SimConfig,
+    head_trace: headway_sched::Duration,
+    progress: impl FnMut(usize, f64),
+    log: Option<engine::RunsLog<'_>>,
+) -> Result<Report, SimError> {
+    simulate_runs(cfg, head_trace, progress, log)
 }
 
 fn simulate_runs(

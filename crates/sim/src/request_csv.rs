@@ -12,9 +12,18 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use headway_sched::Dir;
-use headway_sim::RequestRecord;
+
+use crate::RequestRecord;
+
+/// A file could not be written: which, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("writing {path}: {source}")]
+pub struct CsvError {
+    pub path: String,
+    #[source]
+    pub source: std::io::Error,
+}
 
 pub const HEADER: &str = "scheduler,job_index,job,dir,offset,bytes,submit_ns,complete_ns,latency_ns";
 
@@ -28,13 +37,14 @@ pub struct RequestCsv {
 }
 
 impl RequestCsv {
-    pub fn create(path: &Path, schedulers: &[String]) -> Result<RequestCsv> {
+    pub fn create(path: &Path, schedulers: &[String]) -> Result<RequestCsv, CsvError> {
+        let err = |source| CsvError { path: path.display().to_string(), source };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(err)?;
         }
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let file = File::create(path).map_err(err)?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
-        writeln!(out, "{HEADER}").with_context(|| format!("writing {}", path.display()))?;
+        writeln!(out, "{HEADER}").map_err(err)?;
         Ok(RequestCsv {
             out,
             path: path.display().to_string(),
@@ -66,11 +76,11 @@ impl RequestCsv {
         }
     }
 
-    pub fn finish(mut self) -> Result<()> {
-        if let Some(e) = self.err.take() {
-            return Err(e).with_context(|| format!("writing {}", self.path));
+    pub fn finish(mut self) -> Result<(), CsvError> {
+        if let Some(source) = self.err.take() {
+            return Err(CsvError { path: self.path, source });
         }
-        self.out.flush().with_context(|| format!("writing {}", self.path))
+        self.out.flush().map_err(|source| CsvError { path: self.path.clone(), source })
     }
 }
 
