@@ -51,6 +51,11 @@
 //! schedulers are asked again at once). Without an array there is one member and no
 //! splitting: the engine behaves as it always did.
 //!
+//! Records, when asked for: the head trace (`with_head_trace`: every command dispatched in
+//! the run's first stretch, its wait in the scheduler and service in the drive) and the
+//! request log (`with_request_log`: every job request as it completes, to a callback:
+//! `--per-request`). Neither changes a decision or a number of the report.
+//!
 //! Hot-path allocation: none per request beyond the scheduler's own containers and the
 //! request-metadata map; events are small `Copy` values in one binary heap.
 
