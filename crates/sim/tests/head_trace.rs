@@ -62,8 +62,11 @@ fn wait_plus_service_is_the_request_latency() {
     let cfg = common::config(PAR_READ, "wd5000aaks", &["deadline", "stream"], ContextMode::None, 1);
     let mut lat: Vec<Vec<u64>> = vec![Vec::new(); 2];
     let traced = simulate_traced(&cfg, Duration(u64::MAX / 2), |_, _| {}).unwrap();
-    headway_sim::simulate_logged(&cfg, |_, _| {}, |run, r| lat[run].push(r.complete_ns - r.submit_ns))
-        .unwrap();
+    let logged =
+        headway_sim::simulate_logged(&cfg, |_, _| {}, |run, r| lat[run].push(r.complete_ns - r.submit_ns))
+            .unwrap();
+    // logging changes nothing of the report
+    assert_eq!(logged.to_json(), simulate(&cfg, |_, _| {}).unwrap().to_json());
     for (i, run) in traced.runs.iter().enumerate() {
         let tr = run.head_trace.as_ref().unwrap();
         let mut a: Vec<u64> = tr.wait_ns.iter().zip(&tr.service_ns).map(|(w, s)| w + s).collect();
