@@ -437,8 +437,15 @@ impl<'a> Engine<'a> {
         }
         let planned_bytes = jobs.iter().filter_map(|j| j.planned_bytes()).sum();
         let n = jobs.len();
-        let jobs_ra: Vec<Option<Readahead>> =
-            jobs.iter().map(|j| j.buffered.then(|| Readahead::new(input.host.read_ahead_kb))).collect();
+        let jobs_ra: Vec<Option<Readahead>> = jobs
+            .iter()
+            .map(|j| {
+                j.buffered.then(|| {
+                    Readahead::new(input.host.read_ahead_kb)
+                        .with_trigger_after_io(input.host.readahead_after_io)
+                })
+            })
+            .collect();
         let depth = input.drive.queue_depth as usize;
         Ok(Engine {
             context: input.context,

@@ -13,6 +13,14 @@ pub const T_READ_AHEAD_KB: Tunable = Tunable {
     scope: "page cache",
     doc: "largest readahead window for buffered (direct=0) readers (Linux read_ahead_kb)",
 };
+pub const T_READAHEAD_AFTER_IO: Tunable = Tunable {
+    name: "readahead_after_io",
+    unit: Unit::Flag,
+    default: "0",
+    scope: "page cache",
+    doc: "1: the next async readahead window goes out only once the page that triggers it has \
+          arrived, leaving the quiet period seeds/000 §3.3 describes; 0: on touching it even in flight",
+};
 pub const T_DIRTY_BACKGROUND_BYTES: Tunable = Tunable {
     name: "dirty_background_bytes",
     unit: Unit::Count("bytes"),
@@ -42,25 +50,38 @@ pub const T_DIRTY_WRITEBACK: Tunable = Tunable {
     doc: "period of the flusher's expiry check (Linux dirty_writeback_centisecs 500)",
 };
 
-pub const TUNABLES: &[Tunable] =
-    &[T_READ_AHEAD_KB, T_DIRTY_BACKGROUND_BYTES, T_DIRTY_BYTES, T_DIRTY_EXPIRE, T_DIRTY_WRITEBACK];
+pub const TUNABLES: &[Tunable] = &[
+    T_READ_AHEAD_KB,
+    T_READAHEAD_AFTER_IO,
+    T_DIRTY_BACKGROUND_BYTES,
+    T_DIRTY_BYTES,
+    T_DIRTY_EXPIRE,
+    T_DIRTY_WRITEBACK,
+];
 
 /// Page-cache settings of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostParams {
     pub read_ahead_kb: u64,
+    /// `readahead_after_io`: see [`crate::readahead::Readahead::with_trigger_after_io`].
+    pub readahead_after_io: bool,
     pub writeback: WritebackParams,
 }
 
 impl Default for HostParams {
     fn default() -> Self {
-        HostParams { read_ahead_kb: READ_AHEAD_KB, writeback: WritebackParams::default() }
+        HostParams {
+            read_ahead_kb: READ_AHEAD_KB,
+            readahead_after_io: false,
+            writeback: WritebackParams::default(),
+        }
     }
 }
 
 impl HostParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
         let read_ahead_kb = s.count(&T_READ_AHEAD_KB, 4, 1 << 20)?;
+        let readahead_after_io = s.flag(&T_READAHEAD_AFTER_IO)?;
         let background = s.count(&T_DIRTY_BACKGROUND_BYTES, 4096, 1 << 50)?;
         let limit = s.count(&T_DIRTY_BYTES, 4096, 1 << 50)?;
         if limit < background {
@@ -72,6 +93,7 @@ impl HostParams {
         }
         Ok(HostParams {
             read_ahead_kb,
+            readahead_after_io,
             writeback: WritebackParams {
                 dirty_background_bytes: background,
                 dirty_bytes: limit,

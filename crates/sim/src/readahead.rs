@@ -17,6 +17,12 @@
 //! - A read elsewhere is random: just the pages asked for are read, and the state restarts.
 //! - A page that has arrived is a hit: no disk request. A page still in flight makes the
 //!   reader wait for the request carrying it.
+//! - When the marked page is still in flight as the reader touches it, Linux 2.6.31's
+//!   `do_generic_file_read` starts the next window at once (it checks `PageReadahead`
+//!   before waiting for the page): the default here. seeds/000 §3.3 describes instead a
+//!   quiet period, the next window going out only once the current one "is completed and
+//!   its data is consumed": `readahead_after_io = 1` ([`Readahead::with_trigger_after_io`])
+//!   holds the window back until the reader's first read after the marked page arrived.
 //!
 //! Only the populated stretch around the reader is remembered (`populated`), which is what
 //! the decisions need: the model has no memory pressure and never evicts a page the reader
@@ -66,6 +72,11 @@ pub struct Readahead {
     in_flight: Vec<Pages>,
     /// Page just past the previous read (sequential detection).
     prev_end: Option<u64>,
+    /// Hold the next window until the marked page has arrived (`readahead_after_io`).
+    after_io: bool,
+    /// The marked page touched while in flight, and the file's size then: the window to
+    /// start once it has arrived.
+    deferred: Option<(u64, u64)>,
 }
 
 impl Readahead {
@@ -78,7 +89,36 @@ impl Readahead {
             populated: (0, 0),
             in_flight: Vec::new(),
             prev_end: None,
+            after_io: false,
+            deferred: None,
         }
+    }
+
+    /// Start the next window only once the page that triggers it has arrived (and the
+    /// reader reads again), not while it is still in flight.
+    pub fn with_trigger_after_io(mut self, on: bool) -> Self {
+        self.after_io = on;
+        self
+    }
+
+    /// The next window after the current one, now in flight (async), if the file has more.
+    fn next_window(&mut self, file_pages: u64) -> Option<Pages> {
+        let next = self.start + self.size;
+        let size = (self.size * 2).min(self.max_pages).min(file_pages.saturating_sub(next));
+        self.async_size = 0;
+        if size == 0 {
+            return None;
+        }
+        self.start = next;
+        self.size = size;
+        self.async_size = size;
+        self.populated.1 = self.populated.1.max(next + size);
+        self.in_flight.push((next, next + size));
+        Some((next, next + size))
+    }
+
+    fn in_flight_at(&self, page: u64) -> bool {
+        self.in_flight.iter().any(|r| r.0 <= page && page < r.1)
     }
 
     fn marker(&self) -> Option<u64> {
@@ -97,23 +137,27 @@ impl Readahead {
             let carrier = self.in_flight.iter().find(|r| r.0 <= last && last < r.1);
             let any = || self.in_flight.iter().find(|r| r.0 < end && first < r.1);
             plan.wait_for = carrier.or_else(any).map(|r| r.0);
-            // Touching the marker starts the next window asynchronously.
+            // A window held back until its marked page arrived goes out now.
+            if let Some((m, pages)) = self.deferred {
+                if !self.in_flight_at(m) {
+                    self.deferred = None;
+                    plan.read_ahead = self.next_window(pages);
+                }
+            }
+            // Touching the marker starts the next window asynchronously (or, with
+            // `after_io`, once the marked page has arrived).
             if let Some(m) = self.marker() {
                 if first <= m && m < end {
-                    let next = self.start + self.size;
-                    let size = (self.size * 2).min(self.max_pages).min(file_pages.saturating_sub(next));
-                    self.async_size = 0;
-                    if size > 0 {
-                        self.start = next;
-                        self.size = size;
-                        self.async_size = size;
-                        plan.read_ahead = Some((next, next + size));
-                        self.populated.1 = self.populated.1.max(next + size);
-                        self.in_flight.push((next, next + size));
+                    if self.after_io && self.in_flight_at(m) {
+                        self.async_size = 0;
+                        self.deferred = Some((m, file_pages));
+                    } else {
+                        plan.read_ahead = self.next_window(file_pages);
                     }
                 }
             }
         } else {
+            self.deferred = None;
             let sequential = first == 0 || self.prev_end == Some(first) || first == self.populated.1;
             if sequential {
                 let init = (req.next_power_of_two() * 4).min(self.max_pages).max(req);
@@ -179,6 +223,32 @@ mod tests {
         assert_eq!(&asyncs[..4], &[8, 16, 32, 32], "windows double up to read_ahead_kb");
         let total: u64 = syncs.iter().chain(&asyncs).sum();
         assert!(total >= 200, "every page the reader touched was read");
+    }
+
+    /// `readahead_after_io`: a marker touched while its page is in flight starts nothing;
+    /// the reader's first read after that page arrived starts the window.
+    #[test]
+    fn after_io_holds_the_next_window_until_the_marked_page_arrived() {
+        let mut ra = Readahead::new(READ_AHEAD_KB).with_trigger_after_io(true);
+        let p0 = ra.read(0, 1, 1000);
+        assert_eq!(p0.sync, Some((0, 4)));
+        // page 1 is the marker (window 0..4, async 3), still in flight: nothing goes out
+        let p1 = ra.read(1, 2, 1000);
+        assert_eq!(p1.wait_for, Some(0));
+        assert_eq!(p1.read_ahead, None);
+        // still in flight: still nothing
+        assert_eq!(ra.read(2, 3, 1000).read_ahead, None);
+        ra.arrived(0);
+        // the first read after it arrived starts the window the marker asked for
+        let p3 = ra.read(3, 4, 1000);
+        assert!(p3.is_hit());
+        assert_eq!(p3.read_ahead, Some((4, 12)));
+        // and only once
+        assert_eq!(ra.read(3, 4, 1000).read_ahead, None);
+        // without the option the marker starts it at once (Linux)
+        let mut linux = Readahead::new(READ_AHEAD_KB);
+        linux.read(0, 1, 1000);
+        assert_eq!(linux.read(1, 2, 1000).read_ahead, Some((4, 12)));
     }
 
     #[test]

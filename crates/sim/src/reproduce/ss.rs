@@ -351,13 +351,15 @@ fn pct_ms(v: &[u64], p: f64) -> f64 {
 /// so a stream waits up to three slices), yet most of its waits and its service times are
 /// far shorter than Deadline's. Returns (summary, failures) from the two runs' head traces.
 ///
-/// How headway gets there differs: once a reader's next readahead window is already queued
-/// when the previous one completes (Linux issues it when the reader touches the marker page,
-/// still in flight), the child test prices that window as the alternative, so no child
-/// qualifies and no stream stays established; the wrapped Deadline's sector order then
-/// keeps serving that reader's windows until the others' reads expire (500 ms), one
-/// reader after another. Hence the longest wait is the read expiry plus a command (518 ms)
-/// rather than the paper's three slices.
+/// The figure is judged with `readahead_after_io = 1`: the quiet period after each window
+/// that seeds/000 §3.3 describes (the next window goes out once the current one "is
+/// completed and its data is consumed"), which is what lets SS's streams form and rotate.
+/// With the default timing (Linux 2.6.31 starts the next window as the reader touches the
+/// marker page, still in flight) each reader's next window is already queued when the
+/// previous completes, the child test prices that adjacent window as the alternative, no
+/// stream stays established, and the wrapped Deadline's sector order serves one reader
+/// until the others' reads expire (longest wait: the 500 ms read expiry plus a command);
+/// the report shows that run too.
 pub fn fig7b_check(
     deadline: &crate::report::HeadTrace,
     stream: &crate::report::HeadTrace,
@@ -377,16 +379,14 @@ pub fn fig7b_check(
         k.that(false, || "no dispatches recorded".into());
         return (String::new(), k);
     }
-    // SS's default slice, and Deadline's read FIFO expiry: the wrapped policy makes a read
-    // urgent after it, so no wait runs much past it (plus the command the drive is on).
-    let (slice_ms, expire_ms) = (124.0, 500.0);
+    // SS's default slice: four streams in rotation, a stream waits up to three slices
+    let slice_ms = 124.0;
     let s_max = pct_ms(&sw, 100.0);
     let long = sw.iter().filter(|&&w| w as f64 > slice_ms * 1e6).count() as f64 / sw.len() as f64;
-    k.that(s_max >= 2.0 * slice_ms && s_max <= expire_ms + 50.0, || {
+    k.that(s_max >= 2.0 * slice_ms && s_max <= 4.0 * slice_ms, || {
         format!(
-            "SS's longest wait {s_max:.0} ms, expected from two slices ({:.0} ms) to Deadline's {expire_ms:.0} ms \
-             read expiry + 50 ms (paper: 0.37 s, acceptable against the 0.5 s expiry)",
-            2.0 * slice_ms
+            "SS's longest wait {s_max:.0} ms, expected two to four slices of {slice_ms:.0} ms (paper: 0.37 s, \
+             three slices)"
         )
     });
     k.that(long <= 0.05, || {
@@ -400,46 +400,69 @@ pub fn fig7b_check(
     });
     let summary = format!(
         "SS waits: median {sw50:.3} ms (Deadline {dw50:.3}), longest {s_max:.0} ms (paper 370 ms; asserted \
-         248-550 ms: two slices to the 500 ms read expiry), {:.2}% longer than a slice (asserted <= 5%); \
-         service: median {ss50:.3} ms vs Deadline {ds50:.3} ms (asserted <= 0.5x)",
+         248-496 ms: two to four slices), {:.2}% longer than a slice (asserted <= 5%); service: median \
+         {ss50:.3} ms vs Deadline {ds50:.3} ms (asserted <= 0.5x)",
         long * 100.0
     );
     (summary, k)
 }
 
+/// Figure 7(b-c)'s two runs (deadline, stream) with the head trace of the first 4 s:
+/// `paper_readahead` sets `readahead_after_io = 1` (seeds/000 §3.3's quiet periods).
+pub fn fig7b_runs(scale: Scale, paper_readahead: bool) -> Result<crate::Report, SimError> {
+    let mut cfg = config(
+        &fig3_text(scale),
+        "par-read-buffered.fio",
+        "wd5000aaks",
+        &["deadline", "stream"],
+        ContextMode::None,
+    );
+    if paper_readahead {
+        cfg.settings.push_kv("readahead_after_io=1").expect("a valid setting");
+    }
+    crate::simulate_traced(&cfg, headway_sched::Duration(FIG7B_WINDOW_NS), |_, _| {})
+}
+
+/// Sorted waits and completed service times of a head trace.
+fn waits_services(t: &crate::report::HeadTrace) -> (Vec<u64>, Vec<u64>) {
+    let mut w = t.wait_ns.clone();
+    w.sort_unstable();
+    let mut s: Vec<u64> = t.service_ns.iter().copied().filter(|&x| x > 0).collect();
+    s.sort_unstable();
+    (w, s)
+}
+
 fn fig7b(scale: Scale) -> Result<Outcome, SimError> {
     let fig = super::find("ss-fig7b").expect("listed");
-    let text = fig3_text(scale);
     let mut o = Outcome::new(
         &fig,
         "`experiments/par-read-buffered.fio` (Figure 3's setting: four buffered sequential readers, \
-         thinktime 0, page-cache readahead), deadline and stream scheduling, `--context none`, \
-         modelled WD5000AAKS; every request the scheduler dispatched in the first 4 s, its wait \
-         (arrival at the scheduler to dispatch) and service (dispatch to completion) time, \
-         summarised at percentiles (the paper plots them against time).",
+         thinktime 0, page-cache readahead) with `--set readahead_after_io=1` (the quiet period after \
+         each readahead window that the paper's §3.3 describes), deadline and stream scheduling, \
+         `--context none`, modelled WD5000AAKS; every request the scheduler dispatched in the first \
+         4 s, its wait (arrival at the scheduler to dispatch) and service (dispatch to completion) \
+         time, summarised at percentiles (the paper plots them against time). The same with \
+         headway's default readahead timing (Linux's) is reported beside it.",
         "percentile",
         "ms",
     );
     o.commands.push(
         "python3 -c \"import headway; r = headway.simulate('experiments/par-read-buffered.fio', \
-         scheduler=['deadline', 'stream'], context='none', head_trace=4.0)\"  # runs[i].head_trace: wait_ns, service_ns"
+         schedulers=['deadline', 'stream'], context='none', head_trace=4.0, \
+         settings={'readahead_after_io': 1})\"  # runs[i].head_trace: wait_ns, service_ns"
             .to_string(),
     );
     if scale == Scale::Quick {
         o.scale_note = "256 MiB per reader instead of 1 GiB (the first 4 s are the same).".into();
     }
-    let cfg =
-        config(&text, "par-read-buffered.fio", "wd5000aaks", &["deadline", "stream"], ContextMode::None);
-    let r = crate::simulate_traced(&cfg, headway_sched::Duration(FIG7B_WINDOW_NS), |_, _| {})?;
-    let trace = |i: usize| r.runs[i].head_trace.clone().unwrap_or_default();
-    let (dl, st) = (trace(0), trace(1));
+    let r = fig7b_runs(scale, true)?;
+    let linux = fig7b_runs(scale, false)?;
+    let trace = |r: &crate::Report, i: usize| r.runs[i].head_trace.clone().unwrap_or_default();
+    let (dl, st) = (trace(&r, 0), trace(&r, 1));
     o.categories =
         FIG7B_PCTS.iter().map(|p| if *p == 100.0 { "max".into() } else { format!("p{p}") }).collect();
     for (name, t) in [("deadline", &dl), ("stream:deadline", &st)] {
-        let mut w = t.wait_ns.clone();
-        w.sort_unstable();
-        let mut sv: Vec<u64> = t.service_ns.iter().copied().filter(|&x| x > 0).collect();
-        sv.sort_unstable();
+        let (w, sv) = waits_services(t);
         if w.is_empty() || sv.is_empty() {
             continue;
         }
@@ -463,12 +486,21 @@ fn fig7b(scale: Scale) -> Result<Outcome, SimError> {
             if name == "deadline" { "" } else { "significantly below Deadline's" },
         );
     }
+    let (lw, _) = waits_services(&trace(&linux, 1));
+    if !lw.is_empty() {
+        o.row(
+            "stream:deadline, default readahead timing: wait median / max, ms",
+            format!("{:.3} / {:.0}", pct_ms(&lw, 50.0), pct_ms(&lw, 100.0)),
+            "(no quiet period: no stream forms, the 500 ms read expiry bounds the waits)",
+        );
+    }
     o.paper_points.push(PaperPoint {
         series: "stream:deadline wait".into(),
         category: FIG7B_PCTS.len() - 1,
         value: 370.0,
     });
-    o.keep("par-read-buffered", &r);
+    o.keep("par-read-buffered readahead_after_io=1", &r);
+    o.keep("par-read-buffered", &linux);
     let (summary, k) = fig7b_check(&dl, &st);
     o.judge(summary, k.0);
     Ok(o)
