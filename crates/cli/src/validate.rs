@@ -573,12 +573,12 @@ mod tests {
         beats_disksim! {
             cheetah4lp_beats_disksim: "cheetah4LP" <= 0.318;
             atlas_iii_beats_disksim: "atlas_III" <= 0.378;
-            #[ignore = "open: headway 0.138 ms vs DiskSim 0.136 ms"]
+            #[ignore = "open: headway 0.138 ms (0.138 binned as DiskSim bins) vs DiskSim 0.136 ms"]
             ibm18es_beats_disksim: "ibm18es" <= 0.136;
-            #[ignore = "open: headway 0.351 ms vs DiskSim 0.348 ms"]
+            #[ignore = "open: headway 0.351 ms (0.350 binned as DiskSim bins) vs DiskSim 0.348 ms"]
             barracuda_beats_disksim: "barracuda" <= 0.348;
             cheetah9lp_beats_disksim: "cheetah9LP" <= 0.107;
-            #[ignore = "open: headway 0.090058 ms vs DiskSim 0.090 ms (level to three decimals)"]
+            #[ignore = "open: headway 0.090058 ms (0.086 binned as DiskSim bins) vs DiskSim 0.090 ms"]
             hp_c2247a_beats_disksim: "hp_c2247a" <= 0.090;
         }
     }
