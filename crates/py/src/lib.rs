@@ -102,7 +102,7 @@ fn simulate_json(
         None => None,
         Some(p) => Some(
             RequestCsv::create(std::path::Path::new(p), &cfg.schedulers)
-                .map_err(|e| Failure::Setting(e.to_string()).into_py(py))?,
+                .map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?,
         ),
     };
     // The simulation holds no Python object: let other Python threads run meanwhile.
@@ -119,7 +119,7 @@ fn simulate_json(
         })
         .map_err(|e| Failure::from(e).into_py(py))?;
     if let Some(c) = csv {
-        c.finish().map_err(|e| Failure::Setting(e.to_string()).into_py(py))?;
+        c.finish().map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?;
     }
     Ok(report.to_json())
 }

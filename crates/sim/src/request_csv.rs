@@ -18,7 +18,7 @@ use crate::RequestRecord;
 
 /// A file could not be written: which, and why.
 #[derive(Debug, thiserror::Error)]
-#[error("writing {path}: {source}")]
+#[error("writing {path}")]
 pub struct CsvError {
     pub path: String,
     #[source]
