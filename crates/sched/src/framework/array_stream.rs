@@ -258,6 +258,9 @@ struct Core {
     /// time when no other stream's request is pending.
     arbitrary: Duration,
     stats: ArrayStreamStats,
+    /// Emptied piece lists of completed array requests, for the next ones to reuse (no
+    /// allocation per array request).
+    spare_pieces: Vec<Vec<ReqId>>,
 }
 
 const NO_STREAM: u64 = 0;
@@ -444,9 +447,13 @@ impl Core {
     /// Figure 2's completion procedure on the virtual disk.
     fn array_completion(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) {
         self.pending.remove(&rq.id);
-        let Some(a) = self.areqs.remove(&rq.id) else { return };
+        let Some(mut a) = self.areqs.remove(&rq.id) else { return };
         for p in &a.pieces {
             self.piece_of.remove(p);
+        }
+        a.pieces.clear();
+        if self.spare_pieces.len() < 64 {
+            self.spare_pieces.push(std::mem::take(&mut a.pieces));
         }
         if self.inflight_ends.get(&rq.end()) == Some(&rq.id) {
             self.inflight_ends.remove(&rq.end());
@@ -856,8 +863,8 @@ impl ArrayHooks for Hooks {
         }
         if !c.areqs.contains_key(&rq.id) {
             let stream = c.array_arrival(now, rq, dev);
-            c.areqs
-                .insert(rq.id, AReq { stream, has_child: false, pieces: Vec::with_capacity(pieces.len()) });
+            let list = c.spare_pieces.pop().unwrap_or_else(|| Vec::with_capacity(pieces.len()));
+            c.areqs.insert(rq.id, AReq { stream, has_child: false, pieces: list });
             c.inflight_ends.insert(rq.end(), rq.id);
             c.pending.insert(rq.id, (rq.sector, stream));
         }
@@ -927,6 +934,7 @@ pub fn array_stream(
         next_stream: NO_STREAM,
         arbitrary: Duration::ZERO,
         stats: ArrayStreamStats::default(),
+        spare_pieces: Vec::new(),
     }));
     ArraySchedulers {
         members: (0..shape.members as usize)
