@@ -215,8 +215,9 @@ pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
     let sim: Vec<f64> = rep.service.iter().map(|&d| ms(d)).collect();
     let real: Vec<f64> = trace.iter().map(|r| ms(r.service)).collect();
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let part_of = |keep: &dyn Fn(&TraceRequest) -> bool| {
-        let idx: Vec<usize> = (0..trace.len()).filter(|&i| keep(&trace[i])).collect();
+    // (demerit, mean simulated, mean measured, count) over the requests `keep` picks by index
+    let part_of = |keep: &dyn Fn(usize) -> bool| {
+        let idx: Vec<usize> = (0..trace.len()).filter(|&i| keep(i)).collect();
         if idx.is_empty() {
             return (0.0, 0.0, 0.0, 0);
         }
@@ -224,7 +225,7 @@ pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
         let r: Vec<f64> = idx.iter().map(|&i| real[i]).collect();
         (demerit(&s, &r), mean(&s), mean(&r), idx.len())
     };
-    let part = |dir: Dir| part_of(&|r: &TraceRequest| r.dir == dir);
+    let part = |dir: Dir| part_of(&|i| trace[i].dir == dir);
     let mut names: Vec<(Dir, &str)> = Vec::new();
     for r in &trace {
         if !names.contains(&(r.dir, r.class.as_str())) {
@@ -235,24 +236,15 @@ pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
         .iter()
         .map(|&(dir, class)| {
             let d = if dir == Dir::Read { "R" } else { "W" };
-            (format!("{d} {class}"), part_of(&|r: &TraceRequest| r.dir == dir && r.class == class))
+            (format!("{d} {class}"), part_of(&|i| trace[i].dir == dir && trace[i].class == class))
         })
         .collect();
     let positions = [(Dir::Read, true), (Dir::Read, false), (Dir::Write, true), (Dir::Write, false)]
         .iter()
         .map(|&(prev, same)| {
-            let idx: Vec<usize> = (1..trace.len())
-                .filter(|&i| {
-                    trace[i].dir == Dir::Read && trace[i - 1].dir == prev && rep.same_cylinder[i] == same
-                })
-                .collect();
-            let part = if idx.is_empty() {
-                (0.0, 0.0, 0.0, 0)
-            } else {
-                let s: Vec<f64> = idx.iter().map(|&i| sim[i]).collect();
-                let r: Vec<f64> = idx.iter().map(|&i| real[i]).collect();
-                (demerit(&s, &r), mean(&s), mean(&r), idx.len())
-            };
+            let part = part_of(&|i| {
+                i > 0 && trace[i].dir == Dir::Read && trace[i - 1].dir == prev && rep.same_cylinder[i] == same
+            });
             let p = if prev == Dir::Read { "R" } else { "W" };
             (format!("R after {p}, {} cyl", if same { "same" } else { "other" }), part)
         })

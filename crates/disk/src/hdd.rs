@@ -1225,13 +1225,20 @@ mod tests {
         assert!(!b.cache_hit);
     }
 
-    #[test]
-    fn dec_prefetch_reads_ahead_to_the_track_end() {
+    /// wd5000aaks with DiskSim's DEC prefetch scheme and room for four tracks of
+    /// read-ahead, and its sectors per track on track 0.
+    fn dec_prefetch_spec() -> (DiskSpec, u64) {
         let mut spec = builtin("wd5000aaks").unwrap();
         spec.cache.read_ahead_to_track_end = true;
         let spt = Hdd::new(spec.clone()).geo.sectors_per_track(0) as u64;
         spec.cache.max_read_ahead_sectors = 4 * spt as u32;
         spec.cache.segment_sectors = 4 * spt as u32;
+        (spec, spt)
+    }
+
+    #[test]
+    fn dec_prefetch_reads_ahead_to_the_track_end() {
+        let (mut spec, spt) = dec_prefetch_spec();
         // long idle after a read of 0..8: read-ahead stopped at the end of track 0, not
         // `max_read_ahead_sectors` past 8
         for (lbn, hit) in [(spt - 8, true), (spt + 8, false)] {
@@ -1251,11 +1258,7 @@ mod tests {
     /// which with the DEC scheme then reads ahead one track less.
     #[test]
     fn a_read_at_a_segment_end_extends_it_unless_disksim() {
-        let mut spec = builtin("wd5000aaks").unwrap();
-        spec.cache.read_ahead_to_track_end = true;
-        let spt = Hdd::new(spec.clone()).geo.sectors_per_track(0) as u64;
-        spec.cache.max_read_ahead_sectors = 4 * spt as u32;
-        spec.cache.segment_sectors = 4 * spt as u32;
+        let (mut spec, spt) = dec_prefetch_spec();
         for (reuse, hit) in [(true, true), (false, false)] {
             spec.cache.reuse_adjacent_segment = reuse;
             let mut h = Hdd::new(spec.clone());

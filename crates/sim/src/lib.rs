@@ -154,7 +154,7 @@ pub fn simulate_traced(
     head_trace: headway_sched::Duration,
     progress: impl FnMut(usize, f64),
 ) -> Result<Report, SimError> {
-    simulate_runs(cfg, head_trace, progress, None)
+    simulate_with(cfg, head_trace, progress, None)
 }
 
 /// [`simulate`], telling `log(run_index, record)` every job request as it completes (runs
@@ -164,22 +164,13 @@ pub fn simulate_logged(
     progress: impl FnMut(usize, f64),
     mut log: impl FnMut(usize, &RequestRecord<'_>),
 ) -> Result<Report, SimError> {
-    simulate_runs(cfg, headway_sched::Duration(0), progress, Some(&mut log))
+    simulate_with(cfg, headway_sched::Duration(0), progress, Some(&mut log))
 }
 
 /// [`simulate`] with both extras: each run's `head_trace` of its first `head_trace` of
 /// simulated time (none when zero), and every job request told to `log` (none: not
 /// recorded).
 pub fn simulate_with(
-    cfg: &SimConfig,
-    head_trace: headway_sched::Duration,
-    progress: impl FnMut(usize, f64),
-    log: Option<engine::RunsLog<'_>>,
-) -> Result<Report, SimError> {
-    simulate_runs(cfg, head_trace, progress, log)
-}
-
-fn simulate_runs(
     cfg: &SimConfig,
     head_trace: headway_sched::Duration,
     mut progress: impl FnMut(usize, f64),

@@ -117,8 +117,13 @@ impl Readahead {
         Some((next, next + size))
     }
 
+    /// The request in flight that carries `page`.
+    fn carrier_of(&self, page: u64) -> Option<Pages> {
+        self.in_flight.iter().copied().find(|r| r.0 <= page && page < r.1)
+    }
+
     fn in_flight_at(&self, page: u64) -> bool {
-        self.in_flight.iter().any(|r| r.0 <= page && page < r.1)
+        self.carrier_of(page).is_some()
     }
 
     fn marker(&self) -> Option<u64> {
@@ -133,10 +138,8 @@ impl Readahead {
         let cached = self.populated.0 <= first && end <= self.populated.1;
         if cached {
             // In flight? Wait for the request that carries the last page asked for.
-            let last = end - 1;
-            let carrier = self.in_flight.iter().find(|r| r.0 <= last && last < r.1);
-            let any = || self.in_flight.iter().find(|r| r.0 < end && first < r.1);
-            plan.wait_for = carrier.or_else(any).map(|r| r.0);
+            let any = || self.in_flight.iter().copied().find(|r| r.0 < end && first < r.1);
+            plan.wait_for = self.carrier_of(end - 1).or_else(any).map(|r| r.0);
             // A window held back until its marked page arrived goes out now.
             if let Some((m, pages)) = self.deferred {
                 if !self.in_flight_at(m) {

@@ -122,7 +122,7 @@ fn fig3(scale: Scale) -> Result<Outcome, SimError> {
         &["deadline", "stream"],
         ContextMode::None,
     );
-    quiet.settings.push_kv("readahead_after_io=1").expect("a valid setting");
+    paper_readahead(&mut quiet);
     let q = run(&quiet)?;
     o.row(
         "with `readahead_after_io=1`: stream / deadline MB/s",
@@ -386,16 +386,7 @@ pub fn fig7b_check(
     deadline: &crate::report::HeadTrace,
     stream: &crate::report::HeadTrace,
 ) -> (String, Check) {
-    let sorted = |v: &[u64]| {
-        let mut v = v.to_vec();
-        v.sort_unstable();
-        v
-    };
-    let done = |t: &crate::report::HeadTrace| -> Vec<u64> {
-        t.service_ns.iter().copied().filter(|&x| x > 0).collect()
-    };
-    let (dw, sw) = (sorted(&deadline.wait_ns), sorted(&stream.wait_ns));
-    let (ds, ss) = (sorted(&done(deadline)), sorted(&done(stream)));
+    let ((dw, ds), (sw, ss)) = (waits_services(deadline), waits_services(stream));
     let mut k = Check::default();
     if dw.is_empty() || sw.is_empty() || ds.is_empty() || ss.is_empty() {
         k.that(false, || "no dispatches recorded".into());
@@ -429,6 +420,12 @@ pub fn fig7b_check(
     (summary, k)
 }
 
+/// seeds/000 §3.3's readahead timing: a quiet period after each window
+/// (`readahead_after_io = 1`).
+fn paper_readahead(cfg: &mut crate::SimConfig) {
+    cfg.settings.push_kv("readahead_after_io=1").expect("a valid setting");
+}
+
 /// Figure 7(b-c)'s two runs (deadline, stream) with the head trace of the first 4 s:
 /// `paper_readahead` sets `readahead_after_io = 1` (seeds/000 §3.3's quiet periods).
 pub fn fig7b_runs(scale: Scale, paper_readahead: bool) -> Result<crate::Report, SimError> {
@@ -440,7 +437,7 @@ pub fn fig7b_runs(scale: Scale, paper_readahead: bool) -> Result<crate::Report, 
         ContextMode::None,
     );
     if paper_readahead {
-        cfg.settings.push_kv("readahead_after_io=1").expect("a valid setting");
+        self::paper_readahead(&mut cfg);
     }
     crate::simulate_traced(&cfg, headway_sched::Duration(FIG7B_WINDOW_NS), |_, _| {})
 }
