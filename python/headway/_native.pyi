@@ -22,6 +22,27 @@ def simulate_json(
     array_queue_depth: int = 64,
     per_request: Optional[str] = None,
 ) -> str: ...
+def replay_json(
+    trace: str,
+    *,
+    format: str,
+    disk: str,
+    schedulers: Sequence[str],
+    context: str,
+    mode: Optional[str],
+    settings: Sequence[Tuple[str, str]],
+    seed: int,
+    queue_depth: int,
+    drive_scheduler: str,
+    write_cache: str,
+    skip_bad: bool,
+    wrap: bool,
+    window: Optional[int],
+    max_jobs: Optional[int],
+    per_request: Optional[str] = None,
+) -> Tuple[str, str, List[Tuple[str, int]]]: ...
+def validate_json(parv: str, trace: str) -> Tuple[str, str]: ...
+def validate_suite(dir: str) -> List[Tuple[str, str]]: ...
 def main(argv: Sequence[str]) -> int: ...
 def sweep_plan(path: str) -> Tuple[str, int, str]: ...
 def sweep_points(path: str, indices: Sequence[int]) -> List[str]: ...

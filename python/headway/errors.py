@@ -15,6 +15,8 @@ __all__ = [
     "UnknownNameError",
     "SettingError",
     "SimulationError",
+    "DriveFileError",
+    "TraceFileError",
 ]
 
 
@@ -62,3 +64,27 @@ class SettingError(HeadwayError, ValueError):
 
 class SimulationError(HeadwayError, RuntimeError):
     """A simulation that could not finish (a scheduler that stalled the run)."""
+
+
+class DriveFileError(HeadwayError, ValueError):
+    """A DiskSim parameter file (``.parv``/``.diskspecs``, given as ``disk=``) that cannot
+    be read or imported: a syntax error, an unknown or unsupported key, an inconsistent
+    drive. ``file`` and ``line`` say where (``line`` is ``None`` when the error is not at a
+    line)."""
+
+    def __init__(self, message: str, *, file: Optional[str] = None, line: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+
+
+class TraceFileError(HeadwayError, ValueError):
+    """A block or validation trace that cannot be read or replayed: an unreadable file, a
+    malformed line, a request past the end of the disk, an untimed trace in open mode.
+    ``file`` and ``line`` say where (``line`` is ``None`` when the error is not at a line).
+    """
+
+    def __init__(self, message: str, *, file: Optional[str] = None, line: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json as _json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -44,9 +44,14 @@ class Result:
     form (``{"headway_version", "runs": [...]}``, see the README), ``runs`` its list of runs.
     """
 
-    def __init__(self, raw: str) -> None:
+    def __init__(self, raw: str, trace: Optional[Dict[str, Any]] = None) -> None:
         self.raw: str = raw
         self.json: Dict[str, Any] = _json.loads(raw)
+        #: For :func:`headway.replay`: the trace's ``mode`` (``open``/``closed``) and counts
+        #: (``records``, ``bytes``, ``contexts``, ``ignored``, ``bad``, ``wrapped``,
+        #: ``window_stalls``, ``window_stall_ns``, ``peak_buffered``); ``None`` for
+        #: :func:`headway.simulate`.
+        self.trace: Optional[Dict[str, Any]] = trace
 
     @property
     def runs(self) -> List[Dict[str, Any]]:

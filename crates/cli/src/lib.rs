@@ -23,7 +23,7 @@ mod demerit_binned;
 mod replay;
 mod reproduce;
 mod sweep;
-mod validate;
+pub mod validate;
 
 /// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
 #[derive(Parser)]

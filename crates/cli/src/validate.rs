@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use headway_disk::{DiskSpec, Hdd};
 use headway_sched::{Dir, Duration, Time};
+use headway_sim::trace::TraceError;
 
 /// Quantiles the demerit samples.
 pub const QUANTILES: usize = 10_000;
@@ -68,12 +69,15 @@ pub struct TraceRequest {
     pub next_interarrival: Duration,
 }
 
-/// Parse a validation trace; errors name the line.
-pub fn parse_trace(text: &str, name: &str) -> Result<Vec<TraceRequest>> {
-    let us = |s: &str, line: usize| -> Result<Duration> {
-        let x: f64 = s.parse().with_context(|| format!("{name}:{line}: bad time `{s}`"))?;
+/// Parse a validation trace; errors name the line (a [`TraceError`], as `headway replay`'s
+/// parsers give them).
+pub fn parse_trace(text: &str, name: &str) -> Result<Vec<TraceRequest>, TraceError> {
+    let bad =
+        |line: usize, why: String| TraceError::Malformed { file: name.to_string(), line: line as u64, why };
+    let us = |s: &str, line: usize| -> Result<Duration, TraceError> {
+        let x: f64 = s.parse().map_err(|_| bad(line, format!("bad time `{s}`")))?;
         if !(x >= 0.0 && x.is_finite()) {
-            bail!("{name}:{line}: negative or invalid time `{s}`");
+            return Err(bad(line, format!("negative or invalid time `{s}`")));
         }
         Ok(Duration((x * 1e3).round() as u64))
     };
@@ -85,28 +89,35 @@ pub fn parse_trace(text: &str, name: &str) -> Result<Vec<TraceRequest>> {
             continue;
         }
         if f.len() != 6 {
-            bail!("{name}:{n}: expected `R|W Hit|Miss blkno bcount service_us next_interarrival_us`, found `{line}`");
+            return Err(bad(
+                n,
+                format!(
+                    "expected `R|W Hit|Miss blkno bcount service_us next_interarrival_us`, found `{line}`"
+                ),
+            ));
         }
         let dir = match f[0] {
             "R" => Dir::Read,
             "W" => Dir::Write,
-            o => bail!("{name}:{n}: expected R or W, found `{o}`"),
+            o => return Err(bad(n, format!("expected R or W, found `{o}`"))),
         };
+        let sector = f[2].parse().map_err(|_| bad(n, format!("bad blkno `{}`", f[2])))?;
+        let sectors: u32 = f[3].parse().map_err(|_| bad(n, format!("bad bcount `{}`", f[3])))?;
+        if sectors == 0 {
+            return Err(bad(n, "bcount 0".into()));
+        }
         out.push(TraceRequest {
             dir,
             hit: f[1].eq_ignore_ascii_case("hit"),
             class: f[1].to_string(),
-            sector: f[2].parse().with_context(|| format!("{name}:{n}: bad blkno `{}`", f[2]))?,
-            sectors: f[3].parse().with_context(|| format!("{name}:{n}: bad bcount `{}`", f[3]))?,
+            sector,
+            sectors,
             service: us(f[4], n)?,
             next_interarrival: us(f[5], n)?,
         });
-        if out.last().is_some_and(|r| r.sectors == 0) {
-            bail!("{name}:{n}: bcount 0");
-        }
     }
     if out.is_empty() {
-        bail!("{name}: no requests");
+        return Err(TraceError::Empty { file: name.to_string() });
     }
     Ok(out)
 }
@@ -206,11 +217,17 @@ pub struct Score {
 
 /// Import/resolve, replay and score.
 pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
-    let spec = resolve_disk(disk)?;
-    let text =
-        std::fs::read_to_string(trace_path).with_context(|| format!("reading {}", trace_path.display()))?;
-    let trace = parse_trace(&text, &trace_path.display().to_string())?;
-    let rep = replay(&spec, &trace)?;
+    score_spec(&resolve_disk(disk)?, trace_path)
+}
+
+/// Replay and score a drive already resolved; a trace that cannot be read or parsed is a
+/// [`TraceError`] (under the `anyhow` context, for callers that sort errors by kind).
+pub fn score_spec(spec: &DiskSpec, trace_path: &Path) -> Result<Score> {
+    let name = trace_path.display().to_string();
+    let text = std::fs::read_to_string(trace_path)
+        .map_err(|e| TraceError::Io { file: name.clone(), why: e.to_string() })?;
+    let trace = parse_trace(&text, &name)?;
+    let rep = replay(spec, &trace)?;
     let ms = |d: Duration| d.0 as f64 / 1e6;
     let sim: Vec<f64> = rep.service.iter().map(|&d| ms(d)).collect();
     let real: Vec<f64> = trace.iter().map(|r| ms(r.service)).collect();
@@ -281,11 +298,8 @@ impl Score {
             "{:<22} {:>8} {:>12.3} {:>12.3} {:>12.3}",
             "all", self.requests, self.demerit_ms, self.mean_simulated_ms, self.mean_measured_ms
         );
-        let parts = [("reads".to_string(), self.reads), ("writes".to_string(), self.writes)];
-        for (name, p) in parts.iter().chain(&self.classes).chain(&self.positions) {
-            if p.3 > 0 {
-                let _ = writeln!(s, "{:<22} {:>8} {:>12.3} {:>12.3} {:>12.3}", name, p.3, p.0, p.1, p.2);
-            }
+        for (name, p) in self.parts() {
+            let _ = writeln!(s, "{:<22} {:>8} {:>12.3} {:>12.3} {:>12.3}", name, p.3, p.0, p.1, p.2);
         }
         let _ = writeln!(
             s,
@@ -324,7 +338,30 @@ impl Score {
         s
     }
 
+    /// The table's rows below `all`, in its order: reads, writes, the trace's classes, the
+    /// reads by position (rows without requests left out).
+    pub fn parts(&self) -> Vec<(String, (f64, f64, f64, usize))> {
+        let mut v = vec![("reads".to_string(), self.reads), ("writes".to_string(), self.writes)];
+        v.extend(self.classes.iter().cloned());
+        v.extend(self.positions.iter().cloned());
+        v.retain(|p| p.1 .3 > 0);
+        v
+    }
+
     fn json_value(&self) -> serde_json::Value {
+        let parts: Vec<_> = self
+            .parts()
+            .into_iter()
+            .map(|(name, (d, sim, meas, n))| {
+                serde_json::json!({
+                    "part": name,
+                    "requests": n,
+                    "demerit_ms": d,
+                    "mean_simulated_ms": sim,
+                    "mean_measured_ms": meas,
+                })
+            })
+            .collect();
         serde_json::json!({
             "drive": self.drive,
             "requests": self.requests,
@@ -332,6 +369,8 @@ impl Score {
             "demerit_binned_ms": self.demerit_binned_ms,
             "mean_simulated_ms": self.mean_simulated_ms,
             "mean_measured_ms": self.mean_measured_ms,
+            "cache_hit_agreement": self.hit_agreement,
+            "parts": parts,
         })
     }
 

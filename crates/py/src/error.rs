@@ -9,20 +9,71 @@
 //! | unknown drive model, `BuildError::Unknown*`        | `UnknownNameError`| `kind`, `name`        |
 //! | `ParamError`, unused settings, bad context/drive   | `SettingError`    |                       |
 //! | `EngineError` (a stalled run, a bad drive config)  | `SimulationError` |                       |
+//! | `ImportError` (a DiskSim `.parv`/`.diskspecs`)     | `DriveFileError`  | `file`, `line`        |
+//! | `TraceError` (an unreadable or malformed trace)    | `TraceFileError`  | `file`, `line`        |
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use headway_disk::ImportError;
 use headway_sched::BuildError;
 use headway_sim::fio::JobFileError;
-use headway_sim::SimError;
+use headway_sim::trace::TraceError;
+use headway_sim::{EngineError, SimError};
 
-/// Why `simulate_json` refused or failed, before it becomes a Python exception.
+/// Why a native call refused or failed, before it becomes a Python exception.
 pub enum Failure {
     JobFile(JobFileError),
     Sim(SimError),
-    UnknownName { kind: &'static str, name: String, known: String },
+    UnknownName {
+        kind: &'static str,
+        name: String,
+        known: String,
+    },
     Setting(String),
+    DriveFile(ImportError),
+    Trace(TraceError),
+    /// Anything else, with its chain (`HeadwayError`).
+    Other(String),
+}
+
+impl From<ImportError> for Failure {
+    fn from(e: ImportError) -> Self {
+        Failure::DriveFile(e)
+    }
+}
+
+impl From<TraceError> for Failure {
+    fn from(e: TraceError) -> Self {
+        Failure::Trace(e)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    /// Sorted by the error at the root of the chain (what `headway validate` returns).
+    fn from(e: anyhow::Error) -> Self {
+        if let Some(t) = e.downcast_ref::<TraceError>() {
+            return Failure::Trace(t.clone());
+        }
+        if let Some(i) = e.downcast_ref::<ImportError>() {
+            return Failure::DriveFile(i.clone());
+        }
+        Failure::Other(format!("{e:#}"))
+    }
+}
+
+/// (file, line) of a trace error.
+fn trace_origin(e: &TraceError) -> (Option<String>, Option<usize>) {
+    match e {
+        TraceError::Malformed { file, line, .. } | TraceError::Beyond { file, line, .. } => {
+            (Some(file.clone()), Some(*line as usize))
+        }
+        TraceError::Io { file, .. }
+        | TraceError::Untimed { file, .. }
+        | TraceError::StdinTwice { file }
+        | TraceError::Empty { file } => (Some(file.clone()), None),
+        _ => (None, None),
+    }
 }
 
 impl From<JobFileError> for Failure {
@@ -86,6 +137,30 @@ impl Failure {
                 ("UnknownNameError", msg)
             }
             Failure::Setting(msg) => ("SettingError", msg),
+            Failure::Other(msg) => ("HeadwayError", msg),
+            Failure::DriveFile(e) => {
+                let (file, l) = match &e {
+                    ImportError::Syntax(s) => {
+                        (Some(s.at.file.display().to_string()), Some(s.at.line as usize))
+                    }
+                    ImportError::At { at, .. } => {
+                        (Some(at.file.display().to_string()), Some(at.line as usize))
+                    }
+                    ImportError::Spec { file, .. } | ImportError::NoDisk(file) => {
+                        (Some(file.display().to_string()), None)
+                    }
+                    _ => (None, None),
+                };
+                line = l;
+                attrs.push(("file", file));
+                ("DriveFileError", e.to_string())
+            }
+            Failure::Trace(e) => {
+                let (file, l) = trace_origin(&e);
+                line = l;
+                attrs.push(("file", file));
+                ("TraceFileError", e.to_string())
+            }
             Failure::Sim(e) => {
                 let msg = chain(&e);
                 match e {
@@ -112,6 +187,12 @@ impl Failure {
                         attrs.push(("option", None));
                         ("JobFileError", msg)
                     }
+                    SimError::Trace(t) | SimError::Engine(EngineError::Trace(t)) => {
+                        let (file, l) = trace_origin(&t);
+                        line = l;
+                        attrs.push(("file", file));
+                        ("TraceFileError", msg)
+                    }
                     SimError::Engine(_) => ("SimulationError", msg),
                     _ => ("HeadwayError", msg),
                 }
@@ -123,7 +204,7 @@ impl Failure {
             for (k, v) in attrs {
                 kwargs.set_item(k, v)?;
             }
-            if class == "JobFileError" {
+            if matches!(class, "JobFileError" | "DriveFileError" | "TraceFileError") {
                 kwargs.set_item("line", line)?;
             }
             Ok(PyErr::from_value(cls.call((message.clone(),), Some(&kwargs))?))

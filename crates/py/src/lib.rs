@@ -52,59 +52,24 @@ fn simulate_json(
         } else {
             fio::parse_file(std::path::Path::new(job))?
         };
-        let disk = headway_disk::builtin(disk).ok_or_else(|| Failure::UnknownName {
-            kind: "drive model",
-            name: disk.to_string(),
-            known: headway_disk::builtin_names().join(", "),
-        })?;
-        let context = ContextMode::parse(context).ok_or_else(|| {
-            Failure::Setting(format!(
-                "context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)"
-            ))
-        })?;
-        let mut s = Settings::new();
-        for (k, v) in &settings {
-            s.push_kv(&format!("{k}={v}")).map_err(|e| Failure::Setting(e.to_string()))?;
-        }
-        if !(1..=MAX_QUEUE_DEPTH).contains(&queue_depth) {
-            return Err(Failure::Setting(format!(
-                "queue_depth {queue_depth}: expected a number from 1 to {MAX_QUEUE_DEPTH}"
-            )));
-        }
-        let drive = DriveConfig {
-            queue_depth,
-            scheduler: DriveScheduler::parse(drive_scheduler).ok_or_else(|| {
-                Failure::Setting(format!("drive_scheduler `{drive_scheduler}`: expected fcfs or sptf"))
-            })?,
-            write_cache: WriteCache::parse(write_cache).ok_or_else(|| {
-                Failure::Setting(format!("write_cache `{write_cache}`: expected back or through"))
-            })?,
-            write_cache_sectors: None,
-        };
         let array = match array {
             None => None,
             Some(a) => Some(a.parse().map_err(Failure::Setting)?),
         };
         Ok(SimConfig {
             jobfile,
-            disk,
+            disk: resolve_disk(disk)?,
             schedulers,
-            context,
-            settings: s,
+            context: parse_context(context, true)?,
+            settings: parse_settings(&settings)?,
             seed,
-            drive,
+            drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
             array,
             array_queue_depth,
         })
     })()
     .map_err(|f| f.into_py(py))?;
-    let mut csv = match per_request {
-        None => None,
-        Some(p) => Some(
-            RequestCsv::create(std::path::Path::new(p), &cfg.schedulers)
-                .map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?,
-        ),
-    };
+    let mut csv = request_csv(per_request, &cfg.schedulers).map_err(|f| f.into_py(py))?;
     // The simulation holds no Python object: let other Python threads run meanwhile.
     let report = py
         .detach(|| {
@@ -122,6 +87,169 @@ fn simulate_json(
         c.finish().map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?;
     }
     Ok(report.to_json())
+}
+
+/// A built-in model name, or a DiskSim `.parv` / `.diskspecs` path (as `--disk` takes it).
+fn resolve_disk(disk: &str) -> Result<headway_disk::DiskSpec, Failure> {
+    if headway_disk::is_parameter_file(disk) {
+        return Ok(headway_disk::import_disksim(std::path::Path::new(disk))?);
+    }
+    headway_disk::builtin(disk).ok_or_else(|| Failure::UnknownName {
+        kind: "drive model",
+        name: disk.to_string(),
+        known: headway_disk::builtin_names().join(", ") + "; or a DiskSim .parv/.diskspecs file",
+    })
+}
+
+/// `context=`: `process`, `thread`, `none`, `pool:N`, and `vm` where jobs name their VMs.
+fn parse_context(context: &str, vm: bool) -> Result<ContextMode, Failure> {
+    ContextMode::parse(context).filter(|c| vm || *c != ContextMode::Vm).ok_or_else(|| {
+        let known = if vm {
+            "process, thread, none, vm or pool:N (N >= 1)"
+        } else {
+            "process, thread, none or pool:N (N >= 1)"
+        };
+        Failure::Setting(format!("context `{context}`: expected {known}"))
+    })
+}
+
+/// `settings=` as (name, value) pairs.
+fn parse_settings(settings: &[(String, String)]) -> Result<Settings, Failure> {
+    let mut s = Settings::new();
+    for (k, v) in settings {
+        s.push_kv(&format!("{k}={v}")).map_err(|e| Failure::Setting(e.to_string()))?;
+    }
+    Ok(s)
+}
+
+/// `queue_depth=`, `drive_scheduler=`, `write_cache=`.
+fn drive_config(queue_depth: u32, drive_scheduler: &str, write_cache: &str) -> Result<DriveConfig, Failure> {
+    if !(1..=MAX_QUEUE_DEPTH).contains(&queue_depth) {
+        return Err(Failure::Setting(format!(
+            "queue_depth {queue_depth}: expected a number from 1 to {MAX_QUEUE_DEPTH}"
+        )));
+    }
+    Ok(DriveConfig {
+        queue_depth,
+        scheduler: DriveScheduler::parse(drive_scheduler).ok_or_else(|| {
+            Failure::Setting(format!("drive_scheduler `{drive_scheduler}`: expected fcfs or sptf"))
+        })?,
+        write_cache: WriteCache::parse(write_cache).ok_or_else(|| {
+            Failure::Setting(format!("write_cache `{write_cache}`: expected back or through"))
+        })?,
+        write_cache_sectors: None,
+    })
+}
+
+/// Open the `per_request=` CSV (`--per-request`) for runs of `schedulers`.
+fn request_csv(path: Option<&str>, schedulers: &[String]) -> Result<Option<RequestCsv>, Failure> {
+    path.map(|p| {
+        RequestCsv::create(std::path::Path::new(p), schedulers)
+            .map_err(|e| Failure::Setting(format!("{e}: {}", e.source)))
+    })
+    .transpose()
+}
+
+/// What `replay_json` returns: the report's JSON, the trace's mode, its counts by name.
+type ReplayOutput = (String, String, Vec<(String, u64)>);
+
+/// Replay a block trace once per scheduler (`headway replay`); returns the fio-shaped JSON
+/// report, the trace's mode (`open`/`closed`) and its counts (records, bytes, contexts,
+/// ignored and bad lines, wrapped requests, closed-mode window stalls).
+#[pyfunction]
+#[pyo3(signature = (trace, *, format, disk, schedulers, context, mode, settings, seed, queue_depth,
+    drive_scheduler, write_cache, skip_bad, wrap, window, max_jobs, per_request=None))]
+#[allow(clippy::too_many_arguments)]
+fn replay_json(
+    py: Python<'_>,
+    trace: &str,
+    format: &str,
+    disk: &str,
+    schedulers: Vec<String>,
+    context: &str,
+    mode: Option<&str>,
+    settings: Vec<(String, String)>,
+    seed: u64,
+    queue_depth: u32,
+    drive_scheduler: &str,
+    write_cache: &str,
+    skip_bad: bool,
+    wrap: bool,
+    window: Option<usize>,
+    max_jobs: Option<usize>,
+    per_request: Option<&str>,
+) -> PyResult<ReplayOutput> {
+    use headway_sim::trace::{feed, Format, Mode, ReplayConfig};
+    let window = window.unwrap_or(feed::DEFAULT_WINDOW);
+    let max_jobs = max_jobs.unwrap_or(feed::DEFAULT_MAX_JOBS);
+    let cfg = (|| -> Result<ReplayConfig, Failure> {
+        let format = Format::parse(format).ok_or_else(|| {
+            Failure::Setting(format!("format `{format}`: expected one of {}", Format::NAMES))
+        })?;
+        let mode = mode
+            .map(|m| {
+                Mode::parse(m).ok_or_else(|| Failure::Setting(format!("mode `{m}`: expected open or closed")))
+            })
+            .transpose()?;
+        if window < 1 {
+            return Err(Failure::Setting("window must be at least 1".into()));
+        }
+        Ok(ReplayConfig {
+            path: trace.into(),
+            format,
+            disk: resolve_disk(disk)?,
+            schedulers,
+            context: parse_context(context, false)?,
+            settings: parse_settings(&settings)?,
+            seed,
+            drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
+            mode,
+            options: feed::FeedOptions { window, wrap, skip_bad, max_jobs },
+        })
+    })()
+    .map_err(|f| f.into_py(py))?;
+    let mut csv = request_csv(per_request, &cfg.schedulers).map_err(|f| f.into_py(py))?;
+    let (report, summary) = py
+        .detach(|| match csv.as_mut() {
+            None => headway_sim::trace::replay(&cfg, |_, _| {}),
+            Some(c) => headway_sim::trace::replay_logged(&cfg, |_, _| {}, |run, r| c.record(run, r)),
+        })
+        .map_err(|e| Failure::from(e).into_py(py))?;
+    if let Some(c) = csv {
+        c.finish().map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?;
+    }
+    let s = &summary.stats;
+    let counts = [
+        ("records", s.records),
+        ("bytes", s.bytes),
+        ("contexts", s.contexts),
+        ("ignored", s.ignored),
+        ("bad", s.bad),
+        ("wrapped", s.wrapped),
+        ("window_stalls", s.window_stalls),
+        ("window_stall_ns", s.window_stall_ns),
+        ("peak_buffered", s.peak_buffered),
+    ];
+    Ok((report.to_json(), summary.mode.clone(), counts.iter().map(|(k, v)| (k.to_string(), *v)).collect()))
+}
+
+/// Score a drive against a DiskSim validation trace (`headway validate PARV TRACE`):
+/// the JSON `--json` writes and the CSV `--per-request` writes.
+#[pyfunction]
+fn validate_json(py: Python<'_>, parv: &str, trace: &str) -> PyResult<(String, String)> {
+    let spec = resolve_disk(parv).map_err(|f| f.into_py(py))?;
+    let score = py
+        .detach(|| headway_cli::validate::score_spec(&spec, std::path::Path::new(trace)))
+        .map_err(|e| Failure::from(e).into_py(py))?;
+    Ok((score.to_json(), score.per_request_csv()))
+}
+
+/// The `NAME.parv` + `NAME.trace` pairs of a directory (`headway validate DIR`).
+#[pyfunction]
+fn validate_suite(py: Python<'_>, dir: &str) -> PyResult<Vec<(String, String)>> {
+    let pairs =
+        headway_cli::validate::suite(std::path::Path::new(dir)).map_err(|e| Failure::from(e).into_py(py))?;
+    Ok(pairs.into_iter().map(|(p, t)| (p.display().to_string(), t.display().to_string())).collect())
 }
 
 /// Run the `headway` command line with `argv` (program name first); returns its exit
@@ -177,6 +305,9 @@ fn scheduler_names() -> Vec<String> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_suite, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_plan, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;

@@ -154,6 +154,9 @@ pub enum TraceError {
     Untimed { file: String, format: String },
     #[error("{file}: standard input can be replayed once only: give one scheduler")]
     StdinTwice { file: String },
+    /// A trace without a single request (where one is needed: `headway validate`).
+    #[error("{file}: no requests")]
+    Empty { file: String },
 }
 
 /// Widen a byte extent to whole sectors: `(first sector, sectors)`; `None` when empty or
