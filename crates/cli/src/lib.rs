@@ -85,7 +85,8 @@ enum Cmd {
     Replay(replay::ReplayArgs),
     /// List the built-in drive models with their parameters and sources.
     Disks {
-        /// Show every parameter of one model
+        /// Show every parameter of one model (a built-in name, or a DiskSim .parv/.diskspecs
+        /// file as imported)
         name: Option<String>,
         /// Print the model's full parameter set as JSON
         #[arg(long, requires = "name")]
@@ -287,15 +288,18 @@ fn run(cli: Cli) -> Result<()> {
                         let d = headway_disk::builtin(n).expect("listed model exists");
                         println!("{n:<14} {}", d.description);
                     }
-                    println!("\n`headway disks NAME` shows a model's parameters and their sources.");
+                    println!(
+                        "\n`headway disks NAME` shows a model's parameters and their sources (NAME may be a DiskSim .parv/.diskspecs file)."
+                    );
                 }
                 Some(n) => {
-                    let Some(d) = headway_disk::builtin(&n) else {
+                    if !headway_disk::is_parameter_file(&n) && headway_disk::builtin(&n).is_none() {
                         bail!(
-                            "unknown drive model `{n}` (known: {})",
+                            "unknown drive model `{n}` (known: {}; or a DiskSim .parv/.diskspecs file)",
                             headway_disk::builtin_names().join(", ")
                         )
-                    };
+                    }
+                    let d = validate::resolve_disk(&n)?;
                     if json {
                         println!("{}", serde_json::to_string_pretty(&d)?);
                     } else {

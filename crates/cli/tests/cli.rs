@@ -577,6 +577,26 @@ fn validate_scores_a_directory_of_drives() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let single: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
     assert_eq!(list[1], single);
+    // the breakdown: reads and writes add up to all; every part as the table prints it
+    let parts = single["parts"].as_array().unwrap();
+    let count = |name: &str| parts.iter().find(|p| p["part"] == name).unwrap()["requests"].as_u64().unwrap();
+    assert_eq!(count("reads") + count("writes"), single["requests"].as_u64().unwrap());
+    let table = String::from_utf8_lossy(&o.stdout);
+    for p in parts {
+        let row = format!(
+            "{:<22} {:>8} {:>12.3}",
+            p["part"].as_str().unwrap(),
+            p["requests"].as_u64().unwrap(),
+            p["demerit_ms"].as_f64().unwrap()
+        );
+        assert!(table.contains(&row), "{row} not in\n{table}");
+    }
+    assert!(single["cache_hit_agreement"].as_u64().unwrap() <= single["requests"].as_u64().unwrap());
+    // `headway disks PARV` shows the drive as imported
+    let o = headway(&["disks", parv.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && shown.contains("5400 rpm") && shown.contains("imported from"), "{shown}");
+    fails_with(&["disks", "no-such-drive"], &["unknown drive model `no-such-drive`", ".parv"]);
     fails_with(
         &["validate", dir.to_str().unwrap(), trace.to_str().unwrap()],
         &["directory", "give no TRACE"],
