@@ -764,16 +764,16 @@ impl<'a> Engine<'a> {
             {
                 break;
             }
-            if let Some(gap) = job.rate_gap {
-                if now < self.next_allowed[j] {
-                    let at = self.next_allowed[j];
-                    self.seq += 1;
-                    self.heap.push(Reverse((at.0, self.seq, Ev::Wake(j as u32))));
-                    break;
-                }
-                self.next_allowed[j] = now + gap;
+            if now < self.next_allowed[j] {
+                let at = self.next_allowed[j];
+                self.seq += 1;
+                self.heap.push(Reverse((at.0, self.seq, Ev::Wake(j as u32))));
+                break;
             }
             let io = job.next_io();
+            if let Some(gap) = job.submit_gap(io.len as u64 * SECTOR_BYTES) {
+                self.next_allowed[j] = now + gap;
+            }
             job.inflight += 1;
             let (sync, job_ctx) = (job.sync, job.ctx);
             self.stats[j].since_barrier += 1;

@@ -24,6 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use headway_sched::{ContextId, Dir, Duration, Qos, Time, SECTOR_BYTES};
 
 use crate::fio::{Engine, JobSpec, Pattern};
+use crate::locality::Locality;
 use crate::postmark::Postmark;
 
 /// Per-request host cost between a completion and the issuer's next request reaching the
@@ -94,8 +95,19 @@ pub struct Job {
     pub barrier: u32,
     pattern: Pattern,
     rwmixread: u32,
-    bs: [u64; 2],
+    /// Block sizes, read and write.
+    sizes: [Sizes; 2],
     skip: u64,
+    /// `random_distribution` other than uniform: slots of `slot` bytes.
+    locality: Option<(Locality, u64)>,
+    /// `percentage_random`, and where the previous I/O ended (region-relative) for the
+    /// sequential ones.
+    pct_random: u32,
+    last_end: u64,
+    /// `number_ios`.
+    number_ios: Option<u64>,
+    /// `rate`: bytes per second.
+    rate_bytes: Option<u64>,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
@@ -125,6 +137,62 @@ pub struct Job {
     pub inflight: u32,
     pub started_at: Option<Time>,
     pub finished_at: Option<Time>,
+}
+
+/// How one direction's block sizes are chosen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Sizes {
+    Fixed(u64),
+    /// `bsrange`: a multiple of `min`, `min..=min * steps`, uniformly.
+    Range {
+        min: u64,
+        steps: u64,
+    },
+    /// `bssplit`: (size, cumulative percent), the last at 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl Sizes {
+    fn of(spec: &JobSpec, d: usize) -> Sizes {
+        if let Some(split) = &spec.bssplit[d] {
+            let mut acc = 0;
+            return Sizes::Split(
+                split
+                    .iter()
+                    .map(|&(b, p)| {
+                        acc += p;
+                        (b, acc)
+                    })
+                    .collect(),
+            );
+        }
+        match spec.bsrange[d] {
+            Some((min, max)) if max / min > 1 => Sizes::Range { min, steps: max / min },
+            Some((min, _)) => Sizes::Fixed(min),
+            None => Sizes::Fixed([spec.bs_read, spec.bs_write][d]),
+        }
+    }
+
+    /// The smallest size (random offsets are aligned to it).
+    fn min(&self) -> u64 {
+        match self {
+            Sizes::Fixed(b) => *b,
+            Sizes::Range { min, .. } => *min,
+            Sizes::Split(v) => v.iter().map(|s| s.0).min().expect("a split has sizes"),
+        }
+    }
+
+    /// The next I/O's size (a fixed size draws nothing).
+    fn pick(&self, rng: &mut ChaCha8Rng) -> u64 {
+        match self {
+            Sizes::Fixed(b) => *b,
+            Sizes::Range { min, steps } => min * rng.gen_range(1..=*steps),
+            Sizes::Split(v) => {
+                let r = rng.gen_range(0..100);
+                v.iter().find(|&&(_, cum)| r < cum).unwrap_or(v.last().expect("a split has sizes")).0
+            }
+        }
+    }
 }
 
 /// A request the job wants to submit.
@@ -169,8 +237,14 @@ fn one_pass_bytes(spec: &JobSpec, len: u64) -> u64 {
 /// write cap for writing ones, their sum for mixed patterns (fio caps each direction
 /// separately; headway spaces all submissions by the combined rate).
 fn rate_for(spec: &JobSpec) -> Option<u64> {
-    let (r, w) = (spec.rate_iops.filter(|&x| x > 0), spec.rate_iops_write.filter(|&x| x > 0));
-    match spec.pattern {
+    combined(spec.pattern, spec.rate_iops, spec.rate_iops_write)
+}
+
+/// A per-direction cap (read, write) as one cap for the job's pattern: the read cap for
+/// reading patterns, the write cap for writing ones, their sum for mixed ones.
+fn combined(pattern: Pattern, r: Option<u64>, w: Option<u64>) -> Option<u64> {
+    let (r, w) = (r.filter(|&x| x > 0), w.filter(|&x| x > 0));
+    match pattern {
         Pattern::Read | Pattern::RandRead => r,
         Pattern::Write | Pattern::RandWrite => w,
         Pattern::ReadWrite | Pattern::RandRw => match (r, w) {
@@ -194,8 +268,13 @@ impl Job {
             |why: String| WorkloadError { origin: spec.origin.to_string(), job: spec.name.clone(), why };
         let sync = spec.engine == Engine::Sync;
         let mut out = Vec::with_capacity(spec.numjobs as usize);
+        let offset = match spec.offset_percent {
+            // rounded up to the largest block size, as fio aligns a percentage offset
+            Some(p) => ((capacity_bytes as u128 * p as u128 / 100) as u64).next_multiple_of(spec.bs_max()),
+            None => spec.offset,
+        };
         for clone in 0..spec.numjobs as u64 {
-            let start = spec.offset + clone * spec.offset_increment;
+            let start = offset + clone * spec.offset_increment;
             if !start.is_multiple_of(SECTOR_BYTES) {
                 return Err(err(format!("offset {start} is not a multiple of 512 bytes")));
             }
@@ -204,8 +283,16 @@ impl Job {
                     "clone {clone} starts at byte {start}, beyond the disk's {capacity_bytes} bytes"
                 )));
             }
-            let len = spec.size.unwrap_or(capacity_bytes - start).min(capacity_bytes - start);
-            let bs_max = spec.bs_read.max(spec.bs_write);
+            let len = match spec.size_percent {
+                // rounded down to whole blocks
+                Some(p) => {
+                    let l = (capacity_bytes as u128 * p as u128 / 100) as u64;
+                    l - l % spec.bs_max()
+                }
+                None => spec.size.unwrap_or(capacity_bytes - start),
+            }
+            .min(capacity_bytes - start);
+            let bs_max = spec.bs_max();
             if len < bs_max && spec.headway_postmark.is_none() {
                 return Err(err(format!("region of {len} bytes is smaller than the block size {bs_max}")));
             }
@@ -213,6 +300,12 @@ impl Job {
             let js = spec.randseed.unwrap_or(0);
             let job_seed = seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ js.rotate_left(17);
             let rng = ChaCha8Rng::seed_from_u64(job_seed);
+            let sizes = [Sizes::of(spec, 0), Sizes::of(spec, 1)];
+            let slot = sizes[0].min().min(sizes[1].min());
+            let locality = (spec.pattern.is_random())
+                .then(|| Locality::new(spec.random_distribution, len / slot, job_seed))
+                .flatten()
+                .map(|l| (l, slot));
             let postmark = match &spec.headway_postmark {
                 Some(p) => Some(
                     Postmark::new(p.clone(), start, len, job_seed)
@@ -235,12 +328,20 @@ impl Job {
                 barrier: spec.headway_barrier,
                 pattern: spec.pattern,
                 rwmixread: spec.rwmixread,
-                bs: [spec.bs_read, spec.bs_write],
+                sizes,
                 skip: spec.skip,
+                locality,
+                pct_random: spec.percentage_random,
+                last_end: 0,
+                number_ios: spec.number_ios,
+                rate_bytes: combined(spec.pattern, spec.rate_bytes[0], spec.rate_bytes[1]),
                 region_start: start,
                 region_len: len,
                 buffered: !spec.direct && spec.headway_postmark.is_none(),
-                io_limit: spec.io_size.unwrap_or_else(|| one_pass_bytes(spec, len)),
+                io_limit: spec
+                    .io_size
+                    .unwrap_or_else(|| one_pass_bytes(spec, len))
+                    .saturating_mul(spec.loops as u64),
                 sync,
                 iodepth: if sync { 1 } else { spec.iodepth.max(1) },
                 thinktime: spec.thinktime,
@@ -281,8 +382,13 @@ impl Job {
             barrier: 0,
             pattern: Pattern::Read,
             rwmixread: 100,
-            bs: [SECTOR_BYTES; 2],
+            sizes: [Sizes::Fixed(SECTOR_BYTES), Sizes::Fixed(SECTOR_BYTES)],
             skip: 0,
+            locality: None,
+            pct_random: 100,
+            last_end: 0,
+            number_ios: None,
+            rate_bytes: None,
             region_start: 0,
             region_len: 0,
             io_limit: 0,
@@ -334,7 +440,20 @@ impl Job {
         }
         match &self.postmark {
             Some(pm) => !pm.done(),
-            None => self.time_based || self.issued_bytes < self.io_limit,
+            None => {
+                (self.time_based || self.issued_bytes < self.io_limit)
+                    && self.number_ios.is_none_or(|n| self.issued < n)
+            }
+        }
+    }
+
+    /// The least time from this submission (of `bytes`) to the job's next one: the
+    /// `rate_iops` gap and the `rate` gap, whichever is longer; `None` without a cap.
+    pub fn submit_gap(&self, bytes: u64) -> Option<Duration> {
+        let by_bytes = self.rate_bytes.map(|r| Duration((bytes as u128 * 1_000_000_000 / r as u128) as u64));
+        match (self.rate_gap, by_bytes) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -384,10 +503,24 @@ impl Job {
             return io;
         }
         let dir = self.pick_dir();
-        let bs = self.bs[dir.index()];
-        let off = if self.pattern.is_random() {
-            let blocks = self.region_len / bs;
-            self.rng.gen_range(0..blocks) * bs
+        let sizes = &self.sizes[dir.index()];
+        let (bs, align) = (sizes.pick(&mut self.rng), sizes.min());
+        let random = self.pattern.is_random()
+            && (self.pct_random >= 100 || self.rng.gen_range(0..100) < self.pct_random);
+        let off = if random {
+            // the last aligned start that still fits the block
+            let last = (self.region_len - bs) / align;
+            match &self.locality {
+                None => self.rng.gen_range(0..=last) * align,
+                Some((l, slot)) => ((l.slot(&mut self.rng) * slot) / align).min(last) * align,
+            }
+        } else if self.pattern.is_random() {
+            // `percentage_random`: carry on after the previous I/O
+            if self.last_end + bs > self.region_len {
+                0
+            } else {
+                self.last_end
+            }
         } else if let Some((zonesize, stride)) = self.strided {
             if self.zone_done >= zonesize || self.zone_start + self.zone_done + bs > self.region_len {
                 self.zone_start += stride;
@@ -407,6 +540,7 @@ impl Job {
             self.cursor += bs + self.skip;
             o
         };
+        self.last_end = off + bs;
         self.issued_bytes += bs;
         self.issued += 1;
         Io { sector: (self.region_start + off) / SECTOR_BYTES, len: (bs / SECTOR_BYTES) as u32, dir }
@@ -427,7 +561,7 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fio::{Origin, Strided};
+    use crate::fio::{Origin, RandomDistribution, Strided};
 
     fn spec(pattern: Pattern) -> JobSpec {
         let mut s = JobSpec::defaults("j", Origin { file: "t.fio".into(), line: 1 });
@@ -493,6 +627,104 @@ mod tests {
         assert!(va.iter().all(|io| io.sector * 512 >= 1 << 20 && io.sector * 512 + 4096 <= 2 << 20));
         let reads = va.iter().filter(|io| io.dir == Dir::Read).count();
         assert!((60..140).contains(&reads), "rwmixread=50 gave {reads}/200 reads");
+    }
+
+    /// `n` I/Os of a job of `s` on a 1 GiB disk (seed 1).
+    fn ios(s: &JobSpec, n: usize) -> Vec<Io> {
+        let mut j = Job::expand(s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        (0..n).map(|_| j.next_io()).collect()
+    }
+
+    #[test]
+    fn bssplit_and_bsrange_draw_sizes_and_align_random_offsets() {
+        let mut s = spec(Pattern::RandRead);
+        s.bssplit = [Some(vec![(4096, 75), (65536, 25)]), None];
+        let v = ios(&s, 4000);
+        let big = v.iter().filter(|io| io.len == 128).count();
+        assert!(v.iter().all(|io| io.len == 8 || io.len == 128));
+        assert!((850..1150).contains(&big), "25% of 4000 at 64 KiB, got {big}");
+        // aligned to the smallest size, inside the region
+        assert!(v.iter().all(|io| io.sector % 8 == 0 && (io.sector + io.len as u64) * 512 <= 1 << 20));
+        let mut s = spec(Pattern::Read);
+        s.bsrange = [Some((4096, 16384)); 2];
+        let v = ios(&s, 3000);
+        for len in [8, 16, 24, 32] {
+            let n = v.iter().filter(|io| io.len == len).count();
+            assert!((600..900).contains(&n), "{len} sectors: {n} of 3000");
+        }
+        // a sequential walk advances by each I/O's own size
+        assert!(v.windows(2).all(|w| w[1].sector == w[0].sector + w[0].len as u64 || w[1].sector == 0));
+    }
+
+    #[test]
+    fn percentage_random_continues_sequentially_in_between() {
+        let mut s = spec(Pattern::RandRead);
+        s.size = Some(1 << 30);
+        s.percentage_random = 25;
+        let v = ios(&s, 4000);
+        let seq = v.windows(2).filter(|w| w[1].sector == w[0].sector + 8).count();
+        assert!((2800..3200).contains(&seq), "75% sequential: {seq} of 3999");
+        s.percentage_random = 0;
+        let v = ios(&s, 100);
+        assert!(v.windows(2).all(|w| w[1].sector == w[0].sector + 8), "0%: a sequential walk");
+    }
+
+    #[test]
+    fn random_distribution_reuses_hot_blocks() {
+        let mut s = spec(Pattern::RandRead);
+        s.size = Some(64 << 20);
+        let distinct = |s: &JobSpec| {
+            let v = ios(s, 10_000);
+            v.iter().map(|io| io.sector).collect::<std::collections::BTreeSet<_>>().len()
+        };
+        let uniform = distinct(&s);
+        s.random_distribution = RandomDistribution::Zipf(1.2);
+        let zipf = distinct(&s);
+        s.random_distribution = RandomDistribution::Pareto(0.1);
+        let pareto = distinct(&s);
+        // uniform: 16,384 blocks, 10,000 draws: about 7,500 distinct
+        assert!(uniform > 7000 && zipf < uniform / 2 && pareto < uniform / 2, "{uniform} {zipf} {pareto}");
+        // still whole blocks in the region
+        let v = ios(&s, 1000);
+        assert!(v.iter().all(|io| io.sector % 8 == 0 && (io.sector + 8) * 512 <= 64 << 20));
+    }
+
+    #[test]
+    fn loops_number_ios_and_percent_regions() {
+        let mut s = spec(Pattern::Read);
+        s.loops = 3;
+        let j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        assert_eq!(j.planned_bytes(), Some(3 << 20));
+        s.number_ios = Some(10);
+        let mut j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        let mut n = 0;
+        while j.wants_more(Time::ZERO) {
+            j.next_io();
+            n += 1;
+        }
+        assert_eq!(n, 10);
+        let mut s = spec(Pattern::Read);
+        s.size = None;
+        s.size_percent = Some(25);
+        s.offset_percent = Some(10);
+        s.bs_read = 1 << 20;
+        let j = Job::expand(&s, 0, 0, 1000 << 20, ContextMode::None, 1).unwrap().remove(0);
+        // 10% of 1000 MiB rounded up to the 1 MiB block; 25% of the disk long
+        assert_eq!(j.region(), (100 << 20, 250 << 20));
+    }
+
+    #[test]
+    fn rate_spaces_submissions_by_bytes() {
+        let mut s = spec(Pattern::Read);
+        s.rate_bytes = [Some(1 << 20), None];
+        let j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        // 4 KiB at 1 MiB/s: 1/256 s
+        assert_eq!(j.submit_gap(4096), Some(Duration(1_000_000_000 / 256)));
+        s.rate_iops = Some(100);
+        let j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        assert_eq!(j.submit_gap(4096), Some(Duration(10_000_000)), "the tighter cap holds");
+        let j = Job::expand(&spec(Pattern::Write), 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        assert_eq!(j.submit_gap(4096), None);
     }
 
     #[test]

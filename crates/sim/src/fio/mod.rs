@@ -39,8 +39,8 @@
 //!   (a `;`/`#` that follows whitespace). fio also cuts at a `;`/`#` inside a value; headway
 //!   keeps it there, so `bs=4k;x` is an error instead of a silent `4k`.
 //! - Not supported, and an error naming the line: `include FILE`, `$VAR` / `${VAR}` /
-//!   `$pagesize` substitution, `(arithmetic)` values, percentages (`size=10%`), ranges
-//!   (`bsrange`, `startdelay=1-5`), options before the first section.
+//!   `$pagesize` substitution, `(arithmetic)` values, percentages other than `size` and
+//!   `offset`'s, time ranges (`startdelay=1-5`), options before the first section.
 //!
 //! # Values
 //!
@@ -60,12 +60,15 @@
 //!
 //! Implemented (details, units and defaults in [`OPTIONS`]):
 //! `kb_base`; `rw`/`readwrite` (read, write, randread, randwrite, rw/readwrite, randrw;
-//! `:SIZE` gap suffix on sequential patterns); `rwmixread`, `rwmixwrite`; `bs`/`blocksize`
-//! (`R,W`; > 0, multiple of 512); `size`; `io_size`/`io_limit`; `offset`;
+//! `:SIZE` gap suffix on sequential patterns); `rwmixread`, `rwmixwrite`;
+//! `random_distribution` (random, zipf:θ, pareto:h, normal:dev; see
+//! [`RandomDistribution`]); `percentage_random`; `bs`/`blocksize` (`R,W`; > 0, multiple of
+//! 512); `bsrange`/`blocksize_range`; `bssplit`; `size` (bytes or `N%` of the device);
+//! `io_size`/`io_limit`; `loops`; `number_ios`; `offset` (bytes or `N%`);
 //! `offset_increment`; `numjobs`; `ioengine` (psync, sync, pvsync, pvsync2, vsync →
 //! [`Engine::Sync`]; libaio, io_uring, posixaio → [`Engine::Async`]); `iodepth` (1 in effect
 //! for a sync engine, as in fio); `direct`, `buffered`; `thinktime`, `thinktime_blocks`;
-//! `rate_iops` (`N` or `R,W`, per direction as in fio); `runtime` (0 = none), `time_based`
+//! `rate_iops` (`N` or `R,W`, per direction as in fio); `rate` (bytes per second, the same); `runtime` (0 = none), `time_based`
 //! (needs `runtime`), `startdelay`; `stonewall`/`wait_for_previous`; `randseed`;
 //! `zonemode` (none, strided; strided is implied by `zonesize` alone, as in fio), `zonesize`,
 //! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
@@ -93,6 +96,15 @@
 //! | `clocksource` | the simulator has one exact clock |
 //! | `fallocate` | no files are laid out on the simulated disk |
 //! | `unit_base` | results are JSON in bytes |
+//! | `norandommap` | headway draws random offsets with replacement either way (fio's random map is not modelled) |
+//! | `random_generator` | offsets come from headway's own seeded generator |
+//! | `thinktime_spin` | spinning or sleeping, the think time is the same simulated time |
+//! | `cpus_allowed`, `cpumask`, `cpus_allowed_policy` | simulated issuers run on no CPU |
+//! | `allow_mounted_write` | nothing is written to a real device |
+//! | `overwrite`, `create_on_open` | no files are laid out on the simulated disk |
+//! | `refill_buffers`, `scramble_buffers`, `zero_buffers`, `buffer_compress_percentage` | what the data is does not matter to a disk model |
+//! | `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement` | simulated measurements cost nothing; they are always reported |
+//! | `write_bw_log`, `write_lat_log`, `write_iops_log`, `write_hist_log`, `per_job_logs`, `log_avg_msec` | no fio logs: `--per-request FILE.csv` records every request |
 //!
 //! Every other option is an error naming the option, file and line — headway never ignores
 //! an option it does not implement, since the run would then not be the workload the file
@@ -101,7 +113,7 @@
 //! # Adding an option
 //!
 //! One entry in [`OPTIONS`] (names, doc, setter), a field in [`JobSpec`] if it needs one,
-//! and a test in the same place in `options.rs`'s tests.
+//! and a test in the same place in `options/tests.rs`.
 
 mod error;
 mod options;

@@ -46,6 +46,24 @@ impl Pattern {
     }
 }
 
+/// Where a random pattern's offsets fall (`random_distribution`). Every distribution but
+/// `Uniform` has hot spots; their ranks are scattered over the region by a fixed
+/// pseudo-random permutation (as fio hashes them), so a hot block's neighbours are not hot.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum RandomDistribution {
+    /// `random` (default): every block alike.
+    Uniform,
+    /// `zipf:THETA`: block of rank `k` (1-based) with probability proportional to
+    /// `1 / k^THETA`, THETA > 0.
+    Zipf(f64),
+    /// `pareto:H`, 0 < H < 1: rank `floor((n - 1) * u^(ln H / ln(1 - H)))` for uniform `u`
+    /// (H = 0.2 gives the 80/20 rule's skew; H = 0.5 is uniform).
+    Pareto(f64),
+    /// `normal:DEV`: ranks normally distributed around the middle of the region with a
+    /// standard deviation of DEV percent of it (drawn again when outside).
+    Normal(f64),
+}
+
 /// How the job issues I/O.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Engine {
@@ -78,12 +96,32 @@ pub struct JobSpec {
     /// Block size for reads and writes, bytes (`bs=4k`, or `bs=4k,16k` read,write).
     pub bs_read: u64,
     pub bs_write: u64,
+    /// `bsrange=MIN-MAX` per direction (read, write): sizes drawn uniformly from the
+    /// multiples of MIN up to MAX; replaces `bs` (whichever of the two comes last).
+    pub bsrange: [Option<(u64, u64)>; 2],
+    /// `bssplit=SIZE/PCT:...` per direction: each size with its percentage of the I/Os
+    /// (they add up to 100); takes precedence over `bs` and `bsrange`, as in fio.
+    pub bssplit: [Option<Vec<(u64, u32)>>; 2],
+    /// Where random offsets fall (`random_distribution`, default uniform).
+    pub random_distribution: RandomDistribution,
+    /// Percentage of a random pattern's I/Os that are random (`percentage_random`, default
+    /// 100); the others continue sequentially from the previous one.
+    pub percentage_random: u32,
     /// Region size in bytes (`size`); `None` = to the end of the device.
     pub size: Option<u64>,
+    /// `size=N%`: the region is N percent of the device from `offset` (replaces `size`).
+    pub size_percent: Option<u32>,
     /// Total bytes to transfer (`io_size`); `None` = `size`.
     pub io_size: Option<u64>,
     /// Start of the region, bytes.
     pub offset: u64,
+    /// `offset=N%`: the region starts N percent into the device, rounded up to the block
+    /// size (replaces `offset`).
+    pub offset_percent: Option<u32>,
+    /// Times the job covers its `io_size` (`loops`, default 1).
+    pub loops: u32,
+    /// Stop after this many I/Os (`number_ios`), whichever of it and the bytes comes first.
+    pub number_ios: Option<u64>,
     /// Added to `offset` for each clone `i` of `numjobs` (`offset + i * offset_increment`).
     pub offset_increment: u64,
     pub numjobs: u32,
@@ -103,6 +141,8 @@ pub struct JobSpec {
     pub rate_iops: Option<u64>,
     /// Cap on write I/Os per second (the second of `rate_iops=R,W`; `rate_iops=R` sets both).
     pub rate_iops_write: Option<u64>,
+    /// Cap on bytes per second, read and write (`rate=R,W`, `rate=R` sets both).
+    pub rate_bytes: [Option<u64>; 2],
     pub strided: Option<Strided>,
     /// Wait for all earlier jobs to finish before starting (`stonewall` / `wait_for_previous`).
     pub stonewall: bool,
@@ -139,9 +179,17 @@ impl JobSpec {
             rwmixread: 50,
             bs_read: 4096,
             bs_write: 4096,
+            bsrange: [None, None],
+            bssplit: [None, None],
+            random_distribution: RandomDistribution::Uniform,
+            percentage_random: 100,
             size: None,
+            size_percent: None,
             io_size: None,
             offset: 0,
+            offset_percent: None,
+            loops: 1,
+            number_ios: None,
             offset_increment: 0,
             numjobs: 1,
             engine: Engine::Sync,
@@ -153,6 +201,7 @@ impl JobSpec {
             time_based: false,
             rate_iops: None,
             rate_iops_write: None,
+            rate_bytes: [None, None],
             strided: None,
             stonewall: false,
             startdelay: Duration::ZERO,
@@ -166,6 +215,26 @@ impl JobSpec {
             headway_burst: None,
             headway_postmark: None,
         }
+    }
+
+    /// The block sizes direction `d` (0 read, 1 write) can issue, smallest and largest.
+    pub fn bs_bounds(&self, d: usize) -> (u64, u64) {
+        if let Some(split) = &self.bssplit[d] {
+            let sizes = split.iter().map(|&(b, _)| b);
+            return (sizes.clone().min().unwrap_or(512), sizes.max().unwrap_or(512));
+        }
+        match self.bsrange[d] {
+            Some(r) => r,
+            None => {
+                let b = [self.bs_read, self.bs_write][d];
+                (b, b)
+            }
+        }
+    }
+
+    /// The largest block size of either direction.
+    pub fn bs_max(&self) -> u64 {
+        self.bs_bounds(0).1.max(self.bs_bounds(1).1)
     }
 
     /// The job's QoS class: `None` when none of `headway_rate`, `headway_delay`,

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::error::JobFileError;
-use super::spec::{Engine, JobSpec, Origin, Pattern, Strided};
+use super::spec::{Engine, JobSpec, Origin, Pattern, RandomDistribution, Strided};
 use super::units::{parse_count, parse_flag, parse_size, parse_time, KbBase, TimeUnit};
 use crate::postmark::{PostmarkParams, SIZE_LIMIT};
 
@@ -141,6 +141,14 @@ impl Draft {
                 }
             }
         }
+        if !self.spec.pattern.is_random() {
+            for option in ["random_distribution", "percentage_random"] {
+                if self.set_at.contains_key(option) {
+                    let msg = "has no effect on a sequential pattern (`rw=randread`, `randwrite`, `randrw`)";
+                    return Err(err(&self, option, msg.into()));
+                }
+            }
+        }
         self.finish_postmark(&err)?;
         Ok(self.spec)
     }
@@ -163,7 +171,13 @@ impl Draft {
             "rwmixread",
             "rwmixwrite",
             "bs",
+            "bsrange",
+            "bssplit",
+            "random_distribution",
+            "percentage_random",
             "io_size",
+            "loops",
+            "number_ios",
             "zonemode",
             "zonesize",
             "zonerange",
@@ -300,6 +314,56 @@ fn block_size(d: &Draft, text: &str) -> Result<u64, String> {
     }
 }
 
+/// `N%` as a percentage (at least `min`, at most 100); `None` for a value without `%`.
+fn percent(v: Option<&str>, min: u64) -> Result<Option<u32>, String> {
+    let v = val(v)?;
+    let Some(n) = v.strip_suffix('%') else { return Ok(None) };
+    match parse_count(n.trim_end()) {
+        Ok(p) if (min..=100).contains(&p) => Ok(Some(p as u32)),
+        _ => Err(format!("`{v}` is not a percentage ({min}% to 100%)")),
+    }
+}
+
+/// One direction's `bssplit` list: `SIZE/PCT:SIZE:...` → (size, percent) adding up to 100.
+fn bssplit(d: &Draft, text: &str) -> Result<Vec<(u64, u32)>, String> {
+    let mut given = Vec::new();
+    for entry in text.split(':') {
+        let (size, pct) = match entry.split_once('/') {
+            Some((b, p)) => (b, Some(p)),
+            None => (entry, None),
+        };
+        let pct = match pct {
+            None => None,
+            Some(p) => match parse_count(p) {
+                Ok(n @ 0..=100) => Some(n as u32),
+                _ => return Err(format!("`{entry}`: `{p}` is not a percentage (0 to 100)")),
+            },
+        };
+        given.push((block_size(d, size)?, pct));
+    }
+    let fixed: u32 = given.iter().filter_map(|g| g.1).sum();
+    if fixed > 100 {
+        return Err(format!("`{text}`: the percentages add up to {fixed}, over 100"));
+    }
+    let open = given.iter().filter(|g| g.1.is_none()).count() as u32;
+    if open == 0 && fixed != 100 {
+        return Err(format!("`{text}`: the percentages add up to {fixed}, not 100"));
+    }
+    // what the given shares leave goes to the sizes without one, evenly; the first of them
+    // takes the remainder of the division
+    let left = 100 - fixed;
+    let (each, mut extra) = left.checked_div(open).map_or((0, 0), |e| (e, left % open));
+    let mut out = Vec::with_capacity(given.len());
+    for (size, pct) in given {
+        let p = pct.unwrap_or_else(|| each + std::mem::take(&mut extra));
+        if p > 0 {
+            out.push((size, p));
+        }
+    }
+    debug_assert!(!out.is_empty(), "shares add up to 100");
+    Ok(out)
+}
+
 /// fio's per-direction lists (`bs`, `rate_iops`): up to three comma-separated values for
 /// reads, writes and trims; an empty value keeps the current one, and the last value given
 /// applies to the directions after it unless the list ends with a comma (`4k,` = reads only).
@@ -411,6 +475,50 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["random_distribution"],
+        doc: "Where a random pattern's offsets fall: `random` (uniform, default), \
+              `zipf:THETA` (THETA > 0), `pareto:H` (0 < H < 1), `normal:DEV` (DEV percent of \
+              the region, > 0). Hot spots are scattered over the region (see \
+              `RandomDistribution`).",
+        no_effect: None,
+        set: |d, v| {
+            let v = val(v)?;
+            let (name, arg) = match v.split_once(':') {
+                Some((n, a)) => (n, Some(a)),
+                None => (v, None),
+            };
+            let num = |lo: f64, hi: f64, what: &str| -> Result<f64, String> {
+                let a = arg.ok_or_else(|| format!("`{name}` needs its {what}: `{name}:X`"))?;
+                match a.parse::<f64>() {
+                    Ok(x) if x > lo && x < hi => Ok(x),
+                    _ => Err(format!("`{v}`: the {what} must be a number above {lo} and below {hi}")),
+                }
+            };
+            d.spec.random_distribution = match name {
+                "random" if arg.is_none() => RandomDistribution::Uniform,
+                "zipf" => RandomDistribution::Zipf(num(0.0, 1e6, "theta")?),
+                "pareto" => RandomDistribution::Pareto(num(0.0, 1.0, "h")?),
+                "normal" => RandomDistribution::Normal(num(0.0, 1e6, "deviation (percent)")?),
+                "zoned" | "zoned_abs" => return Err(format!("`{name}` distributions are not supported")),
+                _ => return Err(format!("`{v}` is not random, zipf:THETA, pareto:H or normal:DEV")),
+            };
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["percentage_random"],
+        doc: "Share of a random pattern's I/Os that go to a random offset, 0-100 (default \
+              100); the rest continue sequentially after the previous I/O.",
+        no_effect: None,
+        set: |d, v| {
+            if val(v)?.contains(',') {
+                return Err("one value for both directions (per-direction values are not supported)".into());
+            }
+            d.spec.percentage_random = count_u32(v, 0, 100)?;
+            Ok(())
+        },
+    },
+    FioOption {
         names: &["bs", "blocksize"],
         doc: "Block size, bytes, > 0 and a multiple of 512 (default 4k). `R,W` sets reads and \
               writes apart; `4k,` reads only; `,8k` writes only; a third (trim) value is \
@@ -421,6 +529,58 @@ pub static OPTIONS: &[FioOption] = &[
             let [r, w] = per_direction(val(v)?, current, |p| block_size(d, p))?;
             d.spec.bs_read = r;
             d.spec.bs_write = w;
+            d.spec.bsrange = [None, None];
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["bsrange", "blocksize_range"],
+        doc: "Block sizes `MIN-MAX` (`R,W` lists as for `bs`): each I/O's size is drawn \
+              uniformly from the multiples of MIN up to MAX; random offsets are aligned to \
+              MIN. Replaces `bs` (whichever comes last); `bssplit` takes precedence.",
+        no_effect: None,
+        set: |d, v| {
+            let current = d.spec.bsrange.map(|r| r.unwrap_or((d.spec.bs_read, d.spec.bs_read)));
+            let [r, w] = per_direction(val(v)?, current, |p| {
+                let (lo, hi) = p.split_once('-').ok_or_else(|| format!("`{p}` is not MIN-MAX"))?;
+                let (lo, hi) = (block_size(d, lo)?, block_size(d, hi)?);
+                if lo > hi {
+                    return Err(format!("`{p}`: MIN is above MAX"));
+                }
+                Ok((lo, hi))
+            })?;
+            d.spec.bsrange = [Some(r), Some(w)];
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["bssplit"],
+        doc: "Block sizes by share of the I/Os: `SIZE/PCT:SIZE/PCT:...` (`4k/80:64k/20`); \
+              sizes without a percentage share what the others leave, evenly; the shares \
+              add up to 100. `R,W` lists as for `bs`. Random offsets are aligned to the \
+              smallest size. Takes precedence over `bs` and `bsrange`, as in fio.",
+        no_effect: None,
+        set: |d, v| {
+            let text = val(v)?;
+            let parts: Vec<&str> = text.split(',').collect();
+            if parts.len() > 3 {
+                return Err(format!("`{text}`: at most three lists (read,write,trim)"));
+            }
+            let mut out = d.spec.bssplit.clone();
+            for (i, part) in parts.iter().enumerate() {
+                if part.is_empty() {
+                    continue;
+                }
+                let split = bssplit(d, part)?;
+                // the last list given also applies to the directions after it, unless the
+                // value ends with a comma (as `bs`)
+                let upto = if i + 1 == parts.len() { 2 } else { i + 1 };
+                for slot in out.iter_mut().take(upto).skip(i) {
+                    *slot = Some(split.clone());
+                }
+            }
+            let [r, w] = out;
+            d.spec.bssplit = [r, w];
             Ok(())
         },
     },
@@ -428,10 +588,16 @@ pub static OPTIONS: &[FioOption] = &[
     FioOption {
         names: &["size"],
         doc: "Bytes of the region the job works in, from `offset` (default: to the end of \
-              the device). Percentages are not supported.",
+              the device); `N%` (1-100): that share of the device.",
         no_effect: None,
         set: |d, v| {
-            d.spec.size = Some(nonzero_size(d, v, "leave `size` out for the whole device")?);
+            match percent(v, 1)? {
+                Some(p) => (d.spec.size, d.spec.size_percent) = (None, Some(p)),
+                None => {
+                    d.spec.size = Some(nonzero_size(d, v, "leave `size` out for the whole device")?);
+                    d.spec.size_percent = None;
+                }
+            }
             Ok(())
         },
     },
@@ -446,11 +612,35 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
-        names: &["offset"],
-        doc: "Start of the region, bytes from the start of the device (default 0).",
+        names: &["loops"],
+        doc: "Do the job's I/O this many times over, >= 1 (default 1): `loops` x the bytes \
+              of `io_size` (or of one pass over the region).",
         no_effect: None,
         set: |d, v| {
-            d.spec.offset = size(d, v)?;
+            d.spec.loops = count_u32(v, 1, u32::MAX)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["number_ios"],
+        doc: "Stop after this many I/Os, >= 1 (or when the bytes are done, if sooner).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.number_ios = Some(count_u32(v, 1, u32::MAX)? as u64);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["offset"],
+        doc: "Start of the region, bytes from the start of the device (default 0); `N%` \
+              (0-99): that share of the device, rounded up to the largest block size.",
+        no_effect: None,
+        set: |d, v| {
+            match percent(v, 0)? {
+                Some(p) if p >= 100 => return Err(format!("`{p}%` leaves no room: 0% to 99%")),
+                Some(p) => (d.spec.offset, d.spec.offset_percent) = (0, Some(p)),
+                None => (d.spec.offset, d.spec.offset_percent) = (size(d, v)?, None),
+            }
             Ok(())
         },
     },
@@ -550,6 +740,19 @@ pub static OPTIONS: &[FioOption] = &[
             let [r, w] = per_direction(val(v)?, current, |p| Ok(Some(parse_count(p)?).filter(|&n| n > 0)))?;
             d.spec.rate_iops = r;
             d.spec.rate_iops_write = w;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["rate"],
+        doc: "Cap on bytes per second, per direction as `rate_iops` (`1m`, `R,W`, `R,`, \
+              `,W`); 0 = no cap (default). With `rate_iops` too, the tighter cap holds.",
+        no_effect: None,
+        set: |d, v| {
+            let [r, w] = per_direction(val(v)?, d.spec.rate_bytes, |p| {
+                Ok(Some(parse_size(p, d.kb)?).filter(|&n| n > 0))
+            })?;
+            d.spec.rate_bytes = [r, w];
             Ok(())
         },
     },
@@ -920,6 +1123,78 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["norandommap"],
+        doc: "0/1.",
+        no_effect: Some(
+            "headway draws random offsets with replacement whether or not it is set (fio's \
+             random map, which visits each block once a pass, is not modelled)",
+        ),
+        set: |_, v| parse_flag(v).map(drop),
+    },
+    FioOption {
+        names: &["random_generator"],
+        doc: "tausworthe, lfsr or tausworthe64.",
+        no_effect: Some("offsets come from headway's own seeded generator (--seed, randseed)"),
+        set: |_, v| match val(v)? {
+            "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
+            other => Err(format!("`{other}` is not tausworthe, lfsr or tausworthe64")),
+        },
+    },
+    FioOption {
+        names: &["thinktime_spin"],
+        doc: "Part of `thinktime` fio spends spinning; microseconds unless suffixed.",
+        no_effect: Some("spinning or sleeping, the think time is the same simulated time"),
+        set: |_, v| time(v, TimeUnit::Us).map(drop),
+    },
+    FioOption {
+        names: &["cpus_allowed", "cpumask", "cpus_allowed_policy"],
+        doc: "CPU affinity.",
+        no_effect: Some("simulated issuers run on no CPU"),
+        set: |_, v| val(v).map(drop),
+    },
+    FioOption {
+        names: &["allow_mounted_write"],
+        doc: "0/1.",
+        no_effect: Some("nothing is written to a real device"),
+        set: |_, v| parse_flag(v).map(drop),
+    },
+    FioOption {
+        names: &["overwrite", "create_on_open"],
+        doc: "0/1.",
+        no_effect: Some("no files are laid out on the simulated disk"),
+        set: |_, v| parse_flag(v).map(drop),
+    },
+    FioOption {
+        names: &["refill_buffers", "scramble_buffers", "zero_buffers"],
+        doc: "0/1.",
+        no_effect: Some("what the data is does not matter to a disk model"),
+        set: |_, v| parse_flag(v).map(drop),
+    },
+    FioOption {
+        names: &["buffer_compress_percentage"],
+        doc: "0-100.",
+        no_effect: Some("what the data is does not matter to a disk model"),
+        set: |_, v| count_u32(v, 0, 100).map(drop),
+    },
+    FioOption {
+        names: &["disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement"],
+        doc: "0/1.",
+        no_effect: Some("simulated measurements cost nothing; they are always reported"),
+        set: |_, v| parse_flag(v).map(drop),
+    },
+    FioOption {
+        names: &["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "per_job_logs"],
+        doc: "fio's log files.",
+        no_effect: Some("headway writes no fio logs: `--per-request FILE.csv` records every request"),
+        set: |_, v| val(v).or(Ok("")).map(drop),
+    },
+    FioOption {
+        names: &["log_avg_msec"],
+        doc: "Averaging window of fio's logs, ms.",
+        no_effect: Some("headway writes no fio logs: `--per-request FILE.csv` records every request"),
+        set: |_, v| parse_count(val(v)?).map(drop),
+    },
+    FioOption {
         names: &["unit_base"],
         doc: "0, 1 or 8.",
         no_effect: Some("results are JSON in bytes"),
@@ -936,366 +1211,4 @@ pub(crate) fn find(name: &str) -> Option<(&'static str, &'static FioOption)> {
 }
 
 #[cfg(test)]
-mod tests {
-    //! One test per option, in table order, each with a valid and an invalid value; through
-    //! the whole parser so that the error text (file, line, option) is checked too.
-
-    use super::*;
-    use crate::fio::{parse_str, JobFileError};
-    use headway_sched::Duration;
-
-    /// The one job of `[j]\n{body}`.
-    fn job(body: &str) -> JobSpec {
-        let mut f = parse_str(&format!("[j]\n{body}\n"), "t.fio").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(f.jobs.len(), 1);
-        f.jobs.remove(0)
-    }
-
-    /// The error for `[j]\n{body}`, checked to name the file and the option.
-    fn fails(body: &str) -> String {
-        let e = parse_str(&format!("[j]\n{body}\n"), "t.fio").expect_err(body).to_string();
-        assert!(e.starts_with("t.fio:"), "{e}");
-        let option = body.lines().last().unwrap().split('=').next().unwrap().trim();
-        assert!(e.contains(&format!("`{option}`")), "{e} (for {body})");
-        e
-    }
-
-    #[test]
-    fn table_is_well_formed() {
-        let mut seen = std::collections::BTreeSet::new();
-        for o in OPTIONS {
-            assert!(!o.doc.is_empty(), "{}", o.name());
-            for n in o.names {
-                assert!(seen.insert(*n), "`{n}` listed twice");
-                assert_eq!(find(n).unwrap().0, o.name());
-            }
-        }
-        assert!(find("ioscheduler").is_none());
-    }
-
-    #[test]
-    fn every_no_effect_option_is_in_the_module_docs() {
-        let docs = include_str!("mod.rs");
-        for o in OPTIONS.iter().filter(|o| o.no_effect.is_some()) {
-            assert!(docs.contains(&format!("`{}`", o.name())), "`{}` missing in mod.rs", o.name());
-        }
-    }
-
-    #[test]
-    fn kb_base() {
-        assert_eq!(job("kb_base=1000\nbs=4KiB\nsize=8k").size, Some(8000));
-        assert_eq!(job("kb_base=1000\nbs=4KiB").bs_read, 4096);
-        assert_eq!(job("kb_base=1024\nsize=8k").size, Some(8192));
-        assert!(fails("kb_base=1010").contains("not 1000 or 1024"));
-    }
-
-    #[test]
-    fn rw() {
-        assert_eq!(job("rw=randwrite").pattern, Pattern::RandWrite);
-        assert_eq!(job("readwrite=randrw").pattern, Pattern::RandRw);
-        assert_eq!(job("rw=rw").pattern, Pattern::ReadWrite);
-        assert_eq!(job("rw=readwrite").pattern, Pattern::ReadWrite);
-        assert_eq!(job("rw=randread").pattern, Pattern::RandRead);
-        let j = job("rw=write:8k");
-        assert_eq!((j.pattern, j.skip), (Pattern::Write, 8192));
-        assert_eq!(job("rw=read:8k\nrw=read").skip, 0);
-        assert!(fails("rw=sequential").contains("unknown pattern `sequential`"));
-        assert!(fails("rw=trim").contains("trims are not supported"));
-        assert!(fails("rw=randread:8").contains("random pattern"));
-        assert!(fails("rw=read:4q").contains("malformed size `4q`"));
-        assert!(fails("rw=").contains("needs a value"));
-    }
-
-    #[test]
-    fn rwmixread_and_rwmixwrite() {
-        assert_eq!(job("rwmixread=70").rwmixread, 70);
-        assert_eq!(job("rwmixwrite=70").rwmixread, 30);
-        assert_eq!(job("rwmixread=70\nrwmixwrite=40").rwmixread, 60);
-        assert!(fails("rwmixread=101").contains("out of range"));
-        assert!(fails("rwmixwrite=-1").contains("not a whole number"));
-    }
-
-    #[test]
-    fn bs() {
-        let j = job("bs=64k");
-        assert_eq!((j.bs_read, j.bs_write), (65536, 65536));
-        let j = job("blocksize=4k,16k");
-        assert_eq!((j.bs_read, j.bs_write), (4096, 16384));
-        let j = job("bs=8k,");
-        assert_eq!((j.bs_read, j.bs_write), (8192, 4096));
-        let j = job("bs=,8k");
-        assert_eq!((j.bs_read, j.bs_write), (4096, 8192));
-        let j = job("bs=8k,16k,32k");
-        assert_eq!((j.bs_read, j.bs_write), (8192, 16384));
-        let j = job("bs=16k\nbs=,8k");
-        assert_eq!((j.bs_read, j.bs_write), (16384, 8192));
-        let e = fails("bs=4q");
-        assert_eq!(e, "t.fio:2: option `bs`: malformed size `4q` (expected e.g. 4k, 1M, 512)");
-        assert!(fails("bs=0").contains("must be > 0"));
-        assert!(fails("bs=1000").contains("not a multiple of 512"));
-        assert!(fails("bs=4k,1000").contains("not a multiple of 512"));
-        assert!(fails("bs=1k,2k,4k,8k").contains("at most three"));
-        assert!(fails("bs=,").contains("needs a value"));
-        assert!(fails("blocksize=").contains("option `blocksize`: needs a value"));
-    }
-
-    #[test]
-    fn size() {
-        assert_eq!(job("size=1g").size, Some(1 << 30));
-        assert_eq!(job("").size, None);
-        assert!(fails("size=10%").contains("percentages"));
-        assert!(fails("size=0").contains("must be > 0"));
-        assert!(fails("size=1GiB").contains("ambiguous"));
-        assert!(fails("bs=8k\nsize=4k").contains("less than the block size"));
-    }
-
-    #[test]
-    fn io_size() {
-        assert_eq!(job("io_size=2g").io_size, Some(2 << 30));
-        assert_eq!(job("io_limit=2m").io_size, Some(2 << 20));
-        assert!(fails("io_size=x").contains("malformed size"));
-        assert!(fails("io_limit=0").contains("must be > 0"));
-    }
-
-    #[test]
-    fn offset_and_increment() {
-        let j = job("offset=1m\noffset_increment=51g");
-        assert_eq!((j.offset, j.offset_increment), (1 << 20, 51 << 30));
-        assert!(fails("offset=5%").contains("percentages"));
-        assert!(fails("offset_increment=-4k").contains("malformed size"));
-    }
-
-    #[test]
-    fn numjobs() {
-        assert_eq!(job("numjobs=4").numjobs, 4);
-        assert!(fails("numjobs=0").contains("out of range"));
-        assert!(fails("numjobs=four").contains("not a whole number"));
-        assert!(fails("numjobs=99999999999").contains("out of range"));
-    }
-
-    #[test]
-    fn ioengine_and_iodepth() {
-        for e in ["psync", "sync", "pvsync", "pvsync2", "vsync"] {
-            assert_eq!(job(&format!("ioengine={e}")).engine, Engine::Sync);
-        }
-        for e in ["libaio", "io_uring", "posixaio"] {
-            assert_eq!(job(&format!("ioengine={e}")).engine, Engine::Async);
-        }
-        let j = job("ioengine=libaio\niodepth=32");
-        assert_eq!((j.engine, j.iodepth), (Engine::Async, 32));
-        // fio accepts a depth with a sync engine; it has no effect there.
-        assert_eq!(job("iodepth=32\nioengine=psync").iodepth, 1);
-        assert!(fails("ioengine=mmap").contains("engine `mmap` is not supported"));
-        assert!(fails("iodepth=0").contains("out of range"));
-        assert!(fails("iodepth=").contains("needs a value"));
-    }
-
-    #[test]
-    fn direct_and_buffered() {
-        assert!(!job("").direct);
-        assert!(job("direct=1").direct);
-        assert!(job("direct").direct);
-        assert!(!job("direct=1\nbuffered=1").direct);
-        assert!(job("buffered=0").direct);
-        assert!(fails("direct=yes").contains("not a flag"));
-        assert!(fails("buffered=2").contains("not a flag"));
-    }
-
-    #[test]
-    fn thinktime() {
-        assert_eq!(job("thinktime=250").thinktime, Duration::from_micros(250));
-        assert_eq!(job("thinktime=5ms").thinktime, Duration::from_millis(5));
-        assert_eq!(job("thinktime_blocks=8").thinktime_blocks, 8);
-        assert!(fails("thinktime=1.5ms").contains("malformed time"));
-        assert!(fails("thinktime_blocks=0").contains("out of range"));
-    }
-
-    #[test]
-    fn rate_iops() {
-        let j = job("rate_iops=100");
-        assert_eq!((j.rate_iops, j.rate_iops_write), (Some(100), Some(100)));
-        let j = job("rate_iops=100,50");
-        assert_eq!((j.rate_iops, j.rate_iops_write), (Some(100), Some(50)));
-        let j = job("rate_iops=,50");
-        assert_eq!((j.rate_iops, j.rate_iops_write), (None, Some(50)));
-        let j = job("rate_iops=100,");
-        assert_eq!((j.rate_iops, j.rate_iops_write), (Some(100), None));
-        assert_eq!(job("rate_iops=100\nrate_iops=0").rate_iops, None);
-        assert!(fails("rate_iops=fast").contains("not a whole number"));
-    }
-
-    #[test]
-    fn runtime_time_based_startdelay() {
-        let j = job("runtime=30\ntime_based");
-        assert_eq!((j.runtime, j.time_based), (Some(Duration::from_secs(30)), true));
-        assert_eq!(job("runtime=2m").runtime, Some(Duration::from_secs(120)));
-        assert_eq!(job("runtime=0").runtime, None);
-        assert!(!job("runtime=1\ntime_based=0").time_based);
-        assert_eq!(job("startdelay=500ms").startdelay, Duration::from_millis(500));
-        assert_eq!(job("startdelay=2").startdelay, Duration::from_secs(2));
-        assert!(fails("runtime=soon").contains("malformed time"));
-        assert!(fails("time_based=2").contains("not a flag"));
-        let e = fails("time_based");
-        assert!(e.starts_with("t.fio:2:") && e.contains("needs a `runtime`"), "{e}");
-        assert!(fails("startdelay=1-5").contains("ranges are not supported"));
-    }
-
-    #[test]
-    fn stonewall_and_wait_for_previous() {
-        assert!(job("stonewall").stonewall);
-        assert!(job("wait_for_previous=1").stonewall);
-        assert!(!job("").stonewall);
-        assert!(fails("stonewall=on").contains("not a flag"));
-    }
-
-    #[test]
-    fn randseed() {
-        assert_eq!(job("randseed=1234").randseed, Some(1234));
-        assert!(fails("randseed=abc").contains("not a whole number"));
-    }
-
-    #[test]
-    fn zones() {
-        let s = |body| job(body).strided;
-        let z = |zonesize, zonerange, zoneskip| Some(Strided { zonesize, zonerange, zoneskip });
-        assert_eq!(s("zonemode=strided\nzonesize=4k\nzonerange=16k"), z(4096, 16384, 0));
-        assert_eq!(s("zonesize=4k\nzoneskip=1m"), z(4096, 4096, 1 << 20));
-        assert_eq!(s("zonemode=none"), None);
-        assert!(fails("zonemode=zbd").contains("not supported"));
-        assert!(fails("zonemode=strided").contains("needs a `zonesize`"));
-        assert!(fails("zonemode=none\nzonesize=4k").contains("has no effect"));
-        assert!(fails("zonerange=16k").contains("has no effect"));
-        assert!(fails("zonesize=0").contains("must be > 0"));
-        assert!(fails("zoneskip=lots").contains("malformed size"));
-    }
-
-    #[test]
-    fn headway_extensions() {
-        let j = job("headway_process=db\nheadway_barrier=5\nheadway_vm=guest1\nheadway_weight=2");
-        assert_eq!(j.headway_process.as_deref(), Some("db"));
-        assert_eq!(j.headway_barrier, 5);
-        assert_eq!(j.headway_vm.as_deref(), Some("guest1"));
-        assert_eq!(j.headway_weight, 2);
-        let d = job("rw=read");
-        assert_eq!(
-            (d.headway_process, d.headway_barrier, d.headway_vm, d.headway_weight),
-            (None, 0, None, 1)
-        );
-        assert!(
-            fails("headway_process=").contains("needs a value")
-                || fails("headway_process=").contains("not a name")
-        );
-        assert!(fails("headway_barrier=five").contains("not a whole number"));
-        assert!(fails("headway_weight=0").contains("between 1 and 1000"));
-        assert!(fails("headway_vm=a b").contains("not a name"));
-    }
-
-    #[test]
-    fn headway_qos_class() {
-        use headway_sched::{Duration, Qos, Rate};
-        let j = job("headway_rate=8800k\nheadway_delay=100\nheadway_burst=0");
-        assert_eq!(j.headway_rate, Some(Rate::Bytes(8800 * 1024)));
-        assert_eq!(j.headway_delay, Some(Duration::from_millis(100)));
-        assert_eq!(
-            j.qos(),
-            Some(Qos { rate: Rate::Bytes(8800 * 1024), delay: Duration::from_millis(100), burst: 0 })
-        );
-        assert_eq!(job("headway_rate=200iops").headway_rate, Some(Rate::Iops(200)));
-        assert_eq!(job("headway_rate=1M").headway_rate, Some(Rate::Bytes(1 << 20)));
-        assert_eq!(job("headway_delay=2s").headway_delay, Some(Duration::from_secs(2)));
-        // one option gives the job a class; the rest come from the default class
-        assert_eq!(job("headway_delay=50ms").qos().unwrap().rate, headway_sched::qos::DEFAULT_RATE);
-        assert_eq!(job("rw=read").qos(), None);
-        assert!(fails("headway_rate=0").contains("must be > 0"));
-        assert!(fails("headway_rate=0iops").contains("must be > 0"));
-        assert!(fails("headway_rate=fast").contains("malformed size"));
-        assert!(fails("headway_rate=12xiops").contains("not a whole number"));
-        assert!(fails("headway_delay=soon").contains("malformed time"));
-        assert!(fails("headway_burst=-1").contains("not a whole number"));
-    }
-
-    #[test]
-    fn headway_workload_and_postmark_parameters() {
-        use crate::postmark::PostmarkParams;
-        assert_eq!(job("headway_workload=postmark").headway_postmark, Some(PostmarkParams::default()));
-        assert_eq!(job("headway_workload=fio").headway_postmark, None);
-        assert_eq!(job("headway_workload=postmark\nheadway_workload=fio").headway_postmark, None);
-        let j = job("headway_pm_files=10000\nheadway_pm_size_min=512\nheadway_pm_size_max=10k\n\
-             headway_pm_transactions=0\nheadway_pm_read_bias=-1\nheadway_pm_create_bias=10\n\
-             headway_pm_block=4k,128k\nheadway_pm_create_phase=0\nheadway_workload=postmark\n\
-             ioengine=psync\nruntime=10");
-        let want = PostmarkParams {
-            files: 10000,
-            size_min: 512,
-            size_max: 10240,
-            transactions: 0,
-            read_bias: -1,
-            create_bias: 10,
-            block_read: 4096,
-            block_write: 131072,
-            create_phase: false,
-        };
-        assert_eq!(j.headway_postmark, Some(want));
-        let p = job("headway_workload=postmark\nheadway_pm_block=64k").headway_postmark.unwrap();
-        assert_eq!((p.block_read, p.block_write), (65536, 65536));
-        let f = parse_str("[global]\nheadway_pm_files=7\n[j]\nheadway_workload=postmark\n", "t.fio").unwrap();
-        assert_eq!(f.jobs[0].headway_postmark.as_ref().map(|p| p.files), Some(7));
-        // values, one option at a time
-        let pm = |body: &str| fails(&format!("headway_workload=postmark\n{body}"));
-        assert!(fails("headway_workload=filebench").contains("not fio or postmark"));
-        assert!(pm("headway_pm_files=0").contains("out of range"));
-        assert!(pm("headway_pm_size_min=0").contains("not between 1 and"));
-        assert!(pm("headway_pm_size_max=2g").contains("not between 1 and"));
-        assert!(pm("headway_pm_transactions=lots").contains("not a whole number"));
-        assert!(pm("headway_pm_read_bias=11").contains("not -1 (off) or 0 to 10"));
-        assert!(pm("headway_pm_create_bias=-2").contains("not -1 (off) or 0 to 10"));
-        assert!(pm("headway_pm_block=1000").contains("not a multiple of 512"));
-        assert!(pm("headway_pm_block=2g").contains("above"));
-        assert!(pm("headway_pm_create_phase=yes").contains("not a flag"));
-        // across options: the error names the line that set the offending option
-        assert!(pm("headway_pm_size_min=20k").contains("smallest is above the largest"));
-        let e = pm("headway_pm_size_min=4k\nheadway_pm_size_max=2k");
-        assert!(e.starts_with("t.fio:4:") && e.contains("smallest is above"), "{e}");
-        assert_eq!(
-            fails("headway_pm_files=10"),
-            "t.fio:2: option `headway_pm_files`: has no effect unless `headway_workload=postmark`"
-        );
-        for walk in ["rw=randread", "rwmixread=30", "bs=4k", "io_size=1m", "zonesize=4k"] {
-            assert!(pm(walk).contains("has no effect with `headway_workload=postmark`"), "{walk}");
-        }
-        assert!(pm("ioengine=libaio").contains("one at a time"));
-        assert!(pm("runtime=10\ntime_based").contains("ends after its transactions"));
-    }
-
-    #[test]
-    fn name() {
-        assert_eq!(job("name=reader").name, "reader");
-        let e = parse_str("[global]\nname=x\n[j]\n", "t.fio").unwrap_err();
-        assert!(e.to_string().contains("t.fio:2: option `name`: belongs in a job section"));
-        assert!(fails("name=").contains("needs a value"));
-    }
-
-    #[test]
-    fn accepted_without_effect() {
-        job("description=four readers, 50 GiB apart\nfilename=/dev/sdb\ngroup_reporting\n\
-             thread=1\ninvalidate=1\nrandrepeat=0\ngtod_reduce=1\nclocksource=cpu\n\
-             fallocate=none\nunit_base=8");
-        assert_eq!(job("filename=/dev/dsk/foo@3,0\\:c").name, "j");
-        assert!(fails("filename=/dev/sdb:/dev/sdc").contains("several files"));
-        assert!(fails("group_reporting=yes").contains("not a flag"));
-        assert!(fails("clocksource=tsc").contains("not gettimeofday"));
-        assert!(fails("fallocate=maybe").contains("not a fallocate mode"));
-        assert!(fails("unit_base=2").contains("not 0, 1 or 8"));
-        assert!(fails("description=").contains("needs a value"));
-    }
-
-    #[test]
-    fn unknown_options_are_errors() {
-        let e = parse_str("[j]\nbs=4k\nioscheduler=deadline\n", "jobs/x.fio").unwrap_err();
-        assert!(matches!(e, JobFileError::UnknownOption { .. }));
-        assert_eq!(
-            e.to_string(),
-            "jobs/x.fio:3: unknown option `ioscheduler` (headway does not implement it)"
-        );
-    }
-}
+mod tests;
