@@ -1245,9 +1245,12 @@ impl<'a> Engine<'a> {
         let m = self.meta.remove(&id).expect("completed request has metadata");
         let j = m.job as usize;
         let st = &mut self.stats[j];
-        st.disk_ns += (service as u128 * m.bytes as u128 / total as u128) as u64;
-        st.bytes[m.dir.index()] += m.bytes as u64;
-        st.clat[m.dir.index()].record(now.0 - m.submit.0);
+        // (`ramp_time`: what completes before the measured part counts in no figure)
+        if self.jobs[j].measured_from().is_none_or(|t| now >= t) {
+            st.disk_ns += (service as u128 * m.bytes as u128 / total as u128) as u64;
+            st.bytes[m.dir.index()] += m.bytes as u64;
+            st.clat[m.dir.index()].record(now.0 - m.submit.0);
+        }
         if let Some(log) = self.log.as_mut() {
             log(&RequestRecord {
                 job_index: j as u32,
@@ -1329,7 +1332,7 @@ impl<'a> Engine<'a> {
         let mut total = 0;
         for (job, st) in self.jobs.iter().zip(&self.stats) {
             let (start, end) =
-                (job.started_at.unwrap_or(Time::ZERO), job.finished_at.unwrap_or(self.last_complete));
+                (job.measured_from().unwrap_or(Time::ZERO), job.finished_at.unwrap_or(self.last_complete));
             let rt = end.0.saturating_sub(start.0);
             all.merge(&st.clat[0]);
             all.merge(&st.clat[1]);
@@ -1344,7 +1347,15 @@ impl<'a> Engine<'a> {
                 qos: st.qos.as_ref().map(|q| q.report(rt)),
             });
         }
-        let runtime_ns = self.last_complete.0.saturating_sub(self.first_submit.unwrap_or(Time::ZERO).0);
+        // from the first measured moment (the first submission, or with `ramp_time` the
+        // earliest end of a ramp)
+        let first = match self.jobs.iter().filter_map(|j| j.measured_from()).min() {
+            Some(t) if self.jobs.iter().any(|j| j.ramp.0 > 0) => t,
+            _ => self.first_submit.unwrap_or(Time::ZERO),
+        };
+        let runtime_ns = self.last_complete.0.saturating_sub(first.0);
+        // the devices' figures cover the whole run, ramp included
+        let run_ns = self.last_complete.0.saturating_sub(self.first_submit.unwrap_or(Time::ZERO).0);
         let secs = runtime_ns as f64 * 1e-9;
         let page_cache_dirty_bytes = self.dirty.iter().map(|d| d.bytes()).sum();
         // (a host figure: the whole device's, not a member's)
@@ -1352,7 +1363,7 @@ impl<'a> Engine<'a> {
         let member_reports: Vec<DeviceReport> = self
             .members
             .iter()
-            .map(|m| m.device_report(self.last_complete, runtime_ns, m.flow_in.flow(), member_dirty))
+            .map(|m| m.device_report(self.last_complete, run_ns, m.flow_in.flow(), member_dirty))
             .collect();
         let device = match &self.array {
             None => member_reports[0].clone(),

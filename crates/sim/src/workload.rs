@@ -121,6 +121,8 @@ pub struct Job {
     pub thinktime_blocks: u32,
     pub runtime: Option<Duration>,
     pub time_based: bool,
+    /// `ramp_time`: nothing is measured before `started_at + ramp`.
+    pub ramp: Duration,
     pub rate_gap: Option<Duration>,
     pub startdelay: Duration,
     strided: Option<(u64, u64)>,
@@ -348,6 +350,7 @@ impl Job {
                 thinktime_blocks: spec.thinktime_blocks.max(1),
                 runtime: spec.runtime,
                 time_based: spec.time_based,
+                ramp: spec.ramp_time,
                 rate_gap: rate_for(spec).map(|r| Duration(1_000_000_000 / r)),
                 startdelay: spec.startdelay,
                 strided: spec.strided.map(|z| (z.zonesize, z.zonerange + z.zoneskip)),
@@ -399,6 +402,7 @@ impl Job {
             thinktime_blocks: 1,
             runtime: None,
             time_based: false,
+            ramp: Duration::ZERO,
             rate_gap: None,
             startdelay: Duration::ZERO,
             strided: None,
@@ -434,7 +438,7 @@ impl Job {
     /// May the job submit another request at `now`?
     pub fn wants_more(&self, now: Time) -> bool {
         if let (Some(rt), Some(st)) = (self.runtime, self.started_at) {
-            if now.saturating_since(st) >= rt {
+            if now.saturating_since(st) >= rt + self.ramp {
                 return false;
             }
         }
@@ -455,6 +459,12 @@ impl Job {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// When the job's measured part starts (`ramp_time` after its first request); `None`
+    /// before it has started.
+    pub fn measured_from(&self) -> Option<Time> {
+        self.started_at.map(|t| t + self.ramp)
     }
 
     /// Is the job finished (nothing more to submit, nothing in flight)?

@@ -1,6 +1,6 @@
 //! fio job options that shape the workload, end to end through the simulator: block-size
 //! mixes (`bssplit`, `bsrange`), skewed offsets (`random_distribution`), bandwidth caps
-//! (`rate`), `number_ios`, `loops` and percentage regions. Each checks what the report shows
+//! (`rate`), `number_ios`, `loops`, percentage regions and `ramp_time`. Each checks what the report shows
 //! against what the option asks for.
 
 use headway_sim::{simulate, ContextMode, RunReport};
@@ -63,4 +63,27 @@ fn loops_and_percentage_regions_set_the_bytes() {
     let want = 976_773_168u64 * 512 / 100;
     let got = r.jobs[0].read.io_bytes;
     assert!(got <= want && want - got < 1 << 20, "{got} bytes read, 1% of the disk is {want}");
+}
+
+#[test]
+fn ramp_time_runs_first_and_measures_after() {
+    let text = "[j]\nrw=randread\ndirect=1\nruntime=2\ntime_based\n";
+    let plain = one(text, "noop");
+    let ramped = one(&format!("{text}ramp_time=1\n"), "noop");
+    let (p, r) = (&plain.jobs[0], &ramped.jobs[0]);
+    // the same 2 s measured (plus the last request's completion), after a 1 s ramp
+    for rt in [p.job_runtime, r.job_runtime] {
+        assert!((2000..2050).contains(&rt), "{rt} ms");
+    }
+    let ratio = r.read.total_ios as f64 / p.read.total_ios as f64;
+    assert!((0.9..1.1).contains(&ratio), "{} vs {} I/Os measured", r.read.total_ios, p.read.total_ios);
+    assert!((r.read.iops - p.read.iops).abs() < 0.1 * p.read.iops);
+    // the drive worked through the ramp too: its figures cover the whole 3 s run
+    assert!(
+        ramped.device.utilization <= 1.0
+            && ramped.device.requests as f64 > 1.4 * plain.device.requests as f64
+    );
+    // a ramp longer than the job leaves nothing measured
+    let r = one("[j]\nrw=read\ndirect=1\nsize=8m\nramp_time=10\n", "noop");
+    assert_eq!((r.jobs[0].read.total_ios, r.aggregate.io_bytes), (0, 0));
 }

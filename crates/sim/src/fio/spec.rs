@@ -136,6 +136,9 @@ pub struct JobSpec {
     /// Stop after this long (`runtime`); with `time_based`, loop over the region until then.
     pub runtime: Option<Duration>,
     pub time_based: bool,
+    /// Run this long before measuring (`ramp_time`): the job's I/O in the first
+    /// `ramp_time` counts in no figure, and `runtime` starts after it.
+    pub ramp_time: Duration,
     /// Cap on read I/Os per second (`rate_iops=R` or the first of `rate_iops=R,W`).
     /// fio caps each direction separately; a single value caps both.
     pub rate_iops: Option<u64>,
@@ -199,6 +202,7 @@ impl JobSpec {
             thinktime_blocks: 1,
             runtime: None,
             time_based: false,
+            ramp_time: Duration::ZERO,
             rate_iops: None,
             rate_iops_write: None,
             rate_bytes: [None, None],

@@ -778,6 +778,16 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["ramp_time"],
+        doc: "Run this long before measuring; seconds unless suffixed (default 0). I/O \
+              completed in it counts in no figure of the job, and `runtime` starts after it.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.ramp_time = time(v, TimeUnit::S)?;
+            Ok(())
+        },
+    },
+    FioOption {
         names: &["startdelay"],
         doc: "Delay before the job starts; seconds unless suffixed (default 0). Ranges are \
               not supported.",

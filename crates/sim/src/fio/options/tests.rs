@@ -289,6 +289,9 @@ fn runtime_time_based_startdelay() {
     let e = fails("time_based");
     assert!(e.starts_with("t.fio:2:") && e.contains("needs a `runtime`"), "{e}");
     assert!(fails("startdelay=1-5").contains("ranges are not supported"));
+    assert_eq!(job("ramp_time=5").ramp_time, Duration::from_secs(5));
+    assert_eq!(job("ramp_time=500ms").ramp_time, Duration::from_millis(500));
+    assert!(fails("ramp_time=soon").contains("malformed"));
 }
 
 #[test]
