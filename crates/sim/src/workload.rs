@@ -108,6 +108,8 @@ pub struct Job {
     number_ios: Option<u64>,
     /// `rate`: bytes per second.
     rate_bytes: Option<u64>,
+    /// `rate_process=poisson`.
+    rate_poisson: bool,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
@@ -337,6 +339,7 @@ impl Job {
                 last_end: 0,
                 number_ios: spec.number_ios,
                 rate_bytes: combined(spec.pattern, spec.rate_bytes[0], spec.rate_bytes[1]),
+                rate_poisson: spec.rate_poisson,
                 region_start: start,
                 region_len: len,
                 buffered: !spec.direct && spec.headway_postmark.is_none(),
@@ -392,6 +395,7 @@ impl Job {
             last_end: 0,
             number_ios: None,
             rate_bytes: None,
+            rate_poisson: false,
             region_start: 0,
             region_len: 0,
             io_limit: 0,
@@ -452,13 +456,19 @@ impl Job {
     }
 
     /// The least time from this submission (of `bytes`) to the job's next one: the
-    /// `rate_iops` gap and the `rate` gap, whichever is longer; `None` without a cap.
-    pub fn submit_gap(&self, bytes: u64) -> Option<Duration> {
+    /// `rate_iops` gap and the `rate` gap, whichever is longer; `None` without a cap. With
+    /// `rate_process=poisson` that gap is the mean of an exponential draw.
+    pub fn submit_gap(&mut self, bytes: u64) -> Option<Duration> {
         let by_bytes = self.rate_bytes.map(|r| Duration((bytes as u128 * 1_000_000_000 / r as u128) as u64));
-        match (self.rate_gap, by_bytes) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
+        let gap = match (self.rate_gap, by_bytes) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b)?,
+        };
+        if !self.rate_poisson {
+            return Some(gap);
         }
+        let u: f64 = 1.0 - self.rng.gen::<f64>(); // (0, 1]
+        Some(Duration((-u.ln() * gap.0 as f64) as u64))
     }
 
     /// When the job's measured part starts (`ramp_time` after its first request); `None`
@@ -727,13 +737,21 @@ mod tests {
     fn rate_spaces_submissions_by_bytes() {
         let mut s = spec(Pattern::Read);
         s.rate_bytes = [Some(1 << 20), None];
-        let j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        let mut j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
         // 4 KiB at 1 MiB/s: 1/256 s
         assert_eq!(j.submit_gap(4096), Some(Duration(1_000_000_000 / 256)));
         s.rate_iops = Some(100);
-        let j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        let mut j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
         assert_eq!(j.submit_gap(4096), Some(Duration(10_000_000)), "the tighter cap holds");
-        let j = Job::expand(&spec(Pattern::Write), 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        // poisson: exponential gaps with the cap's mean (sd = mean)
+        s.rate_poisson = true;
+        let mut j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        let gaps: Vec<f64> = (0..20_000).map(|_| j.submit_gap(4096).unwrap().0 as f64 / 1e6).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((9.7..10.3).contains(&mean) && (9.5..10.5).contains(&sd), "mean {mean} ms, sd {sd}");
+        let mut j =
+            Job::expand(&spec(Pattern::Write), 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
         assert_eq!(j.submit_gap(4096), None);
     }
 

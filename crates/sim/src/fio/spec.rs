@@ -146,6 +146,9 @@ pub struct JobSpec {
     pub rate_iops_write: Option<u64>,
     /// Cap on bytes per second, read and write (`rate=R,W`, `rate=R` sets both).
     pub rate_bytes: [Option<u64>; 2],
+    /// `rate_process=poisson`: the capped submissions' gaps are exponentially distributed
+    /// around the cap's gap (a Poisson process) instead of fixed (`linear`, default).
+    pub rate_poisson: bool,
     pub strided: Option<Strided>,
     /// Wait for all earlier jobs to finish before starting (`stonewall` / `wait_for_previous`).
     pub stonewall: bool,
@@ -206,6 +209,7 @@ impl JobSpec {
             rate_iops: None,
             rate_iops_write: None,
             rate_bytes: [None, None],
+            rate_poisson: false,
             strided: None,
             stonewall: false,
             startdelay: Duration::ZERO,

@@ -141,6 +141,18 @@ impl Draft {
                 }
             }
         }
+        let capped = [
+            self.spec.rate_iops,
+            self.spec.rate_iops_write,
+            self.spec.rate_bytes[0],
+            self.spec.rate_bytes[1],
+        ]
+        .iter()
+        .any(|c| c.is_some());
+        if self.spec.rate_poisson && !capped {
+            let msg = "`poisson` spaces capped submissions: give `rate_iops` or `rate`";
+            return Err(err(&self, "rate_process", msg.into()));
+        }
         if !self.spec.pattern.is_random() {
             for option in ["random_distribution", "percentage_random"] {
                 if self.set_at.contains_key(option) {
@@ -774,6 +786,21 @@ pub static OPTIONS: &[FioOption] = &[
         no_effect: None,
         set: |d, v| {
             d.spec.time_based = parse_flag(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["rate_process"],
+        doc: "linear (default): a capped job's submissions come at fixed gaps; poisson: the \
+              gaps are exponentially distributed with the same mean (Poisson arrivals at \
+              the `rate_iops`/`rate` cap). Needs a cap.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.rate_poisson = match val(v)? {
+                "linear" => false,
+                "poisson" => true,
+                other => return Err(format!("`{other}` is not linear or poisson")),
+            };
             Ok(())
         },
     },

@@ -273,6 +273,10 @@ fn rate() {
     assert_eq!(job("rate=,2m").rate_bytes, [None, Some(2 << 20)]);
     assert_eq!(job("rate=1m\nrate=0").rate_bytes, [None, None]);
     assert!(fails("rate=quick").contains("malformed size"));
+    assert!(job("rate_iops=100\nrate_process=poisson").rate_poisson);
+    assert!(!job("rate=1m\nrate_process=linear").rate_poisson);
+    assert!(fails("rate_iops=100\nrate_process=bursty").contains("not linear or poisson"));
+    assert!(fails("rate_process=poisson").contains("give `rate_iops` or `rate`"));
 }
 
 #[test]
