@@ -272,13 +272,13 @@ impl Job {
             |why: String| WorkloadError { origin: spec.origin.to_string(), job: spec.name.clone(), why };
         let sync = spec.engine == Engine::Sync;
         let mut out = Vec::with_capacity(spec.numjobs as usize);
-        let offset = match spec.offset_percent {
-            // rounded up to the largest block size, as fio aligns a percentage offset
-            Some(p) => ((capacity_bytes as u128 * p as u128 / 100) as u64).next_multiple_of(spec.bs_max()),
-            None => spec.offset,
-        };
+        // a percentage of the disk, rounded up to the largest block size (as fio aligns one)
+        let share =
+            |p: u32| ((capacity_bytes as u128 * p as u128 / 100) as u64).next_multiple_of(spec.bs_max());
+        let offset = spec.offset_percent.map_or(spec.offset, share);
+        let increment = spec.offset_increment_percent.map_or(spec.offset_increment, share);
         for clone in 0..spec.numjobs as u64 {
-            let start = offset + clone * spec.offset_increment;
+            let start = offset + clone * increment;
             if !start.is_multiple_of(SECTOR_BYTES) {
                 return Err(err(format!("offset {start} is not a multiple of 512 bytes")));
             }
@@ -731,6 +731,16 @@ mod tests {
         let j = Job::expand(&s, 0, 0, 1000 << 20, ContextMode::None, 1).unwrap().remove(0);
         // 10% of 1000 MiB rounded up to the 1 MiB block; 25% of the disk long
         assert_eq!(j.region(), (100 << 20, 250 << 20));
+        // clones 30% apart: 300 MiB
+        s.size_percent = Some(20);
+        s.numjobs = 3;
+        s.offset_increment_percent = Some(30);
+        let starts: Vec<u64> = Job::expand(&s, 0, 0, 1000 << 20, ContextMode::None, 1)
+            .unwrap()
+            .iter()
+            .map(|j| j.region().0)
+            .collect();
+        assert_eq!(starts, vec![100 << 20, 400 << 20, 700 << 20]);
     }
 
     #[test]

@@ -65,7 +65,7 @@
 //! [`RandomDistribution`]); `percentage_random`; `bs`/`blocksize` (`R,W`; > 0, multiple of
 //! 512); `bsrange`/`blocksize_range`; `bssplit`; `size` (bytes or `N%` of the device);
 //! `io_size`/`io_limit`; `loops`; `number_ios`; `offset` (bytes or `N%`);
-//! `offset_increment`; `numjobs`; `ioengine` (psync, sync, pvsync, pvsync2, vsync →
+//! `offset_increment` (bytes or `N%`); `numjobs`; `ioengine` (psync, sync, pvsync, pvsync2, vsync →
 //! [`Engine::Sync`]; libaio, io_uring, posixaio → [`Engine::Async`]); `iodepth` (1 in effect
 //! for a sync engine, as in fio); `direct`, `buffered`; `thinktime`, `thinktime_blocks`;
 //! `rate_iops` (`N` or `R,W`, per direction as in fio); `rate` (bytes per second, the same);

@@ -124,6 +124,9 @@ pub struct JobSpec {
     pub number_ios: Option<u64>,
     /// Added to `offset` for each clone `i` of `numjobs` (`offset + i * offset_increment`).
     pub offset_increment: u64,
+    /// `offset_increment=N%`: N percent of the device, rounded up to the largest block size
+    /// (replaces `offset_increment`).
+    pub offset_increment_percent: Option<u32>,
     pub numjobs: u32,
     pub engine: Engine,
     /// Requests outstanding at once; always 1 for [`Engine::Sync`] (fio accepts a larger
@@ -197,6 +200,7 @@ impl JobSpec {
             loops: 1,
             number_ios: None,
             offset_increment: 0,
+            offset_increment_percent: None,
             numjobs: 1,
             engine: Engine::Sync,
             iodepth: 1,

@@ -659,10 +659,15 @@ pub static OPTIONS: &[FioOption] = &[
     FioOption {
         names: &["offset_increment"],
         doc: "Clone `i` of `numjobs` starts at `offset + i * offset_increment`, bytes \
-              (default 0).",
+              (default 0); `N%` (0-99): that share of the device, rounded up to the largest \
+              block size.",
         no_effect: None,
         set: |d, v| {
-            d.spec.offset_increment = size(d, v)?;
+            match percent(v, 0)? {
+                Some(p) if p >= 100 => return Err(format!("`{p}%` leaves no room: 0% to 99%")),
+                Some(p) => (d.spec.offset_increment, d.spec.offset_increment_percent) = (0, Some(p)),
+                None => (d.spec.offset_increment, d.spec.offset_increment_percent) = (size(d, v)?, None),
+            }
             Ok(())
         },
     },

@@ -203,6 +203,9 @@ fn offset_and_increment() {
     assert_eq!((j.offset, j.offset_percent), (0, Some(5)));
     assert_eq!(job("offset=5%\noffset=1m").offset_percent, None);
     assert!(fails("offset=100%").contains("leaves no room"));
+    let j = job("offset_increment=25%");
+    assert_eq!((j.offset_increment, j.offset_increment_percent), (0, Some(25)));
+    assert!(fails("offset_increment=100%").contains("leaves no room"));
     assert!(fails("offset=x%").contains("not a percentage"));
     assert!(fails("offset_increment=-4k").contains("malformed size"));
 }
