@@ -1288,17 +1288,41 @@ impl<'a> Engine<'a> {
                 self.push(now + gap, Ev::Wake(j as u32));
             }
         } else if job.inflight == 0 && job.finished_at.is_none() {
-            job.finished_at = Some(now);
-            let (ctx, process) = (job.ctx, job.process);
-            if let Some(c) = ctx {
-                if self.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
-                    for m in &mut self.members {
-                        m.sched.context_exited(now, c);
-                    }
+            self.job_finished(j);
+        }
+    }
+
+    /// Job `j` has nothing more to do and nothing in flight: mark it finished, tell the
+    /// schedulers when its issuer has no job left, let its process's barrier go on; with
+    /// `exitall`, stop the other jobs of its group (those idle finish now, the others when
+    /// their requests in flight complete).
+    fn job_finished(&mut self, j: usize) {
+        let now = self.now;
+        let job = &mut self.jobs[j];
+        job.finished_at = Some(now);
+        let (ctx, process, exitall, group) = (job.ctx, job.process, job.exitall, job.group);
+        if let Some(c) = ctx {
+            if self.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
+                for m in &mut self.members {
+                    m.sched.context_exited(now, c);
                 }
             }
-            // A finished thread no longer holds its process's barrier.
-            self.try_release_barrier(process);
+        }
+        // A finished thread no longer holds its process's barrier.
+        self.try_release_barrier(process);
+        if exitall {
+            let others: Vec<usize> = (0..self.jobs.len())
+                .filter(|&o| o != j && self.jobs[o].group == group && self.jobs[o].finished_at.is_none())
+                .collect();
+            for &o in &others {
+                self.jobs[o].stop();
+            }
+            for o in others {
+                let job = &self.jobs[o];
+                if job.inflight == 0 && job.started_at.is_some() && job.finished_at.is_none() {
+                    self.job_finished(o);
+                }
+            }
         }
     }
 

@@ -110,6 +110,10 @@ pub struct Job {
     rate_bytes: Option<u64>,
     /// `rate_process=poisson`.
     rate_poisson: bool,
+    /// `exitall`: when this job finishes, the others of its group stop.
+    pub exitall: bool,
+    /// Stopped by another job's `exitall`: submits nothing more.
+    stopped: bool,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
@@ -340,6 +344,8 @@ impl Job {
                 number_ios: spec.number_ios,
                 rate_bytes: combined(spec.pattern, spec.rate_bytes[0], spec.rate_bytes[1]),
                 rate_poisson: spec.rate_poisson,
+                exitall: spec.exitall,
+                stopped: false,
                 region_start: start,
                 region_len: len,
                 buffered: !spec.direct && spec.headway_postmark.is_none(),
@@ -396,6 +402,8 @@ impl Job {
             number_ios: None,
             rate_bytes: None,
             rate_poisson: false,
+            exitall: false,
+            stopped: false,
             region_start: 0,
             region_len: 0,
             io_limit: 0,
@@ -439,8 +447,16 @@ impl Job {
         }
     }
 
+    /// Submit nothing more (another job's `exitall`).
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
     /// May the job submit another request at `now`?
     pub fn wants_more(&self, now: Time) -> bool {
+        if self.stopped {
+            return false;
+        }
         if let (Some(rt), Some(st)) = (self.runtime, self.started_at) {
             if now.saturating_since(st) >= rt + self.ramp {
                 return false;

@@ -1,6 +1,7 @@
 //! fio job options that shape the workload, end to end through the simulator: block-size
 //! mixes (`bssplit`, `bsrange`), skewed offsets (`random_distribution`), bandwidth caps
-//! (`rate`, `rate_process`), `number_ios`, `loops`, percentage regions and `ramp_time`. Each checks what the report shows
+//! (`rate`, `rate_process`), `number_ios`, `loops`, percentage regions, `ramp_time` and
+//! `exitall`. Each checks what the report shows
 //! against what the option asks for.
 
 use headway_sim::{simulate, ContextMode, RunReport};
@@ -105,4 +106,27 @@ fn poisson_arrivals_queue_where_evenly_spaced_ones_do_not() {
     }
     let (l, p) = (lin.aggregate.clat_ns.mean, poi.aggregate.clat_ns.mean);
     assert!(p > 1.5 * l, "poisson {p:.0} ns vs linear {l:.0} ns mean latency");
+}
+
+#[test]
+fn exitall_stops_the_group_when_one_job_finishes() {
+    // a 4 MiB reader with exitall beside a reader set to run for 10 s; a later group
+    // (stonewall) is not stopped
+    let text = "[short]\nrw=read\ndirect=1\nsize=4m\nexitall\n\
+                [long]\nrw=randread\ndirect=1\nsize=1g\nruntime=10\ntime_based\n\
+                [after]\nstonewall\nrw=read\ndirect=1\nsize=4m\n";
+    let r = one(text, "noop");
+    let (short, long, after) = (&r.jobs[0], &r.jobs[1], &r.jobs[2]);
+    assert_eq!(short.read.io_bytes, 4 << 20);
+    assert!(
+        long.job_runtime <= short.job_runtime + 50,
+        "long ran {} ms, short {} ms",
+        long.job_runtime,
+        short.job_runtime
+    );
+    assert!(long.read.total_ios > 0);
+    assert_eq!(after.read.io_bytes, 4 << 20);
+    // without exitall the long job runs its 10 s
+    let r = one(&text.replace("exitall\n", ""), "noop");
+    assert!(r.jobs[1].job_runtime >= 10_000);
 }

@@ -155,6 +155,8 @@ pub struct JobSpec {
     pub strided: Option<Strided>,
     /// Wait for all earlier jobs to finish before starting (`stonewall` / `wait_for_previous`).
     pub stonewall: bool,
+    /// When this job finishes, stop the other jobs of its group (`exitall`).
+    pub exitall: bool,
     /// Delay before the job starts (`startdelay`).
     pub startdelay: Duration,
     /// Random seed offset (`randseed`), mixed into the simulator seed when given.
@@ -216,6 +218,7 @@ impl JobSpec {
             rate_poisson: false,
             strided: None,
             stonewall: false,
+            exitall: false,
             startdelay: Duration::ZERO,
             randseed: None,
             headway_process: None,

@@ -839,6 +839,16 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["exitall"],
+        doc: "When this job finishes, stop the other jobs of its group (what is in flight \
+              completes; nothing more is submitted).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.exitall = parse_flag(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
         names: &["randseed"],
         doc: "Seed for the job's random offsets, mixed with the simulator's seed.",
         no_effect: None,

@@ -307,6 +307,9 @@ fn stonewall_and_wait_for_previous() {
     assert!(job("wait_for_previous=1").stonewall);
     assert!(!job("").stonewall);
     assert!(fails("stonewall=on").contains("not a flag"));
+    assert!(job("exitall").exitall);
+    assert!(!job("exitall=0").exitall);
+    assert!(fails("exitall=yes").contains("not a flag"));
 }
 
 #[test]
