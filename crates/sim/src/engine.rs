@@ -1358,6 +1358,7 @@ impl<'a> Engine<'a> {
             let (start, end) =
                 (job.measured_from().unwrap_or(Time::ZERO), job.finished_at.unwrap_or(self.last_complete));
             let rt = end.0.saturating_sub(start.0);
+            let list = job.percentiles.as_deref().unwrap_or(crate::report::PERCENTILES);
             all.merge(&st.clat[0]);
             all.merge(&st.clat[1]);
             total += st.bytes[0] + st.bytes[1];
@@ -1366,8 +1367,8 @@ impl<'a> Engine<'a> {
                 groupid: job.group,
                 job_runtime: rt / 1_000_000,
                 disk_time_ns: st.disk_ns,
-                read: DirReport::new(st.bytes[0], &st.clat[0], rt),
-                write: DirReport::new(st.bytes[1], &st.clat[1], rt),
+                read: DirReport::with_percentiles(st.bytes[0], &st.clat[0], rt, list),
+                write: DirReport::with_percentiles(st.bytes[1], &st.clat[1], rt, list),
                 qos: st.qos.as_ref().map(|q| q.report(rt)),
             });
         }

@@ -42,12 +42,18 @@ pub struct Clat {
 }
 
 impl Clat {
+    /// With fio's default percentiles ([`PERCENTILES`]).
     pub fn from_hist(h: &Histogram) -> Self {
+        Clat::with_percentiles(h, PERCENTILES)
+    }
+
+    /// With the percentiles `list` (a job's `percentile_list`).
+    pub fn with_percentiles(h: &Histogram, list: &[f64]) -> Self {
         Clat {
             min: if h.count == 0 { 0 } else { h.min },
             max: h.max,
             mean: h.mean(),
-            percentile: PERCENTILES.iter().map(|&p| (format!("{p:.6}"), h.percentile(p))).collect(),
+            percentile: list.iter().map(|&p| (format!("{p:.6}"), h.percentile(p))).collect(),
         }
     }
 }
@@ -65,6 +71,11 @@ pub struct DirReport {
 
 impl DirReport {
     pub fn new(io_bytes: u64, h: &Histogram, runtime_ns: u64) -> Self {
+        DirReport::with_percentiles(io_bytes, h, runtime_ns, PERCENTILES)
+    }
+
+    /// [`DirReport::new`] with the completion-latency percentiles `list`.
+    pub fn with_percentiles(io_bytes: u64, h: &Histogram, runtime_ns: u64, list: &[f64]) -> Self {
         let secs = runtime_ns as f64 * 1e-9;
         DirReport {
             io_bytes,
@@ -76,7 +87,7 @@ impl DirReport {
             iops: if runtime_ns == 0 { 0.0 } else { h.count as f64 / secs },
             runtime: if h.count == 0 { 0 } else { runtime_ns / 1_000_000 },
             total_ios: h.count,
-            clat_ns: Clat::from_hist(h),
+            clat_ns: Clat::with_percentiles(h, list),
         }
     }
 }

@@ -114,6 +114,8 @@ pub struct Job {
     pub exitall: bool,
     /// Stopped by another job's `exitall`: submits nothing more.
     stopped: bool,
+    /// `percentile_list`, when given.
+    pub percentiles: Option<Vec<f64>>,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
@@ -346,6 +348,7 @@ impl Job {
                 rate_poisson: spec.rate_poisson,
                 exitall: spec.exitall,
                 stopped: false,
+                percentiles: spec.percentile_list.clone(),
                 region_start: start,
                 region_len: len,
                 buffered: !spec.direct && spec.headway_postmark.is_none(),
@@ -404,6 +407,7 @@ impl Job {
             rate_poisson: false,
             exitall: false,
             stopped: false,
+            percentiles: None,
             region_start: 0,
             region_len: 0,
             io_limit: 0,

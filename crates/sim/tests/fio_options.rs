@@ -1,7 +1,7 @@
 //! fio job options that shape the workload, end to end through the simulator: block-size
 //! mixes (`bssplit`, `bsrange`), skewed offsets (`random_distribution`), bandwidth caps
-//! (`rate`, `rate_process`), `number_ios`, `loops`, percentage regions, `ramp_time` and
-//! `exitall`. Each checks what the report shows
+//! (`rate`, `rate_process`), `number_ios`, `loops`, percentage regions, `ramp_time`,
+//! `exitall` and `percentile_list`. Each checks what the report shows
 //! against what the option asks for.
 
 use headway_sim::{simulate, ContextMode, RunReport};
@@ -129,4 +129,18 @@ fn exitall_stops_the_group_when_one_job_finishes() {
     // without exitall the long job runs its 10 s
     let r = one(&text.replace("exitall\n", ""), "noop");
     assert!(r.jobs[1].job_runtime >= 10_000);
+}
+
+#[test]
+fn percentile_list_sets_a_job_s_reported_percentiles() {
+    let text = "[a]\nrw=randread\ndirect=1\nsize=1g\nnumber_ios=500\npercentile_list=50:99.99:99\n\
+                [b]\nrw=randread\ndirect=1\nsize=1g\nnumber_ios=500\n";
+    let r = one(text, "noop");
+    let keys = |j: usize| r.jobs[j].read.clat_ns.percentile.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(0), ["50.000000", "99.000000", "99.990000"]);
+    assert_eq!(keys(1).len(), headway_sim::report::PERCENTILES.len());
+    let p = &r.jobs[0].read.clat_ns.percentile;
+    assert!(p["50.000000"] <= p["99.000000"] && p["99.000000"] <= p["99.990000"]);
+    // the aggregate keeps fio's default list
+    assert_eq!(r.aggregate.clat_ns.percentile.len(), headway_sim::report::PERCENTILES.len());
 }

@@ -157,6 +157,9 @@ pub struct JobSpec {
     pub stonewall: bool,
     /// When this job finishes, stop the other jobs of its group (`exitall`).
     pub exitall: bool,
+    /// The completion-latency percentiles the job reports (`percentile_list`); `None`:
+    /// fio's default list.
+    pub percentile_list: Option<Vec<f64>>,
     /// Delay before the job starts (`startdelay`).
     pub startdelay: Duration,
     /// Random seed offset (`randseed`), mixed into the simulator seed when given.
@@ -219,6 +222,7 @@ impl JobSpec {
             strided: None,
             stonewall: false,
             exitall: false,
+            percentile_list: None,
             startdelay: Duration::ZERO,
             randseed: None,
             headway_process: None,

@@ -849,6 +849,29 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["percentile_list"],
+        doc: "The completion-latency percentiles the job reports instead of fio's default \
+              list: `P:P:...`, each above 0 and at most 100, at most 64 (`99:99.9:99.99`).",
+        no_effect: None,
+        set: |d, v| {
+            let v = val(v)?;
+            let mut list = Vec::new();
+            for p in v.split(':') {
+                match p.parse::<f64>() {
+                    Ok(x) if x > 0.0 && x <= 100.0 => list.push(x),
+                    _ => return Err(format!("`{p}` is not a percentile (above 0, at most 100)")),
+                }
+            }
+            if list.len() > 64 {
+                return Err(format!("{} percentiles: at most 64", list.len()));
+            }
+            list.sort_by(f64::total_cmp);
+            list.dedup();
+            d.spec.percentile_list = Some(list);
+            Ok(())
+        },
+    },
+    FioOption {
         names: &["randseed"],
         doc: "Seed for the job's random offsets, mixed with the simulator's seed.",
         no_effect: None,

@@ -310,6 +310,10 @@ fn stonewall_and_wait_for_previous() {
     assert!(job("exitall").exitall);
     assert!(!job("exitall=0").exitall);
     assert!(fails("exitall=yes").contains("not a flag"));
+    assert_eq!(job("percentile_list=99.9:50:99").percentile_list, Some(vec![50.0, 99.0, 99.9]));
+    assert!(fails("percentile_list=50:101").contains("`101` is not a percentile"));
+    assert!(fails("percentile_list=0").contains("not a percentile"));
+    assert!(fails("percentile_list=").contains("needs a value"));
 }
 
 #[test]
