@@ -758,7 +758,7 @@ impl<'a> Engine<'a> {
         let mut submitted = false;
         loop {
             let job = &mut self.jobs[j];
-            if !(job.inflight < job.iodepth
+            if !(job.has_room()
                 && job.wants_more(now)
                 && (job.barrier == 0 || self.stats[j].since_barrier < job.barrier))
             {
@@ -774,7 +774,7 @@ impl<'a> Engine<'a> {
             if let Some(gap) = job.submit_gap(io.len as u64 * SECTOR_BYTES) {
                 self.next_allowed[j] = now + gap;
             }
-            job.inflight += 1;
+            job.submitted();
             let (sync, job_ctx) = (job.sync, job.ctx);
             self.stats[j].since_barrier += 1;
             let ctx = match &mut self.pool {
@@ -1268,8 +1268,7 @@ impl<'a> Engine<'a> {
         }
         self.done_bytes += m.bytes as u64;
         let job = &mut self.jobs[j];
-        job.inflight -= 1;
-        job.completed += 1;
+        job.reaped_one();
         if m.tctx != NOT_TRACE {
             job.finished_at = Some(now);
             self.with_feed(|f, now| f.completed(m.tctx, now.0));

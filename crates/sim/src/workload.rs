@@ -125,6 +125,13 @@ pub struct Job {
     /// `direct=0`: reads go through the page cache (readahead).
     pub buffered: bool,
     pub iodepth: u32,
+    /// `iodepth_low` and `iodepth_batch_complete_min`: once the queue is full
+    /// (`draining`), refill when at most `refill_low` are in flight and `reap_min` have
+    /// completed since (`reaped`).
+    refill_low: u32,
+    reap_min: u32,
+    draining: bool,
+    reaped: u32,
     pub thinktime: Duration,
     pub thinktime_blocks: u32,
     pub runtime: Option<Duration>,
@@ -358,6 +365,10 @@ impl Job {
                     .saturating_mul(spec.loops as u64),
                 sync,
                 iodepth: if sync { 1 } else { spec.iodepth.max(1) },
+                refill_low: spec.iodepth_low.unwrap_or(spec.iodepth),
+                reap_min: spec.iodepth_batch_complete_min.max(1),
+                draining: false,
+                reaped: 0,
                 thinktime: spec.thinktime,
                 thinktime_blocks: spec.thinktime_blocks.max(1),
                 runtime: spec.runtime,
@@ -414,6 +425,10 @@ impl Job {
             sync: true,
             buffered: false,
             iodepth: 1,
+            refill_low: 1,
+            reap_min: 1,
+            draining: false,
+            reaped: 0,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             runtime: None,
@@ -449,6 +464,38 @@ impl Job {
                 ContextMode::None | ContextMode::Pool(_) => None,
             };
         }
+    }
+
+    /// Is there room in the job's queue for another request now? Once the queue has been
+    /// full, only after it drained to `iodepth_low` and `iodepth_batch_complete_min`
+    /// requests completed.
+    pub fn has_room(&mut self) -> bool {
+        if self.inflight >= self.iodepth {
+            return false;
+        }
+        if self.draining {
+            if self.inflight > self.refill_low || self.reaped < self.reap_min {
+                return false;
+            }
+            self.draining = false;
+        }
+        true
+    }
+
+    /// A request of the job went out (after `next_io`).
+    pub fn submitted(&mut self) {
+        self.inflight += 1;
+        if self.inflight >= self.iodepth {
+            self.draining = true;
+            self.reaped = 0;
+        }
+    }
+
+    /// A request of the job completed.
+    pub fn reaped_one(&mut self) {
+        self.inflight -= 1;
+        self.completed += 1;
+        self.reaped = self.reaped.saturating_add(1);
     }
 
     /// Submit nothing more (another job's `exitall`).
@@ -601,7 +648,7 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fio::{Origin, RandomDistribution, Strided};
+    use crate::fio::{Engine, Origin, RandomDistribution, Strided};
 
     fn spec(pattern: Pattern) -> JobSpec {
         let mut s = JobSpec::defaults("j", Origin { file: "t.fio".into(), line: 1 });
@@ -783,6 +830,46 @@ mod tests {
         let mut j =
             Job::expand(&spec(Pattern::Write), 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
         assert_eq!(j.submit_gap(4096), None);
+    }
+
+    #[test]
+    fn iodepth_low_and_batch_complete_hold_refills_until_the_queue_drained() {
+        let mut s = spec(Pattern::RandRead);
+        s.engine = Engine::Async;
+        s.iodepth = 8;
+        let mk = |s: &JobSpec| Job::expand(s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
+        // fill to 8, then drain: the default keeps the queue full
+        let fill = |j: &mut Job| {
+            let mut n = 0;
+            while j.has_room() {
+                j.next_io();
+                j.submitted();
+                n += 1;
+            }
+            n
+        };
+        let mut j = mk(&s);
+        assert_eq!(fill(&mut j), 8);
+        j.reaped_one();
+        assert_eq!(fill(&mut j), 1, "default: refill after each completion");
+        s.iodepth_low = Some(2);
+        let mut j = mk(&s);
+        fill(&mut j);
+        for _ in 0..5 {
+            j.reaped_one();
+            assert!(!j.has_room(), "still above iodepth_low");
+        }
+        j.reaped_one();
+        assert_eq!(fill(&mut j), 6, "drained to 2: filled back to 8");
+        s.iodepth_low = None;
+        s.iodepth_batch_complete_min = 3;
+        let mut j = mk(&s);
+        fill(&mut j);
+        j.reaped_one();
+        j.reaped_one();
+        assert!(!j.has_room());
+        j.reaped_one();
+        assert_eq!(fill(&mut j), 3);
     }
 
     #[test]

@@ -67,7 +67,8 @@
 //! `io_size`/`io_limit`; `loops`; `number_ios`; `offset` (bytes or `N%`);
 //! `offset_increment` (bytes or `N%`); `numjobs`; `ioengine` (psync, sync, pvsync, pvsync2, vsync →
 //! [`Engine::Sync`]; libaio, io_uring, posixaio → [`Engine::Async`]); `iodepth` (1 in effect
-//! for a sync engine, as in fio); `direct`, `buffered`; `thinktime`, `thinktime_blocks`;
+//! for a sync engine, as in fio); `iodepth_low`, `iodepth_batch_complete_min`/
+//! `iodepth_batch_complete` (when to refill a full queue); `direct`, `buffered`; `thinktime`, `thinktime_blocks`;
 //! `rate_iops` (`N` or `R,W`, per direction as in fio); `rate` (bytes per second, the same);
 //! `rate_process` (linear, poisson); `runtime` (0 = none), `time_based`
 //! (needs `runtime`), `ramp_time`, `startdelay`; `stonewall`/`wait_for_previous`; `exitall`; `percentile_list`; `randseed`;
@@ -105,6 +106,7 @@
 //! | `overwrite`, `create_on_open` | no files are laid out on the simulated disk |
 //! | `refill_buffers`, `scramble_buffers`, `zero_buffers`, `buffer_compress_percentage` | what the data is does not matter to a disk model |
 //! | `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement` | simulated measurements cost nothing; they are always reported |
+//! | `iodepth_batch_submit`, `iodepth_batch`, `iodepth_batch_complete_max` | requests prepared at one simulated instant are submitted at that instant either way |
 //! | `write_bw_log`, `write_lat_log`, `write_iops_log`, `write_hist_log`, `per_job_logs`, `log_avg_msec` | no fio logs: `--per-request FILE.csv` records every request |
 //!
 //! Every other option is an error naming the option, file and line — headway never ignores

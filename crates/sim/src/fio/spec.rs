@@ -132,6 +132,12 @@ pub struct JobSpec {
     /// Requests outstanding at once; always 1 for [`Engine::Sync`] (fio accepts a larger
     /// `iodepth` with a sync engine but it has no effect there).
     pub iodepth: u32,
+    /// Once the queue is full, refill only when it has drained to this many in flight
+    /// (`iodepth_low`; `None`: `iodepth`, keep it full).
+    pub iodepth_low: Option<u32>,
+    /// Once the queue is full, refill only after this many completions
+    /// (`iodepth_batch_complete_min`, default 1).
+    pub iodepth_batch_complete_min: u32,
     pub direct: bool,
     /// Pause after every `thinktime_blocks` I/Os.
     pub thinktime: Duration,
@@ -209,6 +215,8 @@ impl JobSpec {
             numjobs: 1,
             engine: Engine::Sync,
             iodepth: 1,
+            iodepth_low: None,
+            iodepth_batch_complete_min: 1,
             direct: false,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,

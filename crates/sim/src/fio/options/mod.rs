@@ -108,6 +108,17 @@ impl Draft {
             Engine::Sync => 1,
             Engine::Async => self.iodepth,
         };
+        if let Some(low) = self.spec.iodepth_low {
+            if self.spec.engine == Engine::Async && low > self.spec.iodepth {
+                let msg = format!("{low} is above `iodepth` ({})", self.spec.iodepth);
+                return Err(err(&self, "iodepth_low", msg));
+            }
+        }
+        if self.spec.engine == Engine::Sync {
+            // one request at a time: nothing to batch (as fio)
+            self.spec.iodepth_low = None;
+            self.spec.iodepth_batch_complete_min = 1;
+        }
         if self.spec.time_based && self.spec.runtime.is_none() {
             return Err(err(&self, "time_based", "needs a `runtime` to run for".into()));
         }
@@ -709,6 +720,35 @@ pub static OPTIONS: &[FioOption] = &[
             d.iodepth = count_u32(v, 1, u32::MAX)?;
             Ok(())
         },
+    },
+    FioOption {
+        names: &["iodepth_low"],
+        doc: "Asynchronous engines: once `iodepth` requests are in flight, refill only when \
+              they have drained to this many, 0 to `iodepth` (default `iodepth`: keep the \
+              queue full).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.iodepth_low = Some(count_u32(v, 0, u32::MAX)?);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["iodepth_batch_complete_min", "iodepth_batch_complete"],
+        doc: "Asynchronous engines: once the queue is full, refill only after at least this \
+              many completions (default 1; 0 counts as 1).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.iodepth_batch_complete_min = count_u32(v, 0, u32::MAX)?.max(1);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["iodepth_batch_submit", "iodepth_batch", "iodepth_batch_complete_max"],
+        doc: "How many requests fio hands the kernel, or reaps, per system call.",
+        no_effect: Some(
+            "requests prepared at one simulated instant are submitted at that instant either way",
+        ),
+        set: |_, v| count_u32(v, 0, u32::MAX).map(drop),
     },
     FioOption {
         names: &["direct"],

@@ -233,6 +233,16 @@ fn ioengine_and_iodepth() {
     assert!(fails("ioengine=mmap").contains("engine `mmap` is not supported"));
     assert!(fails("iodepth=0").contains("out of range"));
     assert!(fails("iodepth=").contains("needs a value"));
+    let j = job("ioengine=libaio\niodepth=16\niodepth_low=4\niodepth_batch_complete_min=2");
+    assert_eq!((j.iodepth_low, j.iodepth_batch_complete_min), (Some(4), 2));
+    assert_eq!(job("ioengine=libaio\niodepth_batch_complete=0").iodepth_batch_complete_min, 1);
+    // a sync engine has nothing to batch
+    let j = job("iodepth=16\niodepth_low=4\niodepth_batch_complete_min=2");
+    assert_eq!((j.iodepth_low, j.iodepth_batch_complete_min), (None, 1));
+    job("ioengine=libaio\niodepth=8\niodepth_batch_submit=4\niodepth_batch_complete_max=8");
+    let e = fails("ioengine=libaio\niodepth=4\niodepth_low=8");
+    assert!(e.starts_with("t.fio:4:") && e.contains("8 is above `iodepth` (4)"), "{e}");
+    assert!(fails("iodepth_batch_complete_min=x").contains("not a whole number"));
 }
 
 #[test]
