@@ -60,6 +60,14 @@
 //! the arm (it is served through [`Hdd::access`]); the bus is never contended between a
 //! destage and a transfer to the host.
 //!
+//! ## Flushing the cache
+//! [`Drive::flush`] is ATA's FLUSH CACHE (SCSI's SYNCHRONIZE CACHE): a non-queued command.
+//! From the moment it arrives the drive accepts no other command; it finishes the commands
+//! it holds, destages every dirty sector (back to back, by its usual SPTF choice among the
+//! dirty extents), and then completes the flush, which [`Drive::poll`] returns as a
+//! [`Completion`] with the flush's tag. On a write-through drive, or a clean one, a flush
+//! completes as soon as the commands before it have.
+//!
 //! ## Driving it
 //! `submit` a command when [`Drive::can_accept`]; call [`Drive::poll`] at
 //! [`Drive::next_event`] (a command finishing or a destage ending): it returns the finished
@@ -373,6 +381,10 @@ pub struct Drive {
     /// Busy time (union of command service and destage intervals) up to `busy_mark`.
     busy_ns: u64,
     busy_mark: u64,
+    /// A flush in progress: its tag and when it arrived; `flush_ready` once the drive is
+    /// idle and clean (it completes at the next [`Drive::poll`]).
+    flush: Option<(u64, Time)>,
+    flush_ready: Option<Time>,
     /// What reached the cache and the media, in order, for the tests.
     #[cfg(test)]
     log: Vec<(u64, u64, LogEv)>,
@@ -411,6 +423,8 @@ impl Drive {
             stats: DriveStats::default(),
             busy_ns: 0,
             busy_mark: 0,
+            flush: None,
+            flush_ready: None,
             #[cfg(test)]
             log: Vec::new(),
         })
@@ -442,6 +456,9 @@ impl Drive {
     /// outstanding, or when the write-back cache is full ([`Drive::write_cache_full`]).
     #[inline]
     pub fn can_accept(&self) -> bool {
+        if self.flush.is_some() {
+            return false;
+        }
         let n = self.in_queue();
         if n >= self.cfg.queue_depth as usize {
             return false;
@@ -455,7 +472,36 @@ impl Drive {
     /// The queue has room but the write-back cache is full: the drive refuses commands
     /// until a destage frees room (002 Section 6.2).
     pub fn write_cache_full(&self) -> bool {
-        self.in_queue() < self.cfg.queue_depth as usize && !self.can_accept()
+        self.flush.is_none() && self.in_queue() < self.cfg.queue_depth as usize && !self.can_accept()
+    }
+
+    /// A flush is in progress (the drive takes no command until it completes).
+    pub fn flushing(&self) -> bool {
+        self.flush.is_some()
+    }
+
+    /// Start a cache flush at `now` (see the module docs); `tag` names its completion.
+    /// Refused with [`Full`] while another flush is in progress.
+    pub fn flush(&mut self, now: Time, tag: u64) -> Result<(), Full> {
+        if self.flush.is_some() {
+            return Err(Full);
+        }
+        debug_assert!(self.next_event().is_none_or(|t| t >= now), "poll the drive before flushing at {now}");
+        self.flush = Some((tag, now));
+        self.check_flush(now);
+        Ok(())
+    }
+
+    /// A flush in progress is ready once nothing is queued, served or dirty.
+    fn check_flush(&mut self, now: Time) {
+        if self.flush.is_some()
+            && self.flush_ready.is_none()
+            && self.serving.is_none()
+            && self.queue.is_empty()
+            && self.wb.as_ref().is_none_or(|wb| wb.used() == 0)
+        {
+            self.flush_ready = Some(now);
+        }
     }
 
     /// When the drive next changes state by itself (a command finishes, a destage ends),
@@ -464,10 +510,7 @@ impl Drive {
     pub fn next_event(&self) -> Option<Time> {
         let cmd = self.serving.map(|s| s.acc.done);
         let destage = self.wb.as_ref().and_then(|wb| wb.inflight.map(|_| wb.destage_done));
-        match (cmd, destage) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [cmd, destage, self.flush_ready].into_iter().flatten().min()
     }
 
     /// Queue a command at `now` (non-decreasing across calls). Refused with [`Full`] when
@@ -522,6 +565,23 @@ impl Drive {
         }
         if !self.queue.is_empty() || self.wb.is_some() {
             self.kick(now);
+        }
+        self.check_flush(now);
+        if out.is_none() {
+            if let (Some((tag, started)), Some(ready)) = (self.flush, self.flush_ready) {
+                if ready <= now {
+                    (self.flush, self.flush_ready) = (None, None);
+                    out = Some(Completion {
+                        tag,
+                        started,
+                        done: ready,
+                        seek_cylinders: 0,
+                        seek_sectors: 0,
+                        positioning: Duration::ZERO,
+                        cache_hit: false,
+                    });
+                }
+            }
         }
         out
     }
@@ -935,6 +995,55 @@ mod tests {
         assert!(d.poll(end).is_none());
         assert_eq!((d.dirty_sectors(), d.next_event()), (0, None));
         assert_eq!(d.stats().destaged_sectors, 8);
+    }
+
+    #[test]
+    fn a_flush_waits_for_every_dirty_sector_and_blocks_commands() {
+        let mut d = Drive::new(wd(), cfg(4, DriveScheduler::Sptf, WriteCache::Back)).unwrap();
+        let t0 = Time(1_000_000);
+        // three writes far apart, absorbed at bus speed
+        for (i, sector) in [1_000_000u64, 400_000_000, 900_000_000].into_iter().enumerate() {
+            d.submit(t0, Cmd { tag: i as u64, sector, len: 16, dir: Dir::Write }).unwrap();
+        }
+        let mut now = t0;
+        let mut acks = Vec::new();
+        while acks.len() < 3 {
+            now = d.next_event().unwrap();
+            acks.extend(d.poll(now));
+        }
+        assert!(d.dirty_sectors() > 0, "acknowledged, not yet on the media");
+        d.flush(now, 99).unwrap();
+        assert!(d.flushing() && !d.can_accept() && !d.write_cache_full());
+        assert_eq!(d.flush(now, 100), Err(Full), "one flush at a time");
+        let done = drain(&mut d);
+        assert_eq!(done.len(), 1);
+        let f = done[0];
+        assert_eq!((f.tag, f.started), (99, now));
+        assert_eq!(d.dirty_sectors(), 0);
+        assert_eq!(d.stats().destaged_sectors, 48);
+        // three destages with seeks between them: several ms
+        assert!(f.done - now > Duration::from_millis(5), "flush took {:?}", f.done - now);
+        assert!(!d.flushing() && d.can_accept());
+    }
+
+    #[test]
+    fn a_flush_completes_after_the_commands_before_it() {
+        // write-through: nothing dirty, the flush waits only for the queued reads
+        let mut d = Drive::new(wd(), cfg(4, DriveScheduler::Sptf, WriteCache::Through)).unwrap();
+        let t0 = Time(0);
+        for i in 0..3u64 {
+            d.submit(t0, Cmd { tag: i, sector: 100_000_000 * (i + 1), len: 8, dir: Dir::Read }).unwrap();
+        }
+        d.flush(t0, 7).unwrap();
+        let done = drain(&mut d);
+        assert_eq!(done.len(), 4);
+        assert_eq!(done[3].tag, 7, "the flush completes last");
+        assert_eq!(done[3].done, done[2].done, "at once when the last command is done");
+        // on an idle, clean drive: at once
+        let now = done[3].done;
+        d.flush(now, 8).unwrap();
+        assert_eq!(d.next_event(), Some(now));
+        assert_eq!(d.poll(now).map(|c| (c.tag, c.done)), Some((8, now)));
     }
 
     /// Replays the drive's log of cache fills and media writes: every sector a write-back
