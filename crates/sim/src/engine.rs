@@ -76,10 +76,10 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::readahead::{Readahead, PAGE};
 use crate::report::{
-    Aggregate, Clat, DeviceReport, DirReport, Flow, HeadTrace, JobReport, MemberReport, RunReport,
+    Aggregate, Clat, DeviceReport, DirReport, Flow, HeadTrace, JobReport, MemberReport, RunReport, SyncReport,
 };
 use crate::trace::{Feed, FeedStats, TraceError};
-use crate::workload::{ContextMode, Job, HOST_OVERHEAD};
+use crate::workload::{ContextMode, Fsync, Job, HOST_OVERHEAD};
 use crate::writeback::{Dirty, WritebackParams};
 use headway_sched::hist::Histogram;
 
@@ -147,7 +147,12 @@ struct JobStats {
     since_barrier: u32,
     /// The job against its QoS class, when it has one ([`crate::qos`]).
     qos: Option<crate::qos::QosStats>,
+    /// Its syncs (`fsync`, `end_fsync`): from the job's stop to the last flush's completion.
+    sync_lat: Histogram,
 }
+
+/// The tag of a drive's cache flush (request ids count up from 0 and never reach it).
+const FLUSH_TAG: u64 = u64::MAX;
 
 /// Everything one run needs besides the jobs.
 pub struct RunInput<'a> {
@@ -243,6 +248,8 @@ struct Member {
     seek_dist: u128,
     dispatched: u64,
     hits: u64,
+    /// Jobs waiting for this drive's flush in progress (`fsync`).
+    flush_waiters: Vec<u32>,
 }
 
 /// An array request admitted past the front-end queue.
@@ -415,6 +422,7 @@ impl<'a> Engine<'a> {
                 seek_dist: 0,
                 dispatched: 0,
                 hits: 0,
+                flush_waiters: Vec::new(),
             });
         }
         let array = input.array.map(|cfg| ArrayState {
@@ -758,10 +766,19 @@ impl<'a> Engine<'a> {
         let mut submitted = false;
         loop {
             let job = &mut self.jobs[j];
+            if job.fsync_due() {
+                self.try_fsync(j);
+                break;
+            }
             if !(job.has_room()
                 && job.wants_more(now)
                 && (job.barrier == 0 || self.stats[j].since_barrier < job.barrier))
             {
+                // (a job that ran out of work between requests, here with its final sync
+                // still to do; one without is reported as running to the last completion)
+                if job.inflight == 0 && !job.wants_more(now) && job.end_fsync_due() {
+                    self.job_idle(j);
+                }
                 break;
             }
             if now < self.next_allowed[j] {
@@ -775,6 +792,9 @@ impl<'a> Engine<'a> {
                 self.next_allowed[j] = now + gap;
             }
             job.submitted();
+            if io.dir == Dir::Write {
+                job.writes_since_fsync += 1;
+            }
             let (sync, job_ctx) = (job.sync, job.ctx);
             self.stats[j].since_barrier += 1;
             let ctx = match &mut self.pool {
@@ -1067,6 +1087,9 @@ impl<'a> Engine<'a> {
             self.stats[j as usize].disk_ns += share as u64;
             self.wb_inflight[j as usize] -= len as u64;
             self.release_throttled(j as usize);
+            if self.jobs[j as usize].fsync == Fsync::Draining {
+                self.try_fsync(j as usize);
+            }
             return;
         }
         match self.fills.remove(&id) {
@@ -1185,7 +1208,11 @@ impl<'a> Engine<'a> {
     fn drive_event(&mut self, m: usize) {
         // (a command the drive starts now that finishes now gets an event of its own)
         if let Some(c) = self.members[m].drive.poll(self.now) {
-            self.complete(m, c);
+            if c.tag == FLUSH_TAG {
+                self.flush_done(m);
+            } else {
+                self.complete(m, c);
+            }
         }
         self.fill(m);
         if self.members.len() > 1 {
@@ -1286,8 +1313,79 @@ impl<'a> Engine<'a> {
                 let gap = if job.sync { job.gap_after_completion(host) } else { HOST_OVERHEAD };
                 self.push(now + gap, Ev::Wake(j as u32));
             }
-        } else if job.inflight == 0 && job.finished_at.is_none() {
-            self.job_finished(j);
+        } else if job.inflight == 0 {
+            self.job_idle(j);
+        }
+    }
+
+    /// Job `j` has nothing in flight and wants nothing more, or has a sync to finish: go on
+    /// with the sync, start the final one (`end_fsync`), or finish.
+    fn job_idle(&mut self, j: usize) {
+        let job = &mut self.jobs[j];
+        if job.fsync == Fsync::Draining {
+            return self.try_fsync(j);
+        }
+        if job.fsync != Fsync::Idle || job.finished_at.is_some() {
+            return;
+        }
+        if job.end_fsync_due() {
+            job.start_end_fsync();
+            return self.try_fsync(j);
+        }
+        self.job_finished(j);
+    }
+
+    /// A sync of job `j` (`fsync`): once nothing of the job is in flight, write back its
+    /// dirty page-cache data; once that is done, flush every drive's write cache (a
+    /// flush already under way serves: the job's data is in the cache before it completes).
+    fn try_fsync(&mut self, j: usize) {
+        let now = self.now;
+        if self.jobs[j].fsync != Fsync::Draining || self.jobs[j].inflight > 0 {
+            return;
+        }
+        // the job's sync call begins once its own requests are done
+        self.jobs[j].fsync_started.get_or_insert(now);
+        if self.wb_inflight[j] > 0 || !self.throttled[j].is_empty() {
+            return; // the writeback's completions come back here
+        }
+        if !self.dirty[j].is_empty() {
+            if self.flush(j) {
+                self.fill_kicked();
+            }
+            return;
+        }
+        self.jobs[j].fsync = Fsync::Flushing(self.members.len() as u32);
+        for m in 0..self.members.len() {
+            self.members[m].flush_waiters.push(j as u32);
+            if !self.members[m].drive.flushing() {
+                self.members[m].drive.flush(now, FLUSH_TAG).expect("no flush under way");
+            }
+            self.sync_drive_event(m);
+        }
+    }
+
+    /// Member `m`'s flush completed: the jobs waiting for it go on once all their drives
+    /// have flushed.
+    fn flush_done(&mut self, m: usize) {
+        let now = self.now;
+        for j in std::mem::take(&mut self.members[m].flush_waiters) {
+            let j = j as usize;
+            let job = &mut self.jobs[j];
+            let Fsync::Flushing(left) = job.fsync else { unreachable!("a flush waiter is flushing") };
+            if left > 1 {
+                job.fsync = Fsync::Flushing(left - 1);
+                continue;
+            }
+            job.fsync = Fsync::Idle;
+            job.writes_since_fsync = 0;
+            let started = job.fsync_started.take().expect("a sync under way has started");
+            self.stats[j].sync_lat.record(now.0 - started.0);
+            if job.wants_more(now) {
+                let gap = if job.sync { job.gap_after_completion(HOST_OVERHEAD) } else { HOST_OVERHEAD };
+                self.push(now + gap, Ev::Wake(j as u32));
+            } else {
+                self.job_idle(j);
+            }
         }
     }
 
@@ -1369,6 +1467,10 @@ impl<'a> Engine<'a> {
                 read: DirReport::with_percentiles(st.bytes[0], &st.clat[0], rt, list),
                 write: DirReport::with_percentiles(st.bytes[1], &st.clat[1], rt, list),
                 qos: st.qos.as_ref().map(|q| q.report(rt)),
+                sync: (st.sync_lat.count > 0).then(|| SyncReport {
+                    total_ios: st.sync_lat.count,
+                    lat_ns: Clat::with_percentiles(&st.sync_lat, list),
+                }),
             });
         }
         // from the first measured moment (the first submission, or with `ramp_time` the

@@ -12,8 +12,9 @@
 //! (002 Figures 8 and 9: requests and their sizes into and out of the device driver).
 //! Direction sections follow fio: `io_bytes`, `bw_bytes` (bytes per simulated second),
 //! `iops`, `runtime` (ms, as fio), `total_ios`, `clat_ns {min, max, mean, percentile}` with
-//! fio's percentile keys (`"50.000000"`). A run has `"head_trace"` too when one was asked
-//! for ([`HeadTrace`]).
+//! fio's percentile keys (`"50.000000"`). A job that synced has fio's `"sync": {"total_ios",
+//! "lat_ns"}` ([`SyncReport`]). A run has `"head_trace"` too when one was asked for
+//! ([`HeadTrace`]).
 //!
 //! With a disk array (`--array`), a run also has `"array"` (its spec, `raid0:5:64k`) after
 //! `"disk"` (the member model), its `"device"` section describes the whole array (see
@@ -107,6 +108,17 @@ pub struct JobReport {
     /// (`headway_rate`, `headway_delay` or `headway_burst`), absent from the JSON otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qos: Option<QosReport>,
+    /// The job's syncs (`fsync`, `end_fsync`), as fio's `sync` section: how many, and their
+    /// latency from the job's stop to the drives' flushes completing. Absent without syncs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncReport>,
+}
+
+/// A job's syncs.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SyncReport {
+    pub total_ios: u64,
+    pub lat_ns: Clat,
 }
 
 /// A job against its QoS class ([`crate::qos`] defines every figure).

@@ -116,6 +116,15 @@ pub struct Job {
     stopped: bool,
     /// `percentile_list`, when given.
     pub percentiles: Option<Vec<f64>>,
+    /// `fsync`/`fdatasync` (every N writes, 0 = never), `end_fsync`, and where the job is
+    /// in a sync: writes since the last one, the sync's state, when its sync call began
+    /// (once its requests in flight were done), whether the final one has started.
+    pub fsync_every: u32,
+    pub end_fsync: bool,
+    pub writes_since_fsync: u32,
+    pub fsync: Fsync,
+    pub fsync_started: Option<Time>,
+    pub end_fsync_started: bool,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
@@ -210,6 +219,17 @@ impl Sizes {
             }
         }
     }
+}
+
+/// Where a job is in a sync (`fsync`, `end_fsync`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Fsync {
+    #[default]
+    Idle,
+    /// Submitting nothing; waiting for its requests in flight and its page-cache writeback.
+    Draining,
+    /// The drives' flushes are out: this many have still to complete.
+    Flushing(u32),
 }
 
 /// A request the job wants to submit.
@@ -356,6 +376,12 @@ impl Job {
                 exitall: spec.exitall,
                 stopped: false,
                 percentiles: spec.percentile_list.clone(),
+                fsync_every: spec.fsync,
+                end_fsync: spec.end_fsync,
+                writes_since_fsync: 0,
+                fsync: Fsync::Idle,
+                fsync_started: None,
+                end_fsync_started: false,
                 region_start: start,
                 region_len: len,
                 buffered: !spec.direct && spec.headway_postmark.is_none(),
@@ -419,6 +445,12 @@ impl Job {
             exitall: false,
             stopped: false,
             percentiles: None,
+            fsync_every: 0,
+            end_fsync: false,
+            writes_since_fsync: 0,
+            fsync: Fsync::Idle,
+            fsync_started: None,
+            end_fsync_started: false,
             region_start: 0,
             region_len: 0,
             io_limit: 0,
@@ -498,9 +530,10 @@ impl Job {
         self.reaped = self.reaped.saturating_add(1);
     }
 
-    /// Submit nothing more (another job's `exitall`).
+    /// Submit nothing more (another job's `exitall`; a final sync is not started then).
     pub fn stop(&mut self) {
         self.stopped = true;
+        self.end_fsync_started = true;
     }
 
     /// May the job submit another request at `now`?
@@ -546,7 +579,28 @@ impl Job {
 
     /// Is the job finished (nothing more to submit, nothing in flight)?
     pub fn done(&self, now: Time) -> bool {
-        self.inflight == 0 && !self.wants_more(now)
+        self.inflight == 0 && !self.wants_more(now) && self.fsync == Fsync::Idle && !self.end_fsync_due()
+    }
+
+    /// Is a sync under way, or due now (`fsync` writes since the last)? Starts one that is
+    /// due (the job then submits nothing until it completes).
+    pub fn fsync_due(&mut self) -> bool {
+        if self.fsync == Fsync::Idle && self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every {
+            self.fsync = Fsync::Draining;
+        }
+        self.fsync != Fsync::Idle
+    }
+
+    /// The final sync (`end_fsync`) has yet to start.
+    pub fn end_fsync_due(&self) -> bool {
+        self.end_fsync && !self.end_fsync_started
+    }
+
+    /// Start the final sync (`end_fsync`).
+    pub fn start_end_fsync(&mut self) {
+        debug_assert!(self.end_fsync_due() && self.fsync == Fsync::Idle);
+        self.end_fsync_started = true;
+        self.fsync = Fsync::Draining;
     }
 
     /// Bytes the job will transfer, when bounded (for progress).

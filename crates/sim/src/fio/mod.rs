@@ -71,7 +71,9 @@
 //! `iodepth_batch_complete` (when to refill a full queue); `direct`, `buffered`; `thinktime`, `thinktime_blocks`;
 //! `rate_iops` (`N` or `R,W`, per direction as in fio); `rate` (bytes per second, the same);
 //! `rate_process` (linear, poisson); `runtime` (0 = none), `time_based`
-//! (needs `runtime`), `ramp_time`, `startdelay`; `stonewall`/`wait_for_previous`; `exitall`; `percentile_list`; `randseed`;
+//! (needs `runtime`), `ramp_time`, `startdelay`; `stonewall`/`wait_for_previous`; `exitall`; `percentile_list`;
+//! `fsync`/`fdatasync`, `end_fsync` (write back the job's page cache and flush the drives'
+//! caches); `randseed`;
 //! `zonemode` (none, strided; strided is implied by `zonesize` alone, as in fio), `zonesize`,
 //! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
 //!

@@ -163,6 +163,11 @@ pub struct JobSpec {
     pub stonewall: bool,
     /// When this job finishes, stop the other jobs of its group (`exitall`).
     pub exitall: bool,
+    /// Flush after every this many writes (`fsync`, `fdatasync`; 0 = never): the job's
+    /// dirty page-cache data is written back and the drive's write cache flushed.
+    pub fsync: u32,
+    /// Flush once more when the job has done its I/O (`end_fsync`).
+    pub end_fsync: bool,
     /// The completion-latency percentiles the job reports (`percentile_list`); `None`:
     /// fio's default list.
     pub percentile_list: Option<Vec<f64>>,
@@ -230,6 +235,8 @@ impl JobSpec {
             strided: None,
             stonewall: false,
             exitall: false,
+            fsync: 0,
+            end_fsync: false,
             percentile_list: None,
             startdelay: Duration::ZERO,
             randseed: None,

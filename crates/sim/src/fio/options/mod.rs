@@ -201,6 +201,8 @@ impl Draft {
             "io_size",
             "loops",
             "number_ios",
+            "fsync",
+            "end_fsync",
             "zonemode",
             "zonesize",
             "zonerange",
@@ -875,6 +877,28 @@ pub static OPTIONS: &[FioOption] = &[
         no_effect: None,
         set: |d, v| {
             d.spec.stonewall = parse_flag(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["fsync", "fdatasync"],
+        doc: "After every N writes the job syncs (0 = never, default): it stops submitting, \
+              waits for its requests in flight, writes back its dirty page-cache data and \
+              has the drive flush its write cache (FLUSH CACHE), then goes on. A block \
+              device has no metadata, so `fdatasync` is the same.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.fsync = count_u32(v, 0, u32::MAX)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["end_fsync"],
+        doc: "Sync once more (as `fsync`) when the job has done its I/O; the job ends when \
+              that sync completes.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.end_fsync = parse_flag(v)?;
             Ok(())
         },
     },

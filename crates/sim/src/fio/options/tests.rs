@@ -324,6 +324,11 @@ fn stonewall_and_wait_for_previous() {
     assert!(fails("percentile_list=50:101").contains("`101` is not a percentile"));
     assert!(fails("percentile_list=0").contains("not a percentile"));
     assert!(fails("percentile_list=").contains("needs a value"));
+    assert_eq!(job("fsync=8").fsync, 8);
+    assert_eq!(job("fdatasync=1").fsync, 1);
+    assert!(job("end_fsync=1").end_fsync);
+    assert!(fails("fsync=-1").contains("not a whole number"));
+    assert!(fails("end_fsync=2").contains("not a flag"));
 }
 
 #[test]
