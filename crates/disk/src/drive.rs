@@ -510,7 +510,14 @@ impl Drive {
     pub fn next_event(&self) -> Option<Time> {
         let cmd = self.serving.map(|s| s.acc.done);
         let destage = self.wb.as_ref().and_then(|wb| wb.inflight.map(|_| wb.destage_done));
-        [cmd, destage, self.flush_ready].into_iter().flatten().min()
+        let next = match (cmd, destage) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (next, self.flush_ready) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Queue a command at `now` (non-decreasing across calls). Refused with [`Full`] when

@@ -558,7 +558,11 @@ impl Job {
     /// The least time from this submission (of `bytes`) to the job's next one: the
     /// `rate_iops` gap and the `rate` gap, whichever is longer; `None` without a cap. With
     /// `rate_process=poisson` that gap is the mean of an exponential draw.
+    #[inline]
     pub fn submit_gap(&mut self, bytes: u64) -> Option<Duration> {
+        if self.rate_gap.is_none() && self.rate_bytes.is_none() {
+            return None;
+        }
         let by_bytes = self.rate_bytes.map(|r| Duration((bytes as u128 * 1_000_000_000 / r as u128) as u64));
         let gap = match (self.rate_gap, by_bytes) {
             (Some(a), Some(b)) => a.max(b),
