@@ -183,7 +183,8 @@ def replay(
     ``seed``, the drive's flags and ``per_request`` are as for :func:`simulate`.
 
     Returns a :class:`Result` (the JSON ``--json`` writes) whose ``trace`` attribute has the
-    trace's mode and counts. Raises :class:`TraceFileError` (file and line of a malformed
+    trace's mode and counts (``records``, ``bytes``, ``flushes`` — cache flushes, replayed as
+    the drives' FLUSH CACHE — ``contexts``, ``ignored``, ``bad``, ``wrapped``, ...). Raises :class:`TraceFileError` (file and line of a malformed
     line), :class:`UnknownNameError`, :class:`SettingError`, :class:`DriveFileError` or
     :class:`SimulationError`.
     """

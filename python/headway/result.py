@@ -48,7 +48,7 @@ class Result:
         self.raw: str = raw
         self.json: Dict[str, Any] = _json.loads(raw)
         #: For :func:`headway.replay`: the trace's ``mode`` (``open``/``closed``) and counts
-        #: (``records``, ``bytes``, ``contexts``, ``ignored``, ``bad``, ``wrapped``,
+        #: (``records``, ``bytes``, ``flushes``, ``contexts``, ``ignored``, ``bad``, ``wrapped``,
         #: ``window_stalls``, ``window_stall_ns``, ``peak_buffered``); ``None`` for
         #: :func:`headway.simulate`.
         self.trace: Optional[Dict[str, Any]] = trace

@@ -46,7 +46,7 @@ def test_replay_is_the_cli_byte_for_byte(trace_files, tmp_path):
     assert res.raw == out.read_text()
     assert pcsv.read_bytes() == csv.read_bytes()
     assert res.schedulers == ["deadline", "stream:deadline"]
-    assert res.trace == {"mode": "closed", "records": 120, "bytes": 120 * 4096, "contexts": 2, "ignored": 0,
+    assert res.trace == {"mode": "closed", "records": 120, "bytes": 120 * 4096, "flushes": 0, "contexts": 2, "ignored": 0,
                          "bad": 0, "wrapped": 0, "window_stalls": 0, "window_stall_ns": 0,
                          "peak_buffered": res.trace["peak_buffered"]}
     df = res.to_pandas()

@@ -114,8 +114,9 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     if !a.quiet {
         print!("{}", report.table());
         let s = &summary.stats;
+        let flushes = if s.flushes > 0 { format!(", {} cache flushes", s.flushes) } else { String::new() };
         println!(
-            "trace: {} requests, {} bytes, {} contexts, {} mode; {} lines ignored, {} bad lines skipped, {} requests wrapped",
+            "trace: {} requests, {} bytes{flushes}, {} contexts, {} mode; {} lines ignored, {} bad lines skipped, {} requests wrapped",
             s.records, s.bytes, s.contexts, summary.mode, s.ignored, s.bad, s.wrapped
         );
         if s.window_stalls > 0 {

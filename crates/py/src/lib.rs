@@ -222,6 +222,7 @@ fn replay_json(
     let counts = [
         ("records", s.records),
         ("bytes", s.bytes),
+        ("flushes", s.flushes),
         ("contexts", s.contexts),
         ("ignored", s.ignored),
         ("bad", s.bad),

@@ -154,6 +154,24 @@ struct JobStats {
 /// The tag of a drive's cache flush (request ids count up from 0 and never reach it).
 const FLUSH_TAG: u64 = u64::MAX;
 
+/// Who waits for a drive's cache flush: a job's sync, or a trace's flush record (its
+/// entry in `Engine::trace_flushes`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum FlushWaiter {
+    Job(u32),
+    Trace(u64),
+}
+
+/// A trace's flush record under way: its job and context, the drives still flushing, when
+/// it was issued.
+#[derive(Copy, Clone, Debug)]
+struct TraceFlush {
+    job: u32,
+    tctx: u32,
+    left: u32,
+    issued: Time,
+}
+
 /// Everything one run needs besides the jobs.
 pub struct RunInput<'a> {
     pub disk: &'a DiskSpec,
@@ -248,8 +266,8 @@ struct Member {
     seek_dist: u128,
     dispatched: u64,
     hits: u64,
-    /// Jobs waiting for this drive's flush in progress (`fsync`).
-    flush_waiters: Vec<u32>,
+    /// Who waits for this drive's flush in progress (`fsync`, a trace's flush).
+    flush_waiters: Vec<FlushWaiter>,
 }
 
 /// An array request admitted past the front-end queue.
@@ -310,6 +328,9 @@ pub struct Engine<'a> {
     wb_inflight: Vec<u64>,
     throttled: Vec<std::collections::VecDeque<(ReqId, u64, u32)>>,
     flush_armed: bool,
+    /// A trace's flush records under way, by number.
+    trace_flushes: std::collections::HashMap<u64, TraceFlush>,
+    next_trace_flush: u64,
     merged: IdMap<Vec<ReqId>>,
     next_id: u64,
     /// Draws daemon-thread ids for `--context pool:N`.
@@ -485,6 +506,8 @@ impl<'a> Engine<'a> {
             wb_inflight: vec![0; n],
             throttled: vec![Default::default(); n],
             flush_armed: false,
+            trace_flushes: Default::default(),
+            next_trace_flush: 0,
             merged: IdMap::default(),
             next_id: 1,
             pool,
@@ -697,6 +720,15 @@ impl<'a> Engine<'a> {
             let job = &mut self.jobs[j];
             job.started_at.get_or_insert(now);
             job.inflight += 1;
+            if r.flush {
+                self.first_submit.get_or_insert(now);
+                let id = self.next_trace_flush;
+                self.next_trace_flush += 1;
+                let left = self.members.len() as u32;
+                self.trace_flushes.insert(id, TraceFlush { job: j as u32, tctx: r.ctx, left, issued: now });
+                self.flush_all(FlushWaiter::Trace(id));
+                continue;
+            }
             job.issued += 1;
             job.issued_bytes += r.len as u64 * SECTOR_BYTES;
             let ctx = match &mut self.pool {
@@ -1355,8 +1387,14 @@ impl<'a> Engine<'a> {
             return;
         }
         self.jobs[j].fsync = Fsync::Flushing(self.members.len() as u32);
+        self.flush_all(FlushWaiter::Job(j as u32));
+    }
+
+    /// Have every drive flush its write cache for `w` (a flush already under way serves).
+    fn flush_all(&mut self, w: FlushWaiter) {
+        let now = self.now;
         for m in 0..self.members.len() {
-            self.members[m].flush_waiters.push(j as u32);
+            self.members[m].flush_waiters.push(w);
             if !self.members[m].drive.flushing() {
                 self.members[m].drive.flush(now, FLUSH_TAG).expect("no flush under way");
             }
@@ -1364,12 +1402,36 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// One drive finished its part of trace flush `id`; the last one completes the record.
+    fn trace_flush_done(&mut self, id: u64) {
+        let now = self.now;
+        let f = self.trace_flushes.get_mut(&id).expect("a trace flush under way");
+        f.left -= 1;
+        if f.left > 0 {
+            return;
+        }
+        let f = self.trace_flushes.remove(&id).expect("just seen");
+        let j = f.job as usize;
+        self.stats[j].sync_lat.record(now.0 - f.issued.0);
+        let job = &mut self.jobs[j];
+        job.reaped_one();
+        job.finished_at = Some(now);
+        self.with_feed(|feed, now| feed.completed(f.tctx, now.0));
+        self.drain_feed();
+    }
+
     /// Member `m`'s flush completed: the jobs waiting for it go on once all their drives
     /// have flushed.
     fn flush_done(&mut self, m: usize) {
         let now = self.now;
-        for j in std::mem::take(&mut self.members[m].flush_waiters) {
-            let j = j as usize;
+        for w in std::mem::take(&mut self.members[m].flush_waiters) {
+            let j = match w {
+                FlushWaiter::Job(j) => j as usize,
+                FlushWaiter::Trace(id) => {
+                    self.trace_flush_done(id);
+                    continue;
+                }
+            };
             let job = &mut self.jobs[j];
             let Fsync::Flushing(left) = job.fsync else { unreachable!("a flush waiter is flushing") };
             if left > 1 {

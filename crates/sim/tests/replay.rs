@@ -250,3 +250,67 @@ fn every_format_replays() {
         }
     }
 }
+
+/// A writer that flushes after every fourth write (a journal's pattern), as blkparse text
+/// (`FWS 0 + 0`, the kernel's empty flush) and as a fio iolog v3 (`sync 0 0`).
+fn flushing_traces() -> (String, String) {
+    let mut blk = String::new();
+    let mut log = String::from("fio version 3 iolog\n0 jbd2[9] add\n0 jbd2[9] open\n");
+    for i in 0..200u64 {
+        let ms = 2 * i;
+        let sector = (i * 7919 % 900) * 1_000_000;
+        writeln!(
+            blk,
+            "  8,0 0 {} {}.{:09} 9 Q WS {sector} + 8 [jbd2]",
+            2 * i + 1,
+            ms / 1000,
+            (ms % 1000) * 1_000_000
+        )
+        .unwrap();
+        writeln!(log, "{ms} jbd2[9] write {} 4096", sector * 512).unwrap();
+        if i % 4 == 3 {
+            let t = ms + 1;
+            writeln!(
+                blk,
+                "  8,0 0 {} {}.{:09} 9 Q FWS 0 + 0 [jbd2]",
+                2 * i + 2,
+                t / 1000,
+                (t % 1000) * 1_000_000
+            )
+            .unwrap();
+            writeln!(log, "{t} jbd2[9] sync 0 0").unwrap();
+        }
+    }
+    (blk, log)
+}
+
+#[test]
+fn flushes_replay_as_the_drive_s_cache_flush() {
+    use headway_disk::WriteCache;
+    let (blk, log) = flushing_traces();
+    for mode in [Mode::Open, Mode::Closed] {
+        let run = |format: Format, text: &str, wc: WriteCache| {
+            let mut c = config(format, &["noop"], Some(mode), ContextMode::Process);
+            c.drive.write_cache = wc;
+            replay_text(text, &c).unwrap()
+        };
+        let (back, s) = run(Format::Blkparse, &blk, WriteCache::Back);
+        assert_eq!((s.stats.records, s.stats.flushes), (200, 50), "{mode:?}");
+        // the same requests and flushes from the fio log: the same results
+        assert_eq!(back.to_json(), run(Format::Iolog, &log, WriteCache::Back).0.to_json(), "{mode:?}");
+        let sync = back.runs[0].jobs[0].sync.as_ref().expect("the flushes are reported");
+        assert_eq!(sync.total_ios, 50);
+        // write-back: a flush waits for the destage of up to four scattered writes
+        assert!(sync.lat_ns.mean > 5e6, "{mode:?}: {} ns", sync.lat_ns.mean);
+        assert_eq!(back.runs[0].device.destaged_bytes, 200 * 4096);
+        // write-through: nothing to destage, a flush waits for no write of its own
+        let (through, _) = run(Format::Blkparse, &blk, WriteCache::Through);
+        let wt = through.runs[0].jobs[0].sync.as_ref().unwrap();
+        assert!(
+            wt.lat_ns.mean < 0.5 * sync.lat_ns.mean,
+            "{mode:?}: {} vs {}",
+            wt.lat_ns.mean,
+            sync.lat_ns.mean
+        );
+    }
+}

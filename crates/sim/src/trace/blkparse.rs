@@ -6,10 +6,14 @@
 //! plugs) describe what the traced kernel's own scheduler did. `time` is seconds with
 //! nanosecond decimals; `sector` and `nblocks` are 512-byte units.
 //!
-//! RWBS: `R`/`W` give the direction; `D` (discard) and `N` (no data) and zero-length
-//! requests (a flush: `FWS 0 + 0`) are ignored; `S` makes a write synchronous and `A`
-//! (readahead) a read asynchronous — reads are otherwise synchronous, as the kernel treats
-//! them. The context key is `command[pid]` (`pid` when the command is missing).
+//! RWBS: `R`/`W` give the direction; `D` (discard) and `N` (no data) requests are ignored;
+//! a request flagged `F` first (a preflush) that carries no data (`FWS 0 + 0`, `FN 0 + 0`,
+//! or `FWS [cmd]` with no extent) is a cache flush, replayed as the drives' FLUSH CACHE (a
+//! write with data and `F` is replayed as the write); other zero-length requests are
+//! ignored. `S` makes a
+//! write synchronous and `A` (readahead) a read asynchronous — reads are otherwise
+//! synchronous, as the kernel treats them. The context key is `command[pid]` (`pid` when
+//! the command is missing).
 //!
 //! The per-CPU and total summaries blkparse prints at the end (`CPU0 (8,0):`,
 //! `Total (8,0):`) end the trace; any other line that does not start with `maj,min` is
@@ -49,7 +53,26 @@ impl LineParser for Blkparse {
             .ok_or_else(|| format!("time `{time_s}` is not a number of seconds"))?;
         let rwbs = f.next().ok_or("missing RWBS")?;
         let sector_s = f.next();
-        if rwbs.contains(['D', 'N']) && !rwbs.contains(['R', 'W']) {
+        // a preflush (`F` first; kernels write `FWS`, `FWFS` or `FN` for one without data)
+        let flush = rwbs.starts_with('F') && !rwbs.contains('D');
+        if sector_s.is_none_or(|s| s.starts_with('[')) {
+            // no extent: `Q FWS [cmd]`
+            if !flush {
+                return Ok(Parsed::Ignored);
+            }
+            command_key(sector_s.into_iter().chain(f), pid, key)?;
+            return Ok(Parsed::Flush(time));
+        }
+        let sector: u64 = num(sector_s, "sector")?;
+        if f.next() != Some("+") {
+            return Err("expected `sector + nblocks`".into());
+        }
+        let len: u32 = num(f.next(), "nblocks")?;
+        if len == 0 && flush {
+            command_key(f, pid, key)?;
+            return Ok(Parsed::Flush(time));
+        }
+        if len == 0 || (rwbs.contains(['D', 'N']) && !rwbs.contains(['R', 'W'])) {
             return Ok(Parsed::Ignored);
         }
         let dir = if rwbs.contains('R') {
@@ -59,42 +82,39 @@ impl LineParser for Blkparse {
         } else {
             return Err(format!("RWBS `{rwbs}` names no direction"));
         };
-        if sector_s.is_none() {
-            // `Q FWS [cmd]` style flushes carry no extent
-            return Ok(Parsed::Ignored);
-        }
-        let sector: u64 = num(sector_s, "sector")?;
-        if f.next() != Some("+") {
-            return Err("expected `sector + nblocks`".into());
-        }
-        let len: u32 = num(f.next(), "nblocks")?;
-        if len == 0 {
-            return Ok(Parsed::Ignored);
-        }
         let sync = match dir {
             Dir::Read => !rwbs.contains('A'),
             Dir::Write => rwbs.contains('S'),
         };
-        // the command may contain blanks: it is the rest of the line
-        let first = f.next();
-        let cmd: std::borrow::Cow<str> = match (first, f.next()) {
-            (None, _) => "".into(),
-            (Some(a), None) => a.into(),
-            (Some(a), Some(b)) => {
-                std::iter::once(a).chain(std::iter::once(b)).chain(f).collect::<Vec<_>>().join(" ").into()
-            }
-        };
-        match cmd.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
-            Some(c) if !c.is_empty() => {
-                let _ = write!(key, "{c}[{pid}]");
-            }
-            _ if cmd.is_empty() => {
-                let _ = write!(key, "{pid}");
-            }
-            _ => return Err(format!("expected `[command]` after the request, found `{cmd}`")),
-        }
+        command_key(f, pid, key)?;
         Ok(Parsed::Io(Record { time, response: 0, sector, len, dir, sync }))
     }
+}
+
+/// The context key from the rest of the line, `[command]` (which may contain blanks):
+/// `command[pid]`, or `pid` without a command.
+fn command_key<'a>(
+    mut rest: impl Iterator<Item = &'a str>,
+    pid: u32,
+    key: &mut String,
+) -> Result<(), String> {
+    let cmd: std::borrow::Cow<str> = match (rest.next(), rest.next()) {
+        (None, _) => "".into(),
+        (Some(a), None) => a.into(),
+        (Some(a), Some(b)) => {
+            std::iter::once(a).chain(std::iter::once(b)).chain(rest).collect::<Vec<_>>().join(" ").into()
+        }
+    };
+    match cmd.strip_prefix('[').and_then(|c| c.strip_suffix(']')) {
+        Some(c) if !c.is_empty() => {
+            let _ = write!(key, "{c}[{pid}]");
+        }
+        _ if cmd.is_empty() => {
+            let _ = write!(key, "{pid}");
+        }
+        _ => return Err(format!("expected `[command]` after the request, found `{cmd}`")),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -130,12 +150,39 @@ Total (8,0):
                 (rec(0, 2048, 8, Dir::Read, true), "dd[4162]"),
                 (rec(120_000, 4096, 16, Dir::Write, false), "kworker/u8:2[77]"),
                 (rec(130_000, 8192, 8, Dir::Write, true), "jbd2/sda1-8[77]"),
+                // the flush: no data (len 0)
+                (rec(140_000, 0, 0, Dir::Write, true), "jbd2/sda1-8[77]"),
                 (rec(150_000, 100, 32, Dir::Read, false), "cat[55]"),
             ]
         );
-        // G, P, D, C, the flush and the discard
-        assert_eq!(r.ignored, 6);
+        // G, P, D, C and the discard
+        assert_eq!(r.ignored, 5);
         assert_eq!(r.bad, 0);
+    }
+
+    #[test]
+    fn flushes_with_or_without_an_extent_and_preflushed_writes() {
+        let t = "  8,0 1 1 0.001 9 Q FWS [kworker/1:1H]\n\
+                   8,0 1 2 0.002 9 Q FWFS 64 + 8 [db]\n\
+                   8,0 1 3 0.003 9 Q N 0 + 0 [x]\n\
+                   8,0 1 4 0.004 9 Q WS 0 + 0 [y]\n\
+                   8,0 1 5 0.005 9 Q FN 0 + 0 [z]\n\
+                   8,0 1 6 0.006 9 Q RS 8 + 0 [w]\n";
+        let (recs, r) = read_all(t, Format::Blkparse, false).unwrap();
+        let got: Vec<(Record, &str)> = recs.iter().map(|(r, k)| (*r, k.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (rec(1_000_000, 0, 0, Dir::Write, true), "kworker/1:1H[9]"),
+                // a write with a preflush is replayed as the write
+                (rec(2_000_000, 64, 8, Dir::Write, true), "db[9]"),
+                (rec(5_000_000, 0, 0, Dir::Write, true), "z[9]"),
+            ]
+        );
+        // no data and no F: ignored
+        assert_eq!(r.ignored, 3);
+        let e = read_all("8,0 1 1 0.1 9 Q FWS [a b]\n", Format::Blkparse, false);
+        assert!(e.is_ok(), "a command with a blank: {e:?}");
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub struct Rec {
     pub ctx: u32,
     pub dir: Dir,
     pub sync: bool,
+    /// A cache flush (no data: `sector` and `len` are 0).
+    pub flush: bool,
 }
 
 /// What a replay read.
@@ -110,6 +112,8 @@ pub struct FeedStats {
     /// Requests replayed and their bytes.
     pub records: u64,
     pub bytes: u64,
+    /// Cache flushes replayed (not among `records`).
+    pub flushes: u64,
     /// Lines with nothing to replay; malformed lines skipped (`--skip-bad`).
     pub ignored: u64,
     pub bad: u64,
@@ -318,8 +322,13 @@ impl Feed {
                 c
             }
         };
-        self.stats.records += 1;
-        self.stats.bytes += r.len as u64 * SECTOR_BYTES;
+        let flush = r.len == 0;
+        if flush {
+            self.stats.flushes += 1;
+        } else {
+            self.stats.records += 1;
+            self.stats.bytes += r.len as u64 * SECTOR_BYTES;
+        }
         Ok(Some(Rec {
             time: r.time.saturating_sub(origin),
             response: r.response,
@@ -328,6 +337,7 @@ impl Feed {
             ctx,
             dir: r.dir,
             sync: r.sync,
+            flush,
         }))
     }
 

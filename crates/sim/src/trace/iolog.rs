@@ -3,8 +3,9 @@
 //! The first line is `fio version 2 iolog` or `fio version 3 iolog`. Then, one per line,
 //! `filename action [offset length]` (v2) or `timestamp filename action [offset length]`
 //! (v3, the timestamp in milliseconds since the job started). Actions `read` and `write`
-//! carry a byte offset and length and are replayed; `add`, `open`, `close`, `sync`,
-//! `datasync` and `trim` are ignored. v2 has no times: it replays in closed mode only (each
+//! carry a byte offset and length and are replayed; `sync` and `datasync` are cache
+//! flushes, replayed as the drives' FLUSH CACHE; `add`, `open`, `close` and `trim` are
+//! ignored. v2 has no times: it replays in closed mode only (each
 //! file a synchronous issuer, requests back to back).
 //!
 //! The context key is the file name (fio writes one log per job, so a log's files are the
@@ -52,7 +53,17 @@ impl LineParser for Iolog {
         let dir = match action {
             "read" => Dir::Read,
             "write" => Dir::Write,
-            "add" | "open" | "close" | "sync" | "datasync" | "trim" => return Ok(Parsed::Ignored),
+            "sync" | "datasync" => {
+                if let Some(extra) = f.next() {
+                    // fio writes `sync 0 0`: an offset and length that mean nothing
+                    if extra != "0" || f.next().is_some_and(|l| l != "0") || f.next().is_some() {
+                        return Err(format!("unexpected `{extra}` after `{action}`"));
+                    }
+                }
+                key.push_str(file);
+                return Ok(Parsed::Flush(time));
+            }
+            "add" | "open" | "close" | "trim" => return Ok(Parsed::Ignored),
             _ => return Err(format!("unknown action `{action}`")),
         };
         let offset: u64 = num(f.next(), "offset")?;
@@ -87,11 +98,18 @@ mod tests {
             recs,
             vec![
                 (rec(0, 0, 8, Dir::Read, true), "/dev/sdb".to_string()),
-                (rec(0, 2048, 16, Dir::Write, false), "/dev/sdb".to_string())
+                (rec(0, 2048, 16, Dir::Write, false), "/dev/sdb".to_string()),
+                // `sync 0 0`: a cache flush
+                (rec(0, 0, 0, Dir::Write, true), "/dev/sdb".to_string()),
             ]
         );
         assert!(!r.timed());
-        assert_eq!(r.ignored, 5);
+        assert_eq!(r.ignored, 4);
+        let t = "fio version 3 iolog\n3 a datasync\n4 a sync 4096 0\n";
+        let e = read_all(t, Format::Iolog, false).unwrap_err().to_string();
+        assert!(e.starts_with("t.trace:3: unexpected `4096` after `sync`"), "{e}");
+        let (recs, _) = read_all("fio version 3 iolog\n3 a datasync\n", Format::Iolog, false).unwrap();
+        assert_eq!(recs[0].0, rec(3_000_000, 0, 0, Dir::Write, true));
     }
 
     #[test]

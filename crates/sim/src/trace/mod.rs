@@ -106,7 +106,8 @@ pub struct Record {
     pub time: u64,
     /// Response time the file records (MSR), ns; 0 when unknown.
     pub response: u64,
-    /// First sector (512 bytes) and length in sectors (> 0).
+    /// First sector (512 bytes) and length in sectors (> 0; from [`Records`], 0 is a cache
+    /// flush, [`Parsed::Flush`]).
     pub sector: u64,
     pub len: u32,
     pub dir: Dir,
@@ -118,6 +119,9 @@ pub struct Record {
 pub enum Parsed {
     /// A request; its context key was written to the parser's key buffer.
     Io(Record),
+    /// A cache flush (no data) at this time (ns, the file's clock) by the context whose key
+    /// was written: replayed as the drives' FLUSH CACHE.
+    Flush(u64),
     /// Nothing to replay (a header, a comment, a non-data event).
     Ignored,
     /// Blank: neither counted nor an error.
@@ -301,6 +305,16 @@ impl Records {
             };
             match parsed {
                 Ok(Parsed::Io(r)) => return Ok(Some(r)),
+                Ok(Parsed::Flush(time)) => {
+                    return Ok(Some(Record {
+                        time,
+                        response: 0,
+                        sector: 0,
+                        len: 0,
+                        dir: Dir::Write,
+                        sync: true,
+                    }))
+                }
                 Ok(Parsed::Ignored) => self.ignored += 1,
                 Ok(Parsed::Blank) => {}
                 Ok(Parsed::End) => self.ended = true,
