@@ -349,6 +349,15 @@ fn percent(v: Option<&str>, min: u64) -> Result<Option<u32>, String> {
     }
 }
 
+/// An offset as bytes, `(bytes, None)`, or as `N%` of the device (0-99), `(0, Some(N))`.
+fn bytes_or_share(d: &Draft, v: Option<&str>) -> Result<(u64, Option<u32>), String> {
+    match percent(v, 0)? {
+        Some(p) if p >= 100 => Err(format!("`{p}%` leaves no room: 0% to 99%")),
+        Some(p) => Ok((0, Some(p))),
+        None => Ok((size(d, v)?, None)),
+    }
+}
+
 /// One direction's `bssplit` list: `SIZE/PCT:SIZE:...` → (size, percent) adding up to 100.
 fn bssplit(d: &Draft, text: &str) -> Result<Vec<(u64, u32)>, String> {
     let mut given = Vec::new();
@@ -661,11 +670,7 @@ pub static OPTIONS: &[FioOption] = &[
               (0-99): that share of the device, rounded up to the largest block size.",
         no_effect: None,
         set: |d, v| {
-            match percent(v, 0)? {
-                Some(p) if p >= 100 => return Err(format!("`{p}%` leaves no room: 0% to 99%")),
-                Some(p) => (d.spec.offset, d.spec.offset_percent) = (0, Some(p)),
-                None => (d.spec.offset, d.spec.offset_percent) = (size(d, v)?, None),
-            }
+            (d.spec.offset, d.spec.offset_percent) = bytes_or_share(d, v)?;
             Ok(())
         },
     },
@@ -676,11 +681,7 @@ pub static OPTIONS: &[FioOption] = &[
               block size.",
         no_effect: None,
         set: |d, v| {
-            match percent(v, 0)? {
-                Some(p) if p >= 100 => return Err(format!("`{p}%` leaves no room: 0% to 99%")),
-                Some(p) => (d.spec.offset_increment, d.spec.offset_increment_percent) = (0, Some(p)),
-                None => (d.spec.offset_increment, d.spec.offset_increment_percent) = (size(d, v)?, None),
-            }
+            (d.spec.offset_increment, d.spec.offset_increment_percent) = bytes_or_share(d, v)?;
             Ok(())
         },
     },
