@@ -493,6 +493,11 @@ struct ServeArgs {
     /// time), and one for the whole run at exit: e.g. 5s, 500ms, 1m
     #[arg(long, value_name = "INTERVAL", value_parser = humantime::parse_duration)]
     stats: Option<std::time::Duration>,
+    /// The emulated drive's write cache (emulated:MODEL only): through (default: a write
+    /// completes on the media) | back (it completes in the buffer, FLUSH and FUA wait for
+    /// the destage)
+    #[arg(long, default_value = "through", value_name = "back|through")]
+    write_cache: String,
 }
 
 fn serve(a: ServeArgs) -> Result<()> {
@@ -528,6 +533,8 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.queue_depth = a.queue_depth;
     cfg.curve = curve;
     cfg.stats_interval = a.stats;
+    cfg.write_cache = WriteCache::parse(&a.write_cache)
+        .with_context(|| format!("--write-cache `{}`: expected back or through", a.write_cache))?;
     let server = Server::bind(cfg)?;
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;

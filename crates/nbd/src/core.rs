@@ -97,9 +97,10 @@ pub(crate) struct Answer {
     pub arrived: Time,
 }
 
-/// A finished batch's replies and completion, held until the model's `done`.
+/// A finished batch's replies and completion, held until the model's `done`; a FLUSH's
+/// reply (no scheduled request: `rq` is `None`).
 pub(crate) struct Held {
-    pub rq: Request,
+    pub rq: Option<Request>,
     /// The model's completion time (`None` for real backends).
     pub done: Option<Time>,
     pub answers: Vec<Answer>,

@@ -51,10 +51,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration as StdDuration, Instant};
 
-use headway_sched::{build, BuildError, ContextId, ServiceCurve, Settings, Time, SECTOR_BYTES};
+use headway_disk::WriteCache;
+use headway_sched::{build, BuildError, ContextId, Dir, ServiceCurve, Settings, Time, SECTOR_BYTES};
 use tracing::{info, warn};
 
-use crate::backend::{BackendKind, DelayLine, Emulated, FileBackend, Lateness, UnknownModel};
+use crate::backend::{BackendKind, DelayLine, Emulated, FileBackend, Lateness, ModelError};
 use crate::conn::connection;
 pub use crate::conn::HANDSHAKE_TIMEOUT;
 use crate::core::{Answer, Batch, Core, Held, Io, Op, OpResult, Out};
@@ -121,6 +122,8 @@ pub struct ServeConfig {
     /// A client that sends nothing for this long during the handshake is disconnected
     /// (default [`HANDSHAKE_TIMEOUT`]).
     pub handshake_timeout: StdDuration,
+    /// The emulated drive's write cache (`--write-cache`; `emulated:MODEL` only).
+    pub write_cache: WriteCache,
 }
 
 impl ServeConfig {
@@ -140,6 +143,7 @@ impl ServeConfig {
             curve: None,
             stats_interval: None,
             handshake_timeout: HANDSHAKE_TIMEOUT,
+            write_cache: WriteCache::Through,
         }
     }
 }
@@ -148,8 +152,14 @@ impl ServeConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
-    #[error("backend emulated:{}", .0.model)]
-    Model(#[source] UnknownModel),
+    #[error("backend emulated:{model}")]
+    Model {
+        model: String,
+        #[source]
+        source: ModelError,
+    },
+    #[error("--write-cache back needs an emulated:MODEL backend (a real disk's cache is the disk's)")]
+    WriteCacheNeedsModel,
     #[error(
         "export of {size} bytes exceeds drive model `{model}` ({capacity} bytes); give a smaller --size"
     )]
@@ -209,8 +219,14 @@ impl Server {
         let model = match &cfg.backend {
             BackendKind::File => None,
             BackendKind::Direct => None,
-            BackendKind::Emulated(m) => Some(Emulated::new(m).map_err(ServeError::Model)?),
+            BackendKind::Emulated(m) => Some(
+                Emulated::with_write_cache(m, cfg.write_cache)
+                    .map_err(|source| ServeError::Model { model: m.clone(), source })?,
+            ),
         };
+        if model.is_none() && cfg.write_cache == WriteCache::Back {
+            return Err(ServeError::WriteCacheNeedsModel);
+        }
         if cfg.queue_depth == 0 {
             return Err(ServeError::QueueDepth);
         }
@@ -521,7 +537,9 @@ impl Export {
                     seek = acc.seek_cylinders,
                     "emulated"
                 );
-                Some(acc.done)
+                // a FUA write is durable on the model once a flush after it completes
+                let fua = rq.dir == Dir::Write && ios.iter().any(|io| io.op.fua());
+                Some(if fua && m.write_cache() == WriteCache::Back { m.flush(acc.done) } else { acc.done })
             }
             Some(_) => Some(at),
             None => None,
@@ -549,8 +567,12 @@ impl Export {
                 }
             }
         }
-        let held = Held { rq, done, answers };
-        if let Some(t) = done {
+        self.hold_or_release(Held { rq: Some(rq), done, answers });
+    }
+
+    /// Release `held` at its model time through the delay line, or now without a model.
+    fn hold_or_release(&self, held: Held) {
+        if let Some(t) = held.done {
             let line = self.delay.lock().unwrap().clone();
             if let Some(line) = line {
                 let _ = line.send((t, held));
@@ -565,8 +587,10 @@ impl Export {
     /// and so the scheduler has seen the completion before any request a client sends in
     /// answer to its reply.
     fn release(&self, h: Held) {
-        let batches = self.core.complete(&h.rq, h.done);
-        self.run(batches, false);
+        if let Some(rq) = &h.rq {
+            let batches = self.core.complete(rq, h.done);
+            self.run(batches, false);
+        }
         for a in h.answers {
             let ok = a.out.result.is_ok();
             a.reply.send(a.out);
@@ -604,9 +628,16 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
             WorkerMsg::Stop => return,
             WorkerMsg::Flush(io) => {
                 let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
-                let ok = result.is_ok();
-                io.reply.send(Out { cookie: io.cookie, result, cost: 0 });
-                ex.stats.reply(Kind::Other, 0, ok, io.arrived, ex.core.now());
+                let answer = Answer {
+                    reply: io.reply,
+                    out: Out { cookie: io.cookie, result, cost: 0 },
+                    kind: Kind::Other,
+                    bytes: 0,
+                    arrived: io.arrived,
+                };
+                // with a model: the reply waits for the model's FLUSH CACHE
+                let done = ex.model.as_ref().map(|m| m.flush(ex.core.now()));
+                ex.hold_or_release(Held { rq: None, done, answers: vec![answer] });
             }
             WorkerMsg::Batch(b) => ex.execute(b),
         }
