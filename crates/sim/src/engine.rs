@@ -328,6 +328,11 @@ pub struct Engine<'a> {
     wb_inflight: Vec<u64>,
     throttled: Vec<std::collections::VecDeque<(ReqId, u64, u32)>>,
     flush_armed: bool,
+    /// Per job, a `sync=1` write waiting for its sync: (request, drive service, carrier
+    /// bytes, host gap) for `finish_after`.
+    osync_held: Vec<Option<(ReqId, u64, u64, headway_sched::Duration)>>,
+    /// The next `finish_after` of the job is its held write's release.
+    osync_released: Vec<bool>,
     /// A trace's flush records under way, by number.
     trace_flushes: std::collections::HashMap<u64, TraceFlush>,
     next_trace_flush: u64,
@@ -506,6 +511,8 @@ impl<'a> Engine<'a> {
             wb_inflight: vec![0; n],
             throttled: vec![Default::default(); n],
             flush_armed: false,
+            osync_held: vec![None; n],
+            osync_released: vec![false; n],
             trace_flushes: Default::default(),
             next_trace_flush: 0,
             merged: IdMap::default(),
@@ -786,6 +793,8 @@ impl<'a> Engine<'a> {
         self.dirty.push(Dirty::default());
         self.wb_inflight.push(0);
         self.throttled.push(Default::default());
+        self.osync_held.push(None);
+        self.osync_released.push(false);
     }
 
     fn view(&self, m: usize) -> CurveView<'a> {
@@ -1303,6 +1312,14 @@ impl<'a> Engine<'a> {
         let now = self.now;
         let m = self.meta.remove(&id).expect("completed request has metadata");
         let j = m.job as usize;
+        // `sync=1`: the write returns once durable; held until the job's sync completes
+        let released = std::mem::take(&mut self.osync_released[j]);
+        if m.dir == Dir::Write && self.jobs[j].osync && m.tctx == NOT_TRACE && !released {
+            self.meta.insert(id, m);
+            self.osync_held[j] = Some((id, service, total, host));
+            self.jobs[j].fsync = Fsync::Draining;
+            return self.try_fsync(j);
+        }
         let st = &mut self.stats[j];
         // (`ramp_time`: what completes before the measured part counts in no figure)
         if self.jobs[j].measured_from().is_none_or(|t| now >= t) {
@@ -1372,7 +1389,8 @@ impl<'a> Engine<'a> {
     /// flush already under way serves: the job's data is in the cache before it completes).
     fn try_fsync(&mut self, j: usize) {
         let now = self.now;
-        if self.jobs[j].fsync != Fsync::Draining || self.jobs[j].inflight > 0 {
+        let held = self.osync_held[j].is_some() as u32;
+        if self.jobs[j].fsync != Fsync::Draining || self.jobs[j].inflight > held {
             return;
         }
         // the job's sync call begins once its own requests are done
@@ -1441,6 +1459,12 @@ impl<'a> Engine<'a> {
             job.fsync = Fsync::Idle;
             job.writes_since_fsync = 0;
             let started = job.fsync_started.take().expect("a sync under way has started");
+            if let Some((id, service, total, host)) = self.osync_held[j].take() {
+                // a synchronous write's own sync: part of the write's latency
+                self.osync_released[j] = true;
+                self.finish_after(id, service, total, host);
+                continue;
+            }
             self.stats[j].sync_lat.record(now.0 - started.0);
             if job.wants_more(now) {
                 let gap = if job.sync { job.gap_after_completion(HOST_OVERHEAD) } else { HOST_OVERHEAD };

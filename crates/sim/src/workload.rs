@@ -125,6 +125,8 @@ pub struct Job {
     pub fsync: Fsync,
     pub fsync_started: Option<Time>,
     pub end_fsync_started: bool,
+    /// `sync=1`: each write completes only after a sync of its own.
+    pub osync: bool,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
@@ -382,6 +384,7 @@ impl Job {
                 fsync: Fsync::Idle,
                 fsync_started: None,
                 end_fsync_started: false,
+                osync: spec.osync,
                 region_start: start,
                 region_len: len,
                 buffered: !spec.direct && spec.headway_postmark.is_none(),
@@ -451,6 +454,7 @@ impl Job {
             fsync: Fsync::Idle,
             fsync_started: None,
             end_fsync_started: false,
+            osync: false,
             region_start: 0,
             region_len: 0,
             io_limit: 0,

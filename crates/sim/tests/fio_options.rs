@@ -1,7 +1,7 @@
 //! fio job options that shape the workload, end to end through the simulator: block-size
 //! mixes (`bssplit`, `bsrange`), skewed offsets (`random_distribution`), bandwidth caps
 //! (`rate`, `rate_process`), `number_ios`, `loops`, percentage regions, `ramp_time`,
-//! `exitall`, `percentile_list`, `iodepth_low`, `fsync` and `end_fsync`. Each checks what the report shows
+//! `exitall`, `percentile_list`, `iodepth_low`, `fsync`, `end_fsync` and `sync`. Each checks what the report shows
 //! against what the option asks for.
 
 use headway_sim::{simulate, ContextMode, RunReport};
@@ -221,4 +221,26 @@ fn end_fsync_writes_back_the_page_cache_before_the_job_ends() {
     assert!(sync.lat_ns.mean > 0.4e9, "{} ns", sync.lat_ns.mean);
     assert!(synced.jobs[0].job_runtime as f64 >= sync.lat_ns.mean / 1e6);
     assert!(synced.device.requests > 0);
+}
+
+#[test]
+fn sync_writes_return_once_durable() {
+    use headway_disk::WriteCache::{Back, Through};
+    // Measured 2026-11-22 on wd5000aaks, 2,000 random 4 KiB direct writes: write-back
+    // 2.72 ms mean completion latency, 6.54 ms with sync=1 (each write waits for its
+    // destage; no separate sync section); write-through 6.72 ms either way. 16 MiB of
+    // buffered 64 KiB writes: 0.001 ms each into the page cache, 8.92 ms with sync=1 (the
+    // write back and the flush within each write), nothing left dirty.
+    let job = |extra: &str| format!("[j]\nrw=randwrite\ndirect=1\nsize=4g\nnumber_ios=2000\n{extra}");
+    let lat = |r: &RunReport| r.jobs[0].write.clat_ns.mean;
+    let (wb, wb_sync) = (on(&job(""), Back), on(&job("sync=1\n"), Back));
+    assert!(wb_sync.jobs[0].sync.is_none(), "the syncs are the writes' own");
+    assert!(lat(&wb_sync) > 2.0 * lat(&wb), "{} vs {}", lat(&wb_sync), lat(&wb));
+    assert_eq!(wb_sync.jobs[0].write.total_ios, 2000);
+    let (wt, wt_sync) = (on(&job(""), Through), on(&job("sync=1\n"), Through));
+    assert!((lat(&wt_sync) - lat(&wt)).abs() < 0.01 * lat(&wt));
+    let buffered = |extra: &str| on(&format!("[j]\nrw=write\nsize=16m\nbs=64k\n{extra}"), Through);
+    let (plain, synced) = (buffered(""), buffered("sync=1\n"));
+    assert_eq!((plain.device.page_cache_dirty_bytes, synced.device.page_cache_dirty_bytes), (16 << 20, 0));
+    assert!(lat(&synced) > 1000.0 * lat(&plain), "{} vs {}", lat(&synced), lat(&plain));
 }

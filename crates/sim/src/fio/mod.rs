@@ -73,7 +73,7 @@
 //! `rate_process` (linear, poisson); `runtime` (0 = none), `time_based`
 //! (needs `runtime`), `ramp_time`, `startdelay`; `stonewall`/`wait_for_previous`; `exitall`; `percentile_list`;
 //! `fsync`/`fdatasync`, `end_fsync` (write back the job's page cache and flush the drives'
-//! caches); `randseed`;
+//! caches), `sync` (O_SYNC writes: the same within each write's latency); `randseed`;
 //! `zonemode` (none, strided; strided is implied by `zonesize` alone, as in fio), `zonesize`,
 //! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
 //!

@@ -168,6 +168,9 @@ pub struct JobSpec {
     pub fsync: u32,
     /// Flush once more when the job has done its I/O (`end_fsync`).
     pub end_fsync: bool,
+    /// Synchronous writes (`sync=1`, O_SYNC/O_DSYNC): a write completes once its data is
+    /// written back and the drives' caches flushed.
+    pub osync: bool,
     /// The completion-latency percentiles the job reports (`percentile_list`); `None`:
     /// fio's default list.
     pub percentile_list: Option<Vec<f64>>,
@@ -237,6 +240,7 @@ impl JobSpec {
             exitall: false,
             fsync: 0,
             end_fsync: false,
+            osync: false,
             percentile_list: None,
             startdelay: Duration::ZERO,
             randseed: None,

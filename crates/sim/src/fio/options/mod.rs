@@ -114,6 +114,10 @@ impl Draft {
                 return Err(err(&self, "iodepth_low", msg));
             }
         }
+        if self.spec.osync && self.spec.engine == Engine::Async {
+            let msg = "synchronous writes with an asynchronous engine are not supported: use psync".into();
+            return Err(err(&self, "sync", msg));
+        }
         if self.spec.engine == Engine::Sync {
             // one request at a time: nothing to batch (as fio)
             self.spec.iodepth_low = None;
@@ -203,6 +207,7 @@ impl Draft {
             "number_ios",
             "fsync",
             "end_fsync",
+            "sync",
             "zonemode",
             "zonesize",
             "zonerange",
@@ -890,6 +895,22 @@ pub static OPTIONS: &[FioOption] = &[
         no_effect: None,
         set: |d, v| {
             d.spec.fsync = count_u32(v, 0, u32::MAX)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["sync"],
+        doc: "0/none (default), or 1/sync/dsync: open the target O_SYNC (O_DSYNC): a write \
+              returns only once it is durable — the job's dirty page-cache data written back \
+              and the drives' caches flushed, all within the write's latency. Sync engines \
+              only.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.osync = match v.unwrap_or("1") {
+                "0" | "none" => false,
+                "1" | "sync" | "dsync" => true,
+                other => return Err(format!("`{other}` is not 0, 1, none, sync or dsync")),
+            };
             Ok(())
         },
     },

@@ -329,6 +329,13 @@ fn stonewall_and_wait_for_previous() {
     assert!(job("end_fsync=1").end_fsync);
     assert!(fails("fsync=-1").contains("not a whole number"));
     assert!(fails("end_fsync=2").contains("not a flag"));
+    for v in ["sync", "sync=1", "sync=sync", "sync=dsync"] {
+        assert!(job(v).osync, "{v}");
+    }
+    assert!(!job("sync=0").osync && !job("sync=none").osync);
+    assert!(fails("sync=2").contains("not 0, 1, none, sync or dsync"));
+    let e = fails("ioengine=libaio\nsync=1");
+    assert!(e.contains("asynchronous engine") && e.starts_with("t.fio:3:"), "{e}");
 }
 
 #[test]
