@@ -1313,8 +1313,11 @@ impl<'a> Engine<'a> {
         let m = self.meta.remove(&id).expect("completed request has metadata");
         let j = m.job as usize;
         // `sync=1`: the write returns once durable; held until the job's sync completes
-        let released = std::mem::take(&mut self.osync_released[j]);
-        if m.dir == Dir::Write && self.jobs[j].osync && m.tctx == NOT_TRACE && !released {
+        if m.dir == Dir::Write
+            && self.jobs[j].osync
+            && m.tctx == NOT_TRACE
+            && !std::mem::take(&mut self.osync_released[j])
+        {
             self.meta.insert(id, m);
             self.osync_held[j] = Some((id, service, total, host));
             self.jobs[j].fsync = Fsync::Draining;
