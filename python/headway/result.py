@@ -79,7 +79,9 @@ class Result:
         ``{dir}_io_bytes``, ``{dir}_bw_bytes`` (bytes per simulated second), ``{dir}_iops``,
         ``{dir}_runtime_ms``, ``{dir}_total_ios``, ``{dir}_clat_min_ns``,
         ``{dir}_clat_max_ns``, ``{dir}_clat_mean_ns`` and one ``{dir}_clat_pP_ns`` per fio
-        percentile (``read_clat_p99_ns``, ``read_clat_p99.9_ns``, ...).
+        percentile (``read_clat_p99_ns``, ``read_clat_p99.9_ns``, ...); for a job that synced
+        (``fsync``, ``end_fsync``, a trace's flushes), ``sync_total_ios``,
+        ``sync_lat_mean_ns`` and ``sync_lat_max_ns`` (empty for the other jobs).
         """
         import pandas as pd
 
@@ -141,6 +143,11 @@ class Result:
                     row[f"{d}_clat_mean_ns"] = c["mean"]
                     for key in sorted(c["percentile"], key=float):
                         row[f"{d}_clat_{percentile_label(key)}_ns"] = c["percentile"][key]
+                sync = j.get("sync")
+                if sync is not None:
+                    row["sync_total_ios"] = sync["total_ios"]
+                    row["sync_lat_mean_ns"] = sync["lat_ns"]["mean"]
+                    row["sync_lat_max_ns"] = sync["lat_ns"]["max"]
                 rows.append(row)
         return rows
 

@@ -159,3 +159,18 @@ def test_simulate_on_a_disksim_drive(valid, tmp_path):
     with pytest.raises(headway.DriveFileError) as e:
         headway.simulate(job, disk=str(bad))
     assert e.value.file == str(bad)
+
+
+def test_fio_options_and_syncs_reach_the_dataframe():
+    job = (
+        "[w]\nrw=randwrite\ndirect=1\nsize=1g\nnumber_ios=200\nfsync=4\nbssplit=4k/50:16k/50\n"
+        "[r]\nrw=randread\ndirect=1\nsize=1g\nnumber_ios=200\nrandom_distribution=zipf:1.1\n"
+    )
+    res = headway.simulate(job, schedulers="noop", write_cache="back", head_trace=0)
+    df = res.to_pandas().set_index("job")
+    assert df.loc["w", "sync_total_ios"] == 50
+    assert df.loc["w", "sync_lat_mean_ns"] > 0
+    assert math.isnan(df.loc["r", "sync_total_ios"])
+    # bssplit: 4 and 16 KiB writes, 10 KiB on average
+    mean = df.loc["w", "write_io_bytes"] / df.loc["w", "write_total_ios"]
+    assert 8000 < mean < 12500
