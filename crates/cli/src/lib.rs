@@ -37,8 +37,10 @@ struct Cli {
 enum Cmd {
     /// Run a fio job file on a modelled disk, once per scheduler, and compare.
     Simulate {
-        /// fio job file
-        jobfile: PathBuf,
+        /// fio job file (or fio's own command-line options after `--`:
+        /// `headway simulate -- --name=job --rw=randread --bs=4k --size=1g`)
+        #[arg(required_unless_present = "fio_args")]
+        jobfile: Option<PathBuf>,
         /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
         #[arg(long, default_value = "wd5000aaks")]
         disk: String,
@@ -79,6 +81,10 @@ enum Cmd {
         /// Do not print the comparison table
         #[arg(long)]
         quiet: bool,
+        /// fio command-line options instead of a job file, after `--` (options before the
+        /// first `--name` are global, each `--name=JOB` starts a job)
+        #[arg(last = true, value_name = "FIO OPTIONS")]
+        fio_args: Vec<String>,
     },
     /// Replay a block trace (blkparse, fio iolog, MSR, SPC, DiskSim, FIU) on a modelled disk,
     /// once per scheduler, and compare.
@@ -234,6 +240,7 @@ fn run(cli: Cli) -> Result<()> {
             plot,
             per_request,
             quiet,
+            fio_args,
         } => {
             reproduce::check_plot_path(plot.as_deref())?;
             let drive = drive.config()?;
@@ -246,7 +253,11 @@ fn run(cli: Cli) -> Result<()> {
             })?;
             let disk_spec = validate::resolve_disk(&disk)?;
             let settings = parse_settings(&set)?;
-            let jobfile = fio::parse_file(&jobfile)?;
+            let jobfile = match (jobfile, fio_args.is_empty()) {
+                (Some(_), false) => bail!("give a job file or fio options after `--`, not both"),
+                (Some(path), true) => fio::parse_file(&path)?,
+                (None, _) => fio::parse_args(&fio_args)?,
+            };
             let cfg = SimConfig {
                 jobfile,
                 disk: disk_spec,

@@ -680,3 +680,37 @@ fn simulate_writes_every_request_when_asked() {
     run(&again);
     assert_eq!(std::fs::read(&csv).unwrap(), std::fs::read(&again).unwrap(), "deterministic");
 }
+
+/// fio's command-line form after `--` is the job file it spells: the same JSON.
+#[test]
+fn fio_options_after_dashes_are_the_job_file() {
+    let dir = std::env::temp_dir().join(format!("headway-fio-args-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("j.fio");
+    std::fs::write(
+        &job,
+        "[global]\ndirect=1\nbs=4k\nsize=64m\n[a]\nrw=randread\nnumber_ios=200\n[b]\nrw=write\n",
+    )
+    .unwrap();
+    let (from_file, from_args) = (dir.join("file.json"), dir.join("args.json"));
+    let base = ["simulate", "--scheduler", "noop,stream", "--quiet", "--json"];
+    let o = headway(&[&base[..], &[from_file.to_str().unwrap(), job.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let args = [
+        "--",
+        "--direct=1",
+        "--bs=4k",
+        "--size=64m",
+        "--name=a",
+        "--rw=randread",
+        "--number_ios=200",
+        "--name=b",
+        "--rw=write",
+    ];
+    let o = headway(&[&base[..], &[from_args.to_str().unwrap()], &args[..]].concat());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&from_file).unwrap(), std::fs::read(&from_args).unwrap());
+    fails_with(&["simulate", "--", "--name=a", "--bs=4q"], &["fio arguments:2:", "`bs`"]);
+    fails_with(&["simulate", job.to_str().unwrap(), "--", "--name=a"], &["not both"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

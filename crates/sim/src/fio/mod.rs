@@ -128,5 +128,5 @@ pub mod units;
 
 pub use error::JobFileError;
 pub use options::{FioOption, OPTIONS};
-pub use parse::{parse_file, parse_str};
+pub use parse::{parse_args, parse_file, parse_str, ARGS_LABEL};
 pub use spec::*;

@@ -22,7 +22,51 @@ pub fn parse_file(path: &Path) -> Result<JobFile, JobFileError> {
 
 /// Parse job-file text; `path_label` names it in errors and in [`JobFile::path`].
 pub fn parse_str(text: &str, path_label: &str) -> Result<JobFile, JobFileError> {
-    let sections = lex(text, path_label)?;
+    build(lex(text, path_label)?, path_label)
+}
+
+/// What fio's command line names in errors: `fio arguments:3` is the third argument.
+pub const ARGS_LABEL: &str = "fio arguments";
+
+/// fio's command line (`--name=job --rw=randread --bs=4k ...`) as a job file: options
+/// before the first `--name` are `[global]`, each `--name=NAME` starts job `[NAME]` and the
+/// options after it are the job's (as fio reads its command line). Errors name the
+/// argument by its number ([`ARGS_LABEL`]`:N`).
+pub fn parse_args(args: &[String]) -> Result<JobFile, JobFileError> {
+    let syntax = |line, message: String| JobFileError::Syntax {
+        at: Origin { file: ARGS_LABEL.to_string(), line },
+        message,
+    };
+    let mut sections: Vec<Section> = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        let line = i + 1;
+        let body = arg
+            .strip_prefix("--")
+            .ok_or_else(|| syntax(line, format!("`{arg}` is not an option (--option or --option=value)")))?;
+        let (key, value) = match body.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+            None => (body.trim(), None),
+        };
+        if key.is_empty() {
+            return Err(syntax(line, format!("`{arg}` has no option name")));
+        }
+        if key == "name" {
+            let name = value.filter(|v| !v.is_empty() && v != "global");
+            let name = name.ok_or_else(|| syntax(line, "`--name` needs a job name (not global)".into()))?;
+            sections.push(Section { name, line, entries: Vec::new() });
+            continue;
+        }
+        if sections.is_empty() {
+            sections.push(Section { name: "global".into(), line, entries: Vec::new() });
+        }
+        let section = sections.last_mut().expect("pushed above");
+        section.entries.push(Entry { key: key.to_string(), value, line });
+    }
+    build(sections, ARGS_LABEL)
+}
+
+/// Sections into jobs: each job starts from the `[global]` sections above it.
+fn build(sections: Vec<Section>, path_label: &str) -> Result<JobFile, JobFileError> {
     let mut global: Option<Draft> = None;
     let mut jobs = Vec::new();
     for section in sections {
@@ -162,6 +206,45 @@ fn find_variable(value: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fio_command_lines_are_job_files() {
+        let args: Vec<String> = "--direct=1 --bs=8k --name=a --rw=randread --name=b --rw=write --numjobs=2"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let f = parse_args(&args).unwrap();
+        let got: Vec<_> =
+            f.jobs.iter().map(|j| (j.name.as_str(), j.pattern, j.bs_read, j.direct, j.numjobs)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", super::super::Pattern::RandRead, 8192, true, 1),
+                ("b", super::super::Pattern::Write, 8192, true, 2)
+            ]
+        );
+        // the same as the job file
+        let text = "[global]\ndirect=1\nbs=8k\n[a]\nrw=randread\n[b]\nrw=write\nnumjobs=2\n";
+        assert_eq!(
+            f.jobs.iter().map(|j| &j.name).collect::<Vec<_>>(),
+            parse_str(text, "x").unwrap().jobs.iter().map(|j| &j.name).collect::<Vec<_>>()
+        );
+        // errors name the argument
+        let bad = |a: &str| {
+            parse_args(&a.split(' ').map(String::from).collect::<Vec<_>>()).unwrap_err().to_string()
+        };
+        assert_eq!(
+            bad("--name=a --bs=4q"),
+            "fio arguments:2: option `bs`: malformed size `4q` (expected e.g. 4k, 1M, 512)"
+        );
+        assert_eq!(
+            bad("--name=a rw=read"),
+            "fio arguments:2: `rw=read` is not an option (--option or --option=value)"
+        );
+        assert!(bad("--bs=4k").contains("no job sections"));
+        assert!(bad("--name= --rw=read").starts_with("fio arguments:1: `--name` needs a job name"));
+        assert!(bad("--name=a --frobnicate").starts_with("fio arguments:2: unknown option `frobnicate`"));
+    }
+
     use super::*;
     use crate::fio::{Engine, Pattern};
     use headway_sched::Duration;
