@@ -95,7 +95,7 @@ impl std::str::FromStr for BackendKind {
 const ZERO_CHUNK: usize = 1 << 20;
 
 /// Alignment of `direct` I/O to a regular file when the file system does not say (statx
-/// `STATX_DIOALIGN`) or says less: 4 KiB, and never less than a page (see [`Direct`]).
+/// `STATX_DIOALIGN`) or says less: 4 KiB, and never less than a page (see `Direct`).
 pub const DIRECT_FILE_ALIGN: usize = 4096;
 
 /// A file export: buffered (`file`, `emulated:MODEL`) or O_DIRECT (`direct`).
@@ -165,7 +165,7 @@ impl FileBackend {
 
     /// Open `path` as [`FileBackend::open`] does (creating or extending it for `size`),
     /// then again with O_DIRECT: reads and writes bypass the page cache, with requests of
-    /// any offset and length aligned through bounce buffers (see [`Direct`]). A file system
+    /// any offset and length aligned through bounce buffers (see `Direct`). A file system
     /// without O_DIRECT is an error saying so (and a file this call created is removed).
     pub fn open_direct(path: &Path, size: Option<u64>, read_only: bool) -> io::Result<FileBackend> {
         let existed = std::fs::symlink_metadata(path).is_ok();

@@ -4,11 +4,11 @@
 //! * acceptor (the caller of [`Server::run`]): accepts TCP or Unix connections, polling
 //!   the shutdown flag every [`ACCEPT_POLL`];
 //! * per connection, a reader (handshake, then request headers and WRITE payloads) and a
-//!   [`ReplySink`]: whichever thread has a reply (a worker, the delay line, the reader)
+//!   `ReplySink`: whichever thread has a reply (a worker, the delay line, the reader)
 //!   writes it onto the socket itself, without blocking, so replies go out in completion
 //!   order with no thread hop; what the socket does not take at once goes, in order, to the
 //!   connection's writer thread, which alone blocks on the socket;
-//! * no scheduler thread: the export's scheduling core ([`crate::core`]) is a mutex that
+//! * no scheduler thread: the export's scheduling core (`crate::core`) is a mutex that
 //!   whichever thread has an event locks — the reader with an arrival, the thread that
 //!   finished a request with its completion — and one timer thread per export serves
 //!   `Decision::WaitUntil(t)` (a condition-variable wait with a nanosecond deadline:

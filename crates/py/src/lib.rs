@@ -3,7 +3,7 @@
 //! headway-sim, and hands back the JSON the CLI writes with `--json`; `main` runs the CLI
 //! itself, so the `headway` console script is the same program as the cargo-built binary.
 //! Everything about presentation (the `Result` class, pandas, plots, docstrings, stubs)
-//! lives in `python/headway`. Errors become Python exceptions in one place, [`error`].
+//! lives in `python/headway`. Errors become Python exceptions in one place, `error`.
 
 mod error;
 

@@ -1,9 +1,9 @@
 //! `stride`: proportional share by virtual clocks (Stride scheduling / YFQ), relaxed by `tau`
 //! for seek reduction.
 //!
-//! 001 Section 3.4 (Stride [32], YFQ [7]: "weighted virtual clocks ... a request is chosen
+//! 001 Section 3.4 (Stride \[32\], YFQ \[7\]: "weighted virtual clocks ... a request is chosen
 //! from the process with the smallest virtual clock, so as to advance them in tandem") and
-//! Section 3.5 (the relaxation of [29]: "picks from processes with virtual clocks between
+//! Section 3.5 (the relaxation of \[29\]: "picks from processes with virtual clocks between
 //! minclock and minclock + tau ... Among these, it chooses the request with the smallest
 //! positioning time"); Section 4.7 runs it with tau = 1 s and checks shares of disk time.
 //!
