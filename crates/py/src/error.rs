@@ -37,6 +37,13 @@ pub enum Failure {
     Other(String),
 }
 
+impl From<headway_sim::request_csv::CsvError> for Failure {
+    /// A `per_request=` file that cannot be written.
+    fn from(e: headway_sim::request_csv::CsvError) -> Self {
+        Failure::Setting(format!("{e}: {}", e.source))
+    }
+}
+
 impl From<ImportError> for Failure {
     fn from(e: ImportError) -> Self {
         Failure::DriveFile(e)

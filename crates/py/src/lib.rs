@@ -84,7 +84,7 @@ fn simulate_json(
         })
         .map_err(|e| Failure::from(e).into_py(py))?;
     if let Some(c) = csv {
-        c.finish().map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?;
+        c.finish().map_err(|e| Failure::from(e).into_py(py))?;
     }
     Ok(report.to_json())
 }
@@ -143,11 +143,7 @@ fn drive_config(queue_depth: u32, drive_scheduler: &str, write_cache: &str) -> R
 
 /// Open the `per_request=` CSV (`--per-request`) for runs of `schedulers`.
 fn request_csv(path: Option<&str>, schedulers: &[String]) -> Result<Option<RequestCsv>, Failure> {
-    path.map(|p| {
-        RequestCsv::create(std::path::Path::new(p), schedulers)
-            .map_err(|e| Failure::Setting(format!("{e}: {}", e.source)))
-    })
-    .transpose()
+    path.map(|p| RequestCsv::create(std::path::Path::new(p), schedulers).map_err(Failure::from)).transpose()
 }
 
 /// What `replay_json` returns: the report's JSON, the trace's mode, its counts by name.
@@ -216,7 +212,7 @@ fn replay_json(
         })
         .map_err(|e| Failure::from(e).into_py(py))?;
     if let Some(c) = csv {
-        c.finish().map_err(|e| Failure::Setting(format!("{e}: {}", e.source)).into_py(py))?;
+        c.finish().map_err(|e| Failure::from(e).into_py(py))?;
     }
     let s = &summary.stats;
     let counts = [

@@ -95,8 +95,10 @@ pub struct Job {
     pub barrier: u32,
     pattern: Pattern,
     rwmixread: u32,
-    /// Block sizes, read and write.
+    /// Block sizes, read and write, and each direction's smallest (random offsets are
+    /// aligned to it).
     sizes: [Sizes; 2],
+    align: [u64; 2],
     skip: u64,
     /// `random_distribution` other than uniform: slots of `slot` bytes.
     locality: Option<(Locality, u64)>,
@@ -367,6 +369,7 @@ impl Job {
                 barrier: spec.headway_barrier,
                 pattern: spec.pattern,
                 rwmixread: spec.rwmixread,
+                align: [sizes[0].min(), sizes[1].min()],
                 sizes,
                 skip: spec.skip,
                 locality,
@@ -438,6 +441,7 @@ impl Job {
             pattern: Pattern::Read,
             rwmixread: 100,
             sizes: [Sizes::Fixed(SECTOR_BYTES), Sizes::Fixed(SECTOR_BYTES)],
+            align: [SECTOR_BYTES; 2],
             skip: 0,
             locality: None,
             pct_random: 100,
@@ -652,8 +656,7 @@ impl Job {
             return io;
         }
         let dir = self.pick_dir();
-        let sizes = &self.sizes[dir.index()];
-        let (bs, align) = (sizes.pick(&mut self.rng), sizes.min());
+        let (bs, align) = (self.sizes[dir.index()].pick(&mut self.rng), self.align[dir.index()]);
         let random = self.pattern.is_random()
             && (self.pct_random >= 100 || self.rng.gen_range(0..100) < self.pct_random);
         let off = if random {
@@ -695,11 +698,14 @@ impl Job {
         Io { sector: (self.region_start + off) / SECTOR_BYTES, len: (bs / SECTOR_BYTES) as u32, dir }
     }
 
-    /// Time from a completion to this (synchronous) job's next request: the host's cost
-    /// `host` ([`HOST_OVERHEAD`] after a request the job blocked on), plus the thinktime
-    /// after every `thinktime_blocks` requests.
+    /// Time from a completion to the job's next request: for a synchronous job the host's
+    /// cost `host` ([`HOST_OVERHEAD`] after a request the job blocked on), plus the
+    /// thinktime after every `thinktime_blocks` requests; an asynchronous job refills after
+    /// [`HOST_OVERHEAD`].
     pub fn gap_after_completion(&self, host: Duration) -> Duration {
-        if self.thinktime.0 == 0 || !self.completed.is_multiple_of(self.thinktime_blocks as u64) {
+        if !self.sync {
+            HOST_OVERHEAD
+        } else if self.thinktime.0 == 0 || !self.completed.is_multiple_of(self.thinktime_blocks as u64) {
             host
         } else {
             host + self.thinktime

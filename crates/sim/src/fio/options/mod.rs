@@ -407,7 +407,7 @@ fn bssplit(d: &Draft, text: &str) -> Result<Vec<(u64, u32)>, String> {
 /// reads, writes and trims; an empty value keeps the current one, and the last value given
 /// applies to the directions after it unless the list ends with a comma (`4k,` = reads only).
 /// Returns `[read, write]`; a trim value is checked but has nowhere to go (no trims here).
-fn per_direction<T: Copy>(
+fn per_direction<T: Clone>(
     text: &str,
     current: [T; 2],
     mut parse: impl FnMut(&str) -> Result<T, String>,
@@ -427,7 +427,7 @@ fn per_direction<T: Copy>(
         let v = parse(part)?;
         let last = i + 1 == parts.len();
         for slot in out.iter_mut().skip(i).take(if last { 2 } else { 1 }) {
-            *slot = v;
+            *slot = v.clone();
         }
     }
     Ok(out)
@@ -600,26 +600,8 @@ pub static OPTIONS: &[FioOption] = &[
               smallest size. Takes precedence over `bs` and `bsrange`, as in fio.",
         no_effect: None,
         set: |d, v| {
-            let text = val(v)?;
-            let parts: Vec<&str> = text.split(',').collect();
-            if parts.len() > 3 {
-                return Err(format!("`{text}`: at most three lists (read,write,trim)"));
-            }
-            let mut out = d.spec.bssplit.clone();
-            for (i, part) in parts.iter().enumerate() {
-                if part.is_empty() {
-                    continue;
-                }
-                let split = bssplit(d, part)?;
-                // the last list given also applies to the directions after it, unless the
-                // value ends with a comma (as `bs`)
-                let upto = if i + 1 == parts.len() { 2 } else { i + 1 };
-                for slot in out.iter_mut().take(upto).skip(i) {
-                    *slot = Some(split.clone());
-                }
-            }
-            let [r, w] = out;
-            d.spec.bssplit = [r, w];
+            let current = d.spec.bssplit.clone();
+            d.spec.bssplit = per_direction(val(v)?, current, |p| bssplit(d, p).map(Some))?;
             Ok(())
         },
     },
