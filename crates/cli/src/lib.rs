@@ -509,10 +509,19 @@ struct ServeArgs {
     /// the destage)
     #[arg(long, default_value = "through", value_name = "back|through")]
     write_cache: String,
+    /// Record every request (arrival, dispatch, completion) to OUT as the server runs, for
+    /// `headway replay OUT --format F`
+    #[arg(long, value_name = "OUT")]
+    trace: Option<PathBuf>,
+    /// The trace's form: blkparse (Q, D and C lines) | iolog (fio iolog v3, arrivals only)
+    #[arg(long, default_value = "blkparse", value_name = "blkparse|iolog", requires = "trace")]
+    trace_format: String,
 }
 
 fn serve(a: ServeArgs) -> Result<()> {
-    use headway_nbd::{BackendKind, ContextMode as Ctx, Listen, ServeConfig, Server};
+    use headway_nbd::{
+        BackendKind, ContextMode as Ctx, Listen, ServeConfig, Server, TraceConfig, TraceFormat,
+    };
     // First, so that a bad curve file stops the server before it listens.
     let curve = a
         .estimator
@@ -546,6 +555,8 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.stats_interval = a.stats;
     cfg.write_cache = WriteCache::parse(&a.write_cache)
         .with_context(|| format!("--write-cache `{}`: expected back or through", a.write_cache))?;
+    let trace_format = a.trace_format.parse::<TraceFormat>().map_err(anyhow::Error::msg)?;
+    cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });
     let server = Server::bind(cfg)?;
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;

@@ -61,7 +61,7 @@ pub(crate) fn connection(ex: &Export, id: u32, mut conn: Conn) {
         }
     };
     let mut rd = BufReader::with_capacity(READ_BUFFER, conn);
-    let ended = read_requests(ex, &mut rd, ctx, &reply);
+    let ended = read_requests(ex, &mut rd, id, ctx, &reply);
     reply.uncork();
     if let Err(e) = ended {
         if e.kind() != io::ErrorKind::UnexpectedEof {
@@ -72,6 +72,7 @@ pub(crate) fn connection(ex: &Export, id: u32, mut conn: Conn) {
     // The writer ends once every request of this connection has been answered (every
     // `Arc<ReplySink>` is gone) and what the socket did not take at once is written.
     let _ = writer.join();
+    ex.closed(id);
     if let Some(ctx) = ctx {
         ex.exited(ctx);
     }
@@ -193,6 +194,7 @@ impl Spin {
 fn read_requests(
     ex: &Export,
     c: &mut BufReader<Conn>,
+    id: u32,
     ctx: Option<ContextId>,
     reply: &Arc<ReplySink>,
 ) -> io::Result<()> {
@@ -245,7 +247,7 @@ fn read_requests(
         let op = match cmd {
             Command::Disc => return Ok(()),
             Command::Flush => {
-                let io = Io { cookie: h.cookie, op: Op::Flush, reply: reply.clone(), arrived };
+                let io = Io { cookie: h.cookie, op: Op::Flush, reply: reply.clone(), arrived, conn: id };
                 ex.flush(io);
                 continue;
             }
@@ -269,6 +271,6 @@ fn read_requests(
             reply.send(Out { cookie: h.cookie, result, cost: 0 });
             continue;
         }
-        ex.arrive(Io { cookie: h.cookie, op, reply: reply.clone(), arrived }, ctx);
+        ex.arrive(Io { cookie: h.cookie, op, reply: reply.clone(), arrived, conn: id }, ctx);
     }
 }

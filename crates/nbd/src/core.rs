@@ -46,6 +46,8 @@ pub(crate) struct Io {
     pub reply: Arc<ReplySink>,
     /// When it was read off the socket (for `--stats`).
     pub arrived: Time,
+    /// The connection's number (for `--trace`).
+    pub conn: u32,
 }
 
 pub(crate) enum Op {
@@ -95,6 +97,8 @@ pub(crate) struct Answer {
     pub kind: Kind,
     pub bytes: u64,
     pub arrived: Time,
+    /// `--trace`: the request, for its completion line.
+    pub traced: Option<crate::tracelog::Req>,
 }
 
 /// A finished batch's replies and completion, held until the model's `done`; a FLUSH's

@@ -9,9 +9,10 @@
 //! I/O, property-tested), [`backend`] (where requests go), [`server`] (threads, FLUSH/FUA)
 //! with its private parts `core` (the scheduling core and its timer), `conn` (a
 //! connection's handshake and request reading), `reply` (the reply path) and `socket`,
-//! and [`signal`] (SIGINT/SIGTERM → graceful shutdown). [`calibrate`] is `headway
-//! calibrate`: service time against seek distance measured on a real device, fitted, and
-//! the curve file `headway serve --estimator FILE` loads.
+//! [`signal`] (SIGINT/SIGTERM → graceful shutdown) and [`tracelog`] (`--trace OUT`: every
+//! request recorded as blkparse text or a fio iolog, for `headway replay`). [`calibrate`]
+//! is `headway calibrate`: service time against seek distance measured on a real device,
+//! fitted, and the curve file `headway serve --estimator FILE` loads.
 //!
 //! ```no_run
 //! use std::sync::{Arc, atomic::AtomicBool};
@@ -33,10 +34,12 @@ pub mod server;
 pub mod signal;
 mod socket;
 pub mod stats;
+pub mod tracelog;
 pub mod transmission;
 
 pub use backend::BackendKind;
 pub use server::{ContextMode, Listen, ServeConfig, ServeError, Server, DEFAULT_QUEUE_DEPTH};
+pub use tracelog::{TraceConfig, TraceFormat};
 
 /// Parse a size with an optional binary suffix: `4096`, `64K`, `512M`, `2G`, `1T`
 /// (`KiB`/`MiB`/... and lower case accepted).

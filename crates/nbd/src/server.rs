@@ -39,6 +39,9 @@
 //!   reply.
 //! * shutdown: stop accepting, end reading on every connection, wait for every reply, then
 //!   one last `fdatasync`.
+//!
+//! `--trace OUT` records each request's arrival, dispatch and completion as the server runs
+//! ([`crate::tracelog`]); without it, each of those events costs an `Option` check.
 
 use std::collections::HashMap;
 use std::io;
@@ -62,6 +65,7 @@ use crate::core::{Answer, Batch, Core, Held, Io, Op, OpResult, Out};
 use crate::proto::*;
 use crate::socket::{Conn, Listener};
 use crate::stats::{Kind, Line, Stats};
+use crate::tracelog::{Req, TraceConfig, TraceFile, Tracer};
 
 /// Scheduled requests at the backend at once, unless `--queue-depth` says otherwise.
 pub const DEFAULT_QUEUE_DEPTH: u32 = 1;
@@ -124,6 +128,9 @@ pub struct ServeConfig {
     pub handshake_timeout: StdDuration,
     /// The emulated drive's write cache (`--write-cache`; `emulated:MODEL` only).
     pub write_cache: WriteCache,
+    /// `--trace OUT [--trace-format F]`: record every request to a file as the server runs
+    /// ([`crate::tracelog`]).
+    pub trace: Option<TraceConfig>,
 }
 
 impl ServeConfig {
@@ -144,6 +151,7 @@ impl ServeConfig {
             stats_interval: None,
             handshake_timeout: HANDSHAKE_TIMEOUT,
             write_cache: WriteCache::Through,
+            trace: None,
         }
     }
 }
@@ -180,6 +188,9 @@ pub enum ServeError {
     Sync(#[source] io::Error),
     #[error("could not start a thread")]
     Thread(#[source] io::Error),
+    /// The trace file could not be created (by `bind`, before listening) or written.
+    #[error("cannot write the trace to {path}")]
+    Trace { path: PathBuf, source: io::Error },
 }
 
 /// A bound, ready server.
@@ -207,6 +218,8 @@ pub(crate) struct Export {
     pub handshake_timeout: StdDuration,
     core: Core,
     pub(crate) stats: Arc<Stats>,
+    /// `--trace`: every request's arrival, dispatch and completion.
+    trace: Option<Tracer>,
     /// A reader runs the batches its arrival dispatches itself (see the module doc).
     inline: bool,
     work_tx: Sender<WorkerMsg>,
@@ -260,6 +273,13 @@ impl Server {
                 return Err(too_big(backend.size(), m));
             }
         }
+        // Before listening: an unwritable path stops the server before any client comes.
+        let trace = match &cfg.trace {
+            Some(t) => Some(
+                TraceFile::create(t).map_err(|source| ServeError::Trace { path: t.path.clone(), source })?,
+            ),
+            None => None,
+        };
         let (listener, unix_path) = match &cfg.listen {
             Listen::Tcp(a) => {
                 let l =
@@ -319,6 +339,7 @@ impl Server {
             read_only: cfg.read_only,
             context: cfg.context,
             handshake_timeout: cfg.handshake_timeout,
+            trace: trace.map(|f| Tracer::new(f, core.origin())),
             core,
             stats,
             inline: cfg.backend != BackendKind::Direct,
@@ -351,6 +372,11 @@ impl Server {
     /// (live; final once `run` returns). Empty for other backends.
     pub fn lateness(&self) -> Arc<Mutex<Lateness>> {
         self.export.lateness.clone()
+    }
+
+    /// The export's counters (live; final once `run` returns).
+    pub fn stats(&self) -> Arc<Stats> {
+        self.export.stats.clone()
     }
 
     /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
@@ -452,8 +478,19 @@ impl Server {
         if let Some(p) = unix_path {
             let _ = std::fs::remove_file(p);
         }
+        // Last: every reply and every connection's close has been recorded.
+        let traced = match &export.trace {
+            None => Ok(()),
+            Some(t) => match t.finish() {
+                Ok(lines) => {
+                    info!(path = %t.path().display(), lines, "trace written");
+                    Ok(())
+                }
+                Err(source) => Err(ServeError::Trace { path: t.path().to_owned(), source }),
+            },
+        };
         info!("stopped");
-        result
+        result.and(traced)
     }
 }
 
@@ -488,18 +525,31 @@ pub fn curve_for(spec: &headway_disk::DiskSpec) -> ServiceCurve {
 impl Export {
     /// A client request was read.
     pub(crate) fn arrive(&self, io: Io, ctx: Option<ContextId>) {
+        if let Some(t) = &self.trace {
+            t.queued(&Req::of(&io));
+        }
         let batches = self.core.arrive(io, ctx);
         self.run(batches, self.inline);
     }
 
     /// FLUSH: `fdatasync` on a worker, beside the scheduled requests (see the module doc).
     pub(crate) fn flush(&self, io: Io) {
+        if let Some(t) = &self.trace {
+            t.queued(&Req::of(&io));
+        }
         let _ = self.work_tx.send(WorkerMsg::Flush(io));
     }
 
     /// The scheduler's clock, for stamping arrivals.
     pub(crate) fn now(&self) -> Time {
         self.core.now()
+    }
+
+    /// Connection `id` closed, every request of it answered (whatever `--context` says).
+    pub(crate) fn closed(&self, id: u32) {
+        if let Some(t) = &self.trace {
+            t.closed(id);
+        }
     }
 
     /// A connection closed.
@@ -511,6 +561,9 @@ impl Export {
     /// Start dispatched batches: on the workers, and the last one on this thread when
     /// `inline`.
     fn run(&self, mut batches: Vec<Batch>, inline: bool) {
+        if let (Some(t), false) = (&self.trace, batches.is_empty()) {
+            t.dispatched(batches.iter().flat_map(|b| &b.ios).map(Req::of));
+        }
         let mine = if inline { batches.pop() } else { None };
         for b in batches {
             let _ = self.work_tx.send(WorkerMsg::Batch(b));
@@ -547,6 +600,7 @@ impl Export {
         let mut answers: Vec<Answer> = Vec::with_capacity(ios.len());
         let mut fua: Vec<bool> = Vec::with_capacity(ios.len());
         for io in ios {
+            let traced = self.trace.as_ref().map(|_| Req::of(&io));
             let (kind, bytes) = match &io.op {
                 Op::Read { len, .. } => (Kind::Read, *len as u64),
                 Op::Write { data, .. } => (Kind::Write, data.len() as u64),
@@ -554,7 +608,7 @@ impl Export {
             };
             fua.push(io.op.fua());
             let out = Out { cookie: io.cookie, result: perform(&self.backend, io.op), cost: bytes };
-            answers.push(Answer { reply: io.reply, out, kind, bytes, arrived: io.arrived });
+            answers.push(Answer { reply: io.reply, out, kind, bytes, arrived: io.arrived, traced });
         }
         // FUA: durable before the reply. One fdatasync covers the whole batch.
         let synced = |a: &Answer, fua: bool| fua && a.out.result.is_ok();
@@ -594,7 +648,12 @@ impl Export {
         for a in h.answers {
             let ok = a.out.result.is_ok();
             a.reply.send(a.out);
-            self.stats.reply(a.kind, a.bytes, ok, a.arrived, self.core.now());
+            // traced: the completion's time is the one its C line has
+            let now = match (&self.trace, &a.traced) {
+                (Some(t), Some(r)) => t.completed(r),
+                _ => self.core.now(),
+            };
+            self.stats.reply(a.kind, a.bytes, ok, a.arrived, now);
         }
     }
 }
@@ -627,6 +686,7 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
         match msg {
             WorkerMsg::Stop => return,
             WorkerMsg::Flush(io) => {
+                let traced = ex.trace.as_ref().map(|_| Req::of(&io));
                 let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
                 let answer = Answer {
                     reply: io.reply,
@@ -634,6 +694,7 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
                     kind: Kind::Other,
                     bytes: 0,
                     arrived: io.arrived,
+                    traced,
                 };
                 // with a model: the reply waits for the model's FLUSH CACHE
                 let done = ex.model.as_ref().map(|m| m.flush(ex.core.now()));
