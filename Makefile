@@ -4,20 +4,29 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo reproduce test deps bench clean pytest python disksim-goals
+.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals
 
 all: build
 
 # System packages the test suite needs: the NBD clients the server's interop tests drive
 # (nbdinfo/nbdcopy from libnbd-bin, nbdsh's bindings from python3-libnbd, qemu-io from
-# qemu-utils), nbdkit and fio; DejaVu Sans for the text of `headway reproduce`'s plots.
-# Installed only when missing; sudo only when not root.
+# qemu-utils), nbdkit and fio; DejaVu Sans for the text of `headway reproduce`'s plots; and
+# the lab's (`headway lab`, real Linux guests): QEMU's x86 system emulator, busybox-static
+# (the guest's shell), postmark, xfsprogs and reiserfsprogs (copied into guests), and apt's
+# package lists (the guest kernel is fetched with `apt-get download` and unpacked, not
+# installed). qemu-system-x86 and qemu-utils are installed at the same version: installing
+# one removes a newer other. Installed only when missing; sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+LAB_PACKAGES := busybox-static fio postmark xfsprogs reiserfsprogs e2fsprogs
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
 	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
-		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; } >/dev/null 2>&1 || \
-		{ $(SUDO) apt-get update && $(SUDO) apt-get install -y nbdkit libnbd-bin python3-libnbd qemu-utils fio fonts-dejavu-core; }
+		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
+		&& command -v qemu-system-x86_64 && command -v postmark && command -v mkfs.xfs && command -v mkfs.reiserfs \
+		&& dpkg -s busybox-static && apt-cache show linux-image-cloud-amd64; } >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \
+		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades \
+		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
 
 build: deps
 	$(CARGO) build --release -p headway-cli
@@ -46,6 +55,14 @@ demo: build
 	@echo "-- stream-local decides on each disk alone; stream coordinates the array (paper: +114% over noop):"
 	$(HEADWAY) simulate experiments/par-read-raid0.fio --array raid0:5:64k --context process \
 		--scheduler noop,stream-local,stream --json out/par-read-raid0.json
+
+# The lab: par-read (four buffered sequential readers, 256 MiB files) in a real Linux guest
+# on ext4, its disk the emulated WD5000AAKS behind `headway serve`; guest schedulers bfq
+# and none, host schedulers noop and stream (four guests, about 5 minutes under TCG).
+lab-demo: build
+	@echo "== The lab: par-read through a real Linux 6.1 guest's page cache and ext4, on headway serve"
+	@echo "   guest bfq / none (Linux's own schedulers, inside the guest) x host noop / stream (headway serve)"
+	$(HEADWAY) lab run experiments/lab/par-read.toml --out out/lab/par-read --json out/lab/par-read.json
 
 # The DiskSim must-shows headway does not meet yet: `#[ignore]`d in `make test` (they need no
 # tool, only ../shared/reference/disksim-valid, and fail until met); `make test` runs their

@@ -20,6 +20,7 @@ use headway_sched::Settings;
 use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
 mod demerit_binned;
+mod lab;
 mod replay;
 mod reproduce;
 mod sweep;
@@ -122,6 +123,8 @@ enum Cmd {
     },
     /// Export a file over NBD and schedule its real I/O with a headway scheduler.
     Serve(ServeArgs),
+    /// Real Linux guests under QEMU on `headway serve` disks: `headway lab run SPEC`.
+    Lab(lab::LabArgs),
     /// Measure service time against seek distance on a device or file (O_DIRECT) and write
     /// the fitted curve for `headway serve --estimator FILE`.
     Calibrate(CalibrateArgs),
@@ -325,6 +328,7 @@ fn run(cli: Cli) -> Result<()> {
             bench(requests, &scheduler, &disk, drive.config()?, array)
         }
         Cmd::Serve(args) => serve(args),
+        Cmd::Lab(args) => lab::run(args),
         Cmd::Replay(args) => replay::run(args),
         Cmd::Reproduce(args) => reproduce::run(args),
         Cmd::Sweep(args) => sweep::run(args),

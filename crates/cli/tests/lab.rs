@@ -1,0 +1,207 @@
+//! `headway lab run` end to end with a real guest under QEMU (TCG: no KVM needed): boot,
+//! mkfs, a small fio job, results parsed, the server's trace replayed in the simulator; a
+//! guest that panics or hangs leaves no QEMU process and no socket behind and the error
+//! quotes its console; a bad spec names the file, line and key.
+//!
+//! These tests need qemu-system-x86, busybox-static, fio and Debian's kernel package
+//! lists (`make lab-deps` installs them); without them they fail, saying what is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn headway(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headway")).args(args).output().expect("headway runs")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("headway-lab-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// QEMU processes whose command line mentions `needle`.
+fn qemu_processes(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains("qemu-system") && cmd.contains(needle) {
+                out.push(cmd);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
+    let out = tmpdir("smoke");
+    let json = out.join("r.json");
+    let spec = repo().join("experiments/lab/smoke.toml");
+    let o = headway(&[
+        "lab",
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "lab run failed:\n{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("stream") && table.contains("ext4") && table.contains("tcg"), "{table}");
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run["scheduler"], "stream");
+    assert_eq!(run["disk"], "wd5000aaks");
+    assert_eq!(run["lab"]["fs"], "ext4");
+    assert_eq!(run["lab"]["guest_scheduler"], "none");
+    assert_eq!(run["lab"]["accel"], "tcg");
+    assert!(run["lab"]["kernel"].as_str().unwrap().starts_with("6."), "{}", run["lab"]["kernel"]);
+    // the guest's fio: 32 MiB written, read back, then 200 random 4 KiB reads
+    let jobs = run["jobs"].as_array().unwrap();
+    let job =
+        |name: &str| jobs.iter().find(|j| j["jobname"] == name).unwrap_or_else(|| panic!("no job {name}"));
+    assert_eq!(job("write")["write"]["io_bytes"], 32 << 20);
+    assert_eq!(job("read")["read"]["io_bytes"], 32 << 20);
+    assert_eq!(job("randread")["read"]["total_ios"], 200);
+    assert!(run["fio"]["fio version"].as_str().unwrap().starts_with("fio-"));
+    // the write reached the server: at least the 32 MiB of data
+    let server = &run["server"][0];
+    assert!(server["write_bytes"].as_u64().unwrap() >= 32 << 20, "{server}");
+    // the random reads missed the page cache (fio invalidates it): the drive served them
+    assert!(server["reads"].as_u64().unwrap() >= 200, "{server}");
+    assert!(run["aggregate"]["bw_bytes"].as_u64().unwrap() > 0);
+    assert!(run["device"]["requests"].as_u64().unwrap() > 0);
+    // the trace replays: one replayed request per data request the server received
+    let trace = server["trace"].as_str().unwrap();
+    let rj = out.join("replay.json");
+    let o = headway(&[
+        "replay",
+        trace,
+        "--format",
+        "blkparse",
+        "--scheduler",
+        "noop",
+        "--json",
+        rj.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "replay failed:\n{}", stderr(&o));
+    let rep: Value = serde_json::from_slice(&std::fs::read(&rj).unwrap()).unwrap();
+    let replayed: u64 = rep["runs"][0]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap())
+        .sum();
+    // the trace's data requests: Q events of reads and writes (WRITE_ZEROES is a write there,
+    // and among the server's `others`); flushes (`FN`) and trims (`D`) are not replayed
+    let captured = std::fs::read_to_string(trace)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(5) == Some(&"Q") && f.get(6).is_some_and(|r| r.starts_with('R') || r.starts_with('W'))
+        })
+        .count() as u64;
+    assert_eq!(replayed, captured, "replayed requests vs data requests captured");
+    let served = server["reads"].as_u64().unwrap() + server["writes"].as_u64().unwrap();
+    let others = server["others"].as_u64().unwrap();
+    assert!((served..=served + others).contains(&captured), "{captured} captured, server: {server}");
+    assert!(qemu_processes(out.to_str().unwrap()).is_empty());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A spec whose workload is one shell step, with a short timeout.
+fn step_spec(dir: &Path, step: &str) -> PathBuf {
+    let p = dir.join("spec.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[guest]\nfs = \"raw\"\nmemory_mb = 192\ntimeout_s = 25\naccel = \"tcg\"\n\
+             [headway]\nschedulers = \"noop\"\nsize = \"1G\"\n[workload]\nsteps = [{step:?}]\n"
+        ),
+    )
+    .unwrap();
+    p
+}
+
+/// Run `headway lab run SPEC --out DIR` with DIR as its TMPDIR too (where its sockets go).
+fn lab_in(dir: &Path, spec: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headway"))
+        .args(["lab", "run", spec.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
+        .env("TMPDIR", dir)
+        .output()
+        .expect("headway runs")
+}
+
+/// What a run left in its TMPDIR: the private socket directories (`headway-lab-*`).
+fn sockets_left(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("headway-lab-"))
+        .collect()
+}
+
+#[test]
+fn a_guest_that_panics_hangs_or_fails_leaves_nothing_behind() {
+    // a kernel panic: panic=-1 and -no-reboot end QEMU
+    let dir = tmpdir("panic");
+    let o = lab_in(&dir, &step_spec(&dir, "echo c > /proc/sysrq-trigger"));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("stopped after") && e.contains("without finishing"), "{e}");
+    assert!(e.contains("guest console") && e.contains("Kernel panic"), "quotes the console: {e}");
+    assert!(qemu_processes(dir.to_str().unwrap()).is_empty());
+    assert_eq!(sockets_left(&dir), Vec::<PathBuf>::new());
+    // a hang: killed at the spec's timeout
+    let dir = tmpdir("hang");
+    let o = lab_in(&dir, &step_spec(&dir, "sleep 3600"));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("did not finish within guest.timeout_s = 25 s"), "{e}");
+    assert!(e.contains("HEADWAY-STEP workload0"), "the console shows where it was: {e}");
+    assert!(qemu_processes(dir.to_str().unwrap()).is_empty(), "QEMU killed");
+    assert_eq!(sockets_left(&dir), Vec::<PathBuf>::new());
+    // a failing step: its exit code and output
+    let dir = tmpdir("fail");
+    let o = lab_in(&dir, &step_spec(&dir, "echo no such thing >&2; exit 3"));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("failed: workload0: 3") && e.contains("no such thing"), "{e}");
+    assert!(qemu_processes(dir.to_str().unwrap()).is_empty());
+    assert_eq!(sockets_left(&dir), Vec::<PathBuf>::new());
+    for d in ["panic", "hang", "fail"] {
+        let _ = std::fs::remove_dir_all(
+            std::env::temp_dir().join(format!("headway-lab-test-{}-{d}", std::process::id())),
+        );
+    }
+}
+
+#[test]
+fn a_bad_spec_names_file_line_and_key() {
+    let dir = tmpdir("bad");
+    let p = dir.join("bad.toml");
+    std::fs::write(&p, "name = \"x\"\n[guest]\nguest_scheduler = \"cfq\"\n").unwrap();
+    let o = headway(&["lab", "run", p.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("bad.toml:3: guest.guest_scheduler: unknown variant `cfq`"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

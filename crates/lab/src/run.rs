@@ -1,0 +1,500 @@
+//! Running a lab spec: images once, then each point — servers up, guest booted, guest
+//! done, servers down, results read.
+//!
+//! Per point, under `OUT/points/LABEL/`: `disk0.img` ... (the exports: sparse files of the
+//! export size, removed after the point unless kept), `trace0.blkparse` ... (every request
+//! each server received), `console.log`, `results.img` (the guest's tar) and `results/`
+//! (its files, unpacked). Sockets live in a private temporary directory removed when the
+//! run ends, however it ends.
+//!
+//! The accelerator: with `accel = "auto"` a probe guest boots under KVM first (it must
+//! reach power-off within [`KVM_PROBE_TIMEOUT`]); if it does not, every point runs under
+//! TCG. The verdict is kept in the cache (`accel-probe`) for the same host kernel, QEMU
+//! binary and guest kernel, so the probe's cost is paid once. Which one ran is in each
+//! run's `lab.accel`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use headway_nbd::tracelog::{TraceConfig, TraceFormat};
+use headway_nbd::{BackendKind, ContextMode, Listen, ServeConfig, Server};
+use headway_sched::Settings;
+use serde::Serialize;
+
+use crate::fio_job::{for_guest, Target};
+use crate::image::{self, Kernel};
+use crate::qemu::{console_tail, Accel, Guest, GuestConfig, Outcome, CONSOLE_TAIL};
+use crate::results::{measure, read_tar, LabInfo, LabRun, ServerReport};
+use crate::script::{postmark_config, GuestWork, InitScript};
+use crate::spec::{self, Fs, GuestScheduler, Point, Spec, Workload};
+use crate::LabError;
+
+/// How long a KVM probe boot may take before TCG is used instead (a KVM boot to power-off
+/// takes about a second; TCG about four).
+pub const KVM_PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+/// The results disk's size: the guest's tar of `/results` must fit.
+pub const RESULTS_DISK_BYTES: u64 = 64 << 20;
+
+/// Where and how to run.
+#[derive(Clone, Debug)]
+pub struct LabOptions {
+    pub out: PathBuf,
+    pub cache: PathBuf,
+    /// Keep each point's export files (they can be large sparse files).
+    pub keep_disks: bool,
+}
+
+/// A whole lab run.
+#[derive(Clone, Debug, Serialize)]
+pub struct LabReport {
+    pub headway_version: &'static str,
+    pub spec: String,
+    pub runs: Vec<LabRun>,
+}
+
+/// Everything the points share.
+struct Prepared {
+    kernel: Kernel,
+    base: Vec<u8>,
+    tools: PathBuf,
+    accel: Accel,
+}
+
+/// Run every point of `spec`; `log` hears progress lines.
+pub fn run_spec(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<LabReport, LabError> {
+    std::fs::create_dir_all(&opts.out).map_err(|e| LabError::io(&opts.out, e))?;
+    std::fs::create_dir_all(&opts.cache).map_err(|e| LabError::io(&opts.cache, e))?;
+    let prepared = prepare(spec, opts, log)?;
+    let sockets = tempfile::Builder::new()
+        .prefix("headway-lab-")
+        .tempdir()
+        .map_err(|e| LabError::io(Path::new("/tmp"), e))?;
+    let mut runs = Vec::new();
+    for point in spec.points() {
+        log(&format!("point {} ({}):", point.label(), prepared.accel.name()));
+        let run = run_point(spec, opts, &prepared, &point, sockets.path(), log)?;
+        log(&format!(
+            "  {:.2} MB/s, workload {:.1} s, wall {:.1} s",
+            run.aggregate.bw_bytes as f64 / 1e6,
+            run.lab.workload_s,
+            run.lab.wall_s
+        ));
+        runs.push(run);
+    }
+    Ok(LabReport { headway_version: env!("CARGO_PKG_VERSION"), spec: spec.name.clone(), runs })
+}
+
+/// Kernel modules a spec's points need (beyond virtio).
+fn modules_for(spec: &Spec) -> Vec<(&'static str, &'static str)> {
+    let mut m = vec![("virtio_pci", "guest"), ("virtio_blk", "guest")];
+    for fs in spec.guest.fs.to_vec() {
+        match fs {
+            Fs::Xfs => m.push(("xfs", "guest.fs")),
+            Fs::Reiserfs => m.push(("reiserfs", "guest.fs")),
+            Fs::Ext2 | Fs::Ext3 | Fs::Ext4 => m.push(("ext4", "guest.fs")),
+            Fs::Raw => {}
+        }
+    }
+    for s in spec.guest.guest_scheduler.to_vec() {
+        match s {
+            GuestScheduler::Bfq => m.push(("bfq", "guest.guest_scheduler")),
+            GuestScheduler::Kyber => m.push(("kyber_iosched", "guest.guest_scheduler")),
+            GuestScheduler::MqDeadline => m.push(("mq_deadline", "guest.guest_scheduler")),
+            GuestScheduler::None => {}
+        }
+    }
+    m
+}
+
+/// Host programs a spec's guests run.
+fn tools_for(spec: &Spec) -> BTreeSet<String> {
+    let mut t: BTreeSet<String> =
+        spec.guest.fs.to_vec().iter().filter_map(|f| f.mkfs()).map(String::from).collect();
+    match &spec.workload {
+        Workload::Fio { .. } => t.insert("fio".into()),
+        Workload::Postmark(_) => t.insert("postmark".into()),
+        Workload::Dd(_) => t.insert("dd".into()),
+        Workload::Steps(_) => false,
+    };
+    // shell steps may use any of them
+    if matches!(spec.workload, Workload::Steps(_)) {
+        t.extend(["fio", "dd"].map(String::from));
+    }
+    t
+}
+
+fn prepare(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Prepared, LabError> {
+    log(&format!("guest kernel: Debian {} ...", spec.guest.kernel.metapackage()));
+    let kernel = Kernel::fetch(spec.guest.kernel, &opts.cache)?;
+    log(&format!("  {} ({})", kernel.release, kernel.package));
+    let wanted = modules_for(spec);
+    for (m, key) in &wanted {
+        if !kernel.has_module(m) {
+            return Err(LabError::Unsupported {
+                spec: spec.path.clone(),
+                key: key.to_string(),
+                msg: format!(
+                    "kernel {} has no `{m}` (built in or as a module){}",
+                    kernel.release,
+                    if *m == "reiserfs" {
+                        "; Debian's generic kernel has it: guest.kernel = \"generic\""
+                    } else {
+                        ""
+                    }
+                ),
+            });
+        }
+    }
+    let names: Vec<&str> = wanted.iter().map(|(m, _)| *m).collect();
+    let modules = kernel.module_closure(&names)?;
+    let base = image::base_initramfs(&modules)?;
+    let tools = image::tools_disk(&tools_for(spec), &opts.cache)?;
+    let accel = match spec.guest.accel {
+        spec::Accel::Tcg => Accel::Tcg,
+        spec::Accel::Kvm => Accel::Kvm,
+        spec::Accel::Auto => probe_kvm(spec, opts, &kernel, &base, &tools, log),
+    };
+    Ok(Prepared { kernel, base, tools, accel })
+}
+
+/// Boot a guest that only powers off under KVM: KVM if it gets there.
+fn probe_kvm(
+    spec: &Spec,
+    opts: &LabOptions,
+    kernel: &Kernel,
+    base: &[u8],
+    tools: &Path,
+    log: &mut dyn FnMut(&str),
+) -> Accel {
+    let usable = std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok();
+    if !usable {
+        log("accelerator: tcg (/dev/kvm cannot be opened)");
+        return Accel::Tcg;
+    }
+    let memo = opts.cache.join("accel-probe");
+    let key = probe_key(kernel);
+    if let Some(cached) = std::fs::read_to_string(&memo).ok().and_then(|t| {
+        let (k, v) = t.trim_end().rsplit_once('\t')?;
+        (k == key).then(|| if v == "kvm" { Accel::Kvm } else { Accel::Tcg })
+    }) {
+        log(&format!(
+            "accelerator: {} (probed before; delete {} to probe again)",
+            cached.name(),
+            memo.display()
+        ));
+        return cached;
+    }
+    let dir = opts.out.join("kvm-probe");
+    let attempt = || -> Result<Outcome, LabError> {
+        std::fs::create_dir_all(&dir).map_err(|e| LabError::io(&dir, e))?;
+        let init = InitScript {
+            disks: 0,
+            queue_depth: spec.guest.queue_depth,
+            guest_scheduler: GuestScheduler::None,
+            tunables: &[],
+            fs: Fs::Raw,
+            mkfs_options: "",
+            mount_options: "",
+            work: GuestWork::Nothing,
+        }
+        .render();
+        let initrd = dir.join("initramfs.cpio");
+        write_initramfs(&initrd, base, &init, &[])?;
+        let results = dir.join("results.img");
+        make_sparse(&results, RESULTS_DISK_BYTES)?;
+        let console = dir.join("console.log");
+        let g = Guest::start(&GuestConfig {
+            kernel: &kernel.vmlinuz,
+            initramfs: &initrd,
+            tools,
+            results: &results,
+            sockets: &[],
+            memory_mb: spec.guest.memory_mb,
+            cpus: spec.guest.cpus,
+            accel: Accel::Kvm,
+            console: &console,
+        })?;
+        g.wait(KVM_PROBE_TIMEOUT)
+    };
+    let outcome = attempt();
+    let accel = match &outcome {
+        Ok(Outcome::Done { status, .. }) if status == "ok" => Accel::Kvm,
+        _ => Accel::Tcg,
+    };
+    match (&outcome, accel) {
+        (_, Accel::Kvm) => log("accelerator: kvm (probe boot reached power-off)"),
+        (Ok(o), _) => log(&format!("accelerator: tcg (KVM probe boot failed: {o:?}; see {})", dir.display())),
+        (Err(e), _) => log(&format!("accelerator: tcg (KVM probe boot failed: {e})")),
+    }
+    if accel == Accel::Kvm {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::write(&memo, format!("{key}\t{}\n", accel.name()));
+    accel
+}
+
+/// What the KVM probe's verdict depends on: host kernel, QEMU binary, guest kernel.
+fn probe_key(kernel: &Kernel) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let qemu = image::find_program(crate::qemu::QEMU)
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| format!("{}:{:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    format!("{} {qemu} {}", host.trim(), kernel.package)
+}
+
+fn make_sparse(path: &Path, bytes: u64) -> Result<(), LabError> {
+    let _ = std::fs::remove_file(path);
+    let f = std::fs::File::create(path).map_err(|e| LabError::io(path, e))?;
+    f.set_len(bytes).map_err(|e| LabError::io(path, e))
+}
+
+fn write_initramfs(
+    path: &Path,
+    base: &[u8],
+    init: &str,
+    files: &[(String, Vec<u8>)],
+) -> Result<(), LabError> {
+    let mut all = base.to_vec();
+    all.extend(image::run_initramfs(init, files)?);
+    std::fs::write(path, all).map_err(|e| LabError::io(path, e))
+}
+
+/// A server running on its own thread; stopped (and joined) by [`Served::stop`] or drop.
+struct Served {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<(), headway_nbd::ServeError>>>,
+    stats: Arc<headway_nbd::stats::Stats>,
+    socket: PathBuf,
+    trace: PathBuf,
+}
+
+impl Served {
+    fn stop(mut self) -> Result<(), headway_nbd::ServeError> {
+        self.stop.store(true, Ordering::SeqCst);
+        let r = self.thread.take().map(|t| t.join().expect("server thread panicked")).unwrap_or(Ok(()));
+        let _ = std::fs::remove_file(&self.socket);
+        r
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+fn capacity_bytes(model: &str) -> u64 {
+    let spec = headway_disk::builtin(model).expect("checked by the spec");
+    headway_disk::Hdd::new(spec).capacity() * headway_sched::SECTOR_BYTES
+}
+
+fn serve(
+    spec: &Spec,
+    point: &Point,
+    export: PathBuf,
+    socket: PathBuf,
+    trace: PathBuf,
+) -> Result<Served, LabError> {
+    let hw = &spec.headway;
+    let mut cfg = ServeConfig::new(export, Listen::Unix(socket.clone()));
+    cfg.size = Some(spec.size.unwrap_or_else(|| capacity_bytes(&hw.disk)));
+    cfg.backend = BackendKind::Emulated(hw.disk.clone());
+    cfg.scheduler = point.scheduler.clone();
+    let mut settings = Settings::new();
+    for (k, v) in &hw.set {
+        settings.set(k, &v.to_string());
+    }
+    cfg.settings = settings;
+    cfg.context = match hw.context {
+        spec::Context::Connection => ContextMode::Connection,
+        spec::Context::None => ContextMode::None,
+    };
+    cfg.queue_depth = hw.queue_depth;
+    cfg.write_cache = match hw.write_cache {
+        spec::WriteCacheMode::Through => headway_disk::WriteCache::Through,
+        spec::WriteCacheMode::Back => headway_disk::WriteCache::Back,
+    };
+    cfg.trace = Some(TraceConfig { path: trace.clone(), format: TraceFormat::Blkparse });
+    let server = Server::bind(cfg).map_err(|source| LabError::Serve { point: point.label(), source })?;
+    let stats = server.stats();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("lab-serve".into())
+        .spawn(move || server.run(flag))
+        .map_err(|e| LabError::io(&socket, e))?;
+    Ok(Served { stop, thread: Some(thread), stats, socket, trace })
+}
+
+fn run_point(
+    spec: &Spec,
+    opts: &LabOptions,
+    prep: &Prepared,
+    point: &Point,
+    sockets: &Path,
+    log: &mut dyn FnMut(&str),
+) -> Result<LabRun, LabError> {
+    let label = point.label();
+    let dir = opts.out.join("points").join(&label);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| LabError::io(&dir, e))?;
+    let disks = spec.guest.disks as usize;
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut dropped = Vec::new();
+    let (dd_size, dd_bs);
+    let work = match &spec.workload {
+        Workload::Fio { text, .. } => {
+            // fio expands `${VAR}` from its environment; the guest's init exports D0, D1, ...
+            let devs: Vec<String> = (0..disks).map(|i| format!("${{D{i}}}")).collect();
+            let dirs: Vec<String> = (0..disks).map(InitScript::mount_point).collect();
+            let target = if point.fs == Fs::Raw { Target::Raw(&devs) } else { Target::Dirs(&dirs) };
+            let job = for_guest(text, target);
+            dropped = job.dropped;
+            files.push(("job.fio".into(), job.text.into_bytes()));
+            GuestWork::Fio
+        }
+        Workload::Postmark(p) => {
+            files
+                .push(("postmark.pmrc".into(), postmark_config(p, &InitScript::mount_point(0)).into_bytes()));
+            GuestWork::Postmark(p)
+        }
+        Workload::Dd(d) => {
+            dd_size = headway_nbd::parse_size(&d.size).expect("checked by the spec");
+            dd_bs = headway_nbd::parse_size(&d.bs).expect("checked by the spec");
+            GuestWork::Dd(d, dd_size, dd_bs)
+        }
+        Workload::Steps(s) => GuestWork::Steps(s),
+    };
+    let tunables: Vec<(String, spec::Value)> = spec.guest.tunables.clone().into_iter().collect();
+    let init = InitScript {
+        disks,
+        queue_depth: spec.guest.queue_depth,
+        guest_scheduler: point.guest_scheduler,
+        tunables: &tunables,
+        fs: point.fs,
+        mkfs_options: &spec.guest.mkfs_options,
+        mount_options: &spec.guest.mount_options,
+        work,
+    }
+    .render();
+    let initrd = dir.join("initramfs.cpio");
+    write_initramfs(&initrd, &prep.base, &init, &files)?;
+    let results_img = dir.join("results.img");
+    make_sparse(&results_img, RESULTS_DISK_BYTES)?;
+    let mut served = Vec::new();
+    for i in 0..disks {
+        let export = dir.join(format!("disk{i}.img"));
+        let _ = std::fs::remove_file(&export);
+        let socket = sockets.join(format!("{label}.{i}.sock"));
+        served.push(serve(spec, point, export, socket, dir.join(format!("trace{i}.blkparse")))?);
+    }
+    let socks: Vec<PathBuf> = served.iter().map(|s| s.socket.clone()).collect();
+    log(&format!("  {disks} server(s) up ({} on {}); booting the guest", point.scheduler, spec.headway.disk));
+    let console = dir.join("console.log");
+    let guest = Guest::start(&GuestConfig {
+        kernel: &prep.kernel.vmlinuz,
+        initramfs: &initrd,
+        tools: &prep.tools,
+        results: &results_img,
+        sockets: &socks,
+        memory_mb: spec.guest.memory_mb,
+        cpus: spec.guest.cpus,
+        accel: prep.accel,
+        console: &console,
+    })?;
+    let outcome = guest.wait(Duration::from_secs(spec.guest.timeout_s))?;
+    let mut server = Vec::new();
+    for s in served {
+        let (stats, trace) = (s.stats.clone(), s.trace.clone());
+        s.stop().map_err(|source| LabError::Serve { point: label.clone(), source })?;
+        let w = stats.total();
+        server.push(ServerReport {
+            reads: w.reads,
+            read_bytes: w.read_bytes,
+            writes: w.writes,
+            write_bytes: w.write_bytes,
+            others: w.others,
+            mean_latency_ns: w.latency.mean(),
+            idle_wait_ns: w.idle_wait_ns,
+            trace: trace.display().to_string(),
+        });
+    }
+    if !opts.keep_disks {
+        for i in 0..disks {
+            let _ = std::fs::remove_file(dir.join(format!("disk{i}.img")));
+        }
+    }
+    let _ = std::fs::remove_file(&initrd);
+    let guest_err = |what: String| LabError::Guest {
+        point: label.clone(),
+        what,
+        console: console.clone(),
+        tail: console_tail(&console, CONSOLE_TAIL),
+    };
+    let wall = match outcome {
+        Outcome::Done { wall, status } if status == "ok" => wall,
+        Outcome::Done { status, .. } => return Err(guest_err(format!("the guest's run {status}"))),
+        Outcome::Ended { code, wall } => {
+            let log = crate::qemu::read_lossy(&console);
+            let why = match log.lines().find(|l| l.contains("Kernel panic")) {
+                Some(l) => format!("the guest kernel panicked: `{}`", l.trim()),
+                None => format!("QEMU exit {}", code.map_or("by signal".to_string(), |c| c.to_string())),
+            };
+            return Err(guest_err(format!(
+                "the guest stopped after {:.1} s without finishing ({why})",
+                wall.as_secs_f64()
+            )));
+        }
+        Outcome::TimedOut { wall } => {
+            return Err(guest_err(format!(
+                "the guest did not finish within guest.timeout_s = {} s and was killed after {:.1} s",
+                spec.guest.timeout_s,
+                wall.as_secs_f64()
+            )))
+        }
+    };
+    let files = read_tar(&results_img).map_err(|msg| LabError::Results { point: label.clone(), msg })?;
+    let unpacked = dir.join("results");
+    std::fs::create_dir_all(&unpacked).map_err(|e| LabError::io(&unpacked, e))?;
+    for (name, data) in &files {
+        let p = unpacked.join(name);
+        std::fs::write(&p, data).map_err(|e| LabError::io(&p, e))?;
+    }
+    let _ = std::fs::remove_file(&results_img);
+    let m = measure(&files, spec.workload.kind())
+        .map_err(|msg| LabError::Results { point: label.clone(), msg })?;
+    Ok(LabRun {
+        scheduler: point.scheduler.clone(),
+        disk: spec.headway.disk.clone(),
+        context: spec.headway.context.name().to_string(),
+        jobs: m.jobs,
+        aggregate: m.aggregate,
+        device: m.device,
+        lab: LabInfo {
+            fs: point.fs.name().to_string(),
+            guest_scheduler: point.guest_scheduler.name().to_string(),
+            accel: prep.accel.name().to_string(),
+            kernel: if m.kernel.is_empty() { prep.kernel.release.clone() } else { m.kernel },
+            guest_memory_mb: spec.guest.memory_mb,
+            guest_cpus: spec.guest.cpus,
+            guest_queue_depth: spec.guest.queue_depth,
+            repeat: point.repeat,
+            wall_s: wall.as_secs_f64(),
+            workload_s: m.workload_s,
+            steps: m.steps,
+            dropped_options: dropped,
+        },
+        fio: m.fio,
+        postmark: m.postmark,
+        server,
+    })
+}

@@ -1,0 +1,823 @@
+//! Lab specs: what to boot, what to serve, what to run (TOML).
+//!
+//! Every field has a default, so an empty file is a valid spec (one ext4 guest, guest
+//! scheduler `none`, host `stream` on the emulated wd5000aaks, one dd reader). A spec is a
+//! matrix: one *point* per host scheduler x guest scheduler x file system x repeat
+//! ([`Spec::points`]).
+//!
+//! ```toml
+//! name = "par-read"
+//! repeat = 1
+//!
+//! [guest]
+//! kernel = "cloud"              # Debian kernel flavour: cloud | generic (has reiserfs)
+//! fs = ["ext4"]                 # ext2 ext3 ext4 xfs reiserfs, or raw (no file system)
+//! mkfs_options = ""
+//! mount_options = ""
+//! guest_scheduler = ["bfq", "none"]   # none mq-deadline bfq kyber
+//! memory_mb = 512               # sizes the guest's page cache
+//! cpus = 1
+//! queue_depth = 32              # requests the guest's virtio disk keeps in flight
+//! disks = 1                     # headway disks per guest
+//! guests = 1                    # guests per server (2 = the two-VM case)
+//! timeout_s = 900               # the whole point; a guest past it is killed
+//! accel = "auto"                # auto (KVM when a probe boot works, else TCG) | kvm | tcg
+//! [guest.tunables]              # sysfs names: the scheduler's (iosched/) or the queue's
+//! low_latency = 0
+//!
+//! [headway]
+//! disk = "wd5000aaks"
+//! schedulers = ["noop", "stream"]
+//! context = "connection"        # connection | none
+//! write_cache = "through"       # through | back
+//! queue_depth = 1               # requests at the emulated drive at once
+//! size = "64G"                  # export size (default: the model's capacity)
+//! [headway.set]                 # scheduler tunables, as `headway serve --set`
+//!
+//! [workload]                    # exactly one of fio, postmark, dd, steps
+//! fio = "par-read.fio"          # relative to this file
+//! ```
+//!
+//! Errors name the file, the line and the key (`lab.toml:7: guest.fs: unknown variant
+//! `ntfs`, expected one of ...`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// A file system the guest makes on each headway disk.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fs {
+    Ext2,
+    Ext3,
+    Ext4,
+    Xfs,
+    Reiserfs,
+    /// No file system: the workload runs on the block device.
+    Raw,
+}
+
+impl Fs {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fs::Ext2 => "ext2",
+            Fs::Ext3 => "ext3",
+            Fs::Ext4 => "ext4",
+            Fs::Xfs => "xfs",
+            Fs::Reiserfs => "reiserfs",
+            Fs::Raw => "raw",
+        }
+    }
+
+    /// The mkfs program the guest runs (`None` for raw).
+    pub fn mkfs(self) -> Option<&'static str> {
+        Some(match self {
+            Fs::Ext2 => "mkfs.ext2",
+            Fs::Ext3 => "mkfs.ext3",
+            Fs::Ext4 => "mkfs.ext4",
+            Fs::Xfs => "mkfs.xfs",
+            Fs::Reiserfs => "mkfs.reiserfs",
+            Fs::Raw => return None,
+        })
+    }
+
+    /// Flags that make mkfs run without questions and, for ext*, write every inode table
+    /// now: the kernel's lazy initialisation would otherwise write them during the workload.
+    pub fn mkfs_quiet(self) -> &'static str {
+        match self {
+            // lazy_itable_init=1 with the mount option noinit_itable: nothing is written
+            // in the background and mkfs stays quick on a 500 GB disk.
+            Fs::Ext2 | Fs::Ext3 | Fs::Ext4 => "-q -F",
+            Fs::Xfs => "-q -f",
+            Fs::Reiserfs => "-q -f",
+            Fs::Raw => "",
+        }
+    }
+
+    /// Mount options always given (before the spec's own).
+    pub fn mount_base(self) -> &'static str {
+        match self {
+            Fs::Ext4 => "noinit_itable",
+            _ => "",
+        }
+    }
+}
+
+/// A Linux I/O scheduler in the guest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
+pub enum GuestScheduler {
+    #[serde(rename = "none")]
+    None,
+    #[serde(rename = "mq-deadline")]
+    MqDeadline,
+    #[serde(rename = "bfq")]
+    Bfq,
+    #[serde(rename = "kyber")]
+    Kyber,
+}
+
+impl GuestScheduler {
+    pub fn name(self) -> &'static str {
+        match self {
+            GuestScheduler::None => "none",
+            GuestScheduler::MqDeadline => "mq-deadline",
+            GuestScheduler::Bfq => "bfq",
+            GuestScheduler::Kyber => "kyber",
+        }
+    }
+
+    /// Its sysfs tunables in Linux 6.1 (`/sys/block/DEV/queue/iosched/`).
+    pub fn tunables(self) -> &'static [&'static str] {
+        match self {
+            GuestScheduler::None => &[],
+            GuestScheduler::MqDeadline => &[
+                "read_expire",
+                "write_expire",
+                "writes_starved",
+                "front_merges",
+                "fifo_batch",
+                "async_depth",
+                "prio_aging_expire",
+            ],
+            GuestScheduler::Bfq => &[
+                "slice_idle",
+                "slice_idle_us",
+                "low_latency",
+                "back_seek_max",
+                "back_seek_penalty",
+                "fifo_expire_sync",
+                "fifo_expire_async",
+                "timeout_sync",
+                "max_budget",
+                "strict_guarantees",
+            ],
+            GuestScheduler::Kyber => &["read_lat_nsec", "write_lat_nsec"],
+        }
+    }
+}
+
+/// Queue attributes a spec may set whatever the scheduler (`/sys/block/DEV/queue/`).
+pub const QUEUE_TUNABLES: &[&str] = &[
+    "read_ahead_kb",
+    "nr_requests",
+    "max_sectors_kb",
+    "nomerges",
+    "rotational",
+    "rq_affinity",
+    "add_random",
+];
+
+/// How QEMU runs the guest.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Accel {
+    /// KVM when a probe boot succeeds, else TCG.
+    #[default]
+    Auto,
+    Kvm,
+    Tcg,
+}
+
+/// Debian kernel flavour (`linux-image-cloud-amd64` or `linux-image-amd64`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelFlavour {
+    /// Small, boots fast; no reiserfs.
+    #[default]
+    Cloud,
+    /// Debian's generic kernel: every file system module, reiserfs included.
+    Generic,
+}
+
+impl KernelFlavour {
+    pub fn metapackage(self) -> &'static str {
+        match self {
+            KernelFlavour::Cloud => "linux-image-cloud-amd64",
+            KernelFlavour::Generic => "linux-image-amd64",
+        }
+    }
+}
+
+/// A single value or a list (`fs = "ext4"` or `fs = ["ext4", "xfs"]`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+/// By hand rather than `untagged`, so that a bad element keeps its own message
+/// (`unknown variant `ntfs`, expected one of ...`).
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{value, IntoDeserializer, SeqAccess, Visitor};
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                T::deserialize(s.into_deserializer()).map(OneOrMany::One)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::<T>::deserialize(value::SeqAccessDeserializer::new(seq)).map(OneOrMany::Many)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<T: Clone> OneOrMany<T> {
+    pub fn to_vec(&self) -> Vec<T> {
+        match self {
+            OneOrMany::One(t) => vec![t.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A tunable's value: written to sysfs or given to `--set` as text.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Bool(b) => write!(f, "{}", u8::from(*b)),
+            Value::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+pub const DEFAULT_MEMORY_MB: u32 = 512;
+pub const DEFAULT_CPUS: u32 = 1;
+/// Requests the guest keeps in flight on a headway disk (a SATA drive's NCQ depth).
+pub const DEFAULT_GUEST_QUEUE_DEPTH: u32 = 32;
+/// Seconds a point may take, boot to power-off.
+pub const DEFAULT_TIMEOUT_S: u64 = 900;
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GuestSpec {
+    pub kernel: KernelFlavour,
+    pub fs: OneOrMany<Fs>,
+    pub mkfs_options: String,
+    pub mount_options: String,
+    pub guest_scheduler: OneOrMany<GuestScheduler>,
+    pub tunables: BTreeMap<String, Value>,
+    pub memory_mb: u32,
+    pub cpus: u32,
+    pub queue_depth: u32,
+    pub disks: u32,
+    pub guests: u32,
+    pub timeout_s: u64,
+    pub accel: Accel,
+}
+
+impl Default for GuestSpec {
+    fn default() -> Self {
+        GuestSpec {
+            kernel: KernelFlavour::Cloud,
+            fs: OneOrMany::One(Fs::Ext4),
+            mkfs_options: String::new(),
+            mount_options: String::new(),
+            guest_scheduler: OneOrMany::One(GuestScheduler::None),
+            tunables: BTreeMap::new(),
+            memory_mb: DEFAULT_MEMORY_MB,
+            cpus: DEFAULT_CPUS,
+            queue_depth: DEFAULT_GUEST_QUEUE_DEPTH,
+            disks: 1,
+            guests: 1,
+            timeout_s: DEFAULT_TIMEOUT_S,
+            accel: Accel::Auto,
+        }
+    }
+}
+
+/// What the scheduler on the server learns of the issuer (`headway serve --context`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Context {
+    #[default]
+    Connection,
+    None,
+}
+
+impl Context {
+    pub fn name(self) -> &'static str {
+        match self {
+            Context::Connection => "connection",
+            Context::None => "none",
+        }
+    }
+}
+
+/// The emulated drive's write cache.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteCacheMode {
+    #[default]
+    Through,
+    Back,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeadwaySpec {
+    pub disk: String,
+    pub schedulers: OneOrMany<String>,
+    pub context: Context,
+    pub write_cache: WriteCacheMode,
+    pub queue_depth: u32,
+    /// Export size (`64G`); `None`: the drive model's capacity.
+    pub size: Option<String>,
+    pub set: BTreeMap<String, Value>,
+}
+
+impl Default for HeadwaySpec {
+    fn default() -> Self {
+        HeadwaySpec {
+            disk: headway_disk::DEFAULT.to_string(),
+            schedulers: OneOrMany::One("stream".into()),
+            context: Context::Connection,
+            write_cache: WriteCacheMode::Through,
+            queue_depth: headway_nbd::DEFAULT_QUEUE_DEPTH,
+            size: None,
+            set: BTreeMap::new(),
+        }
+    }
+}
+
+/// dd readers: `readers` processes each reading its own file (or, on a raw disk, its own
+/// region `size` apart) sequentially with `bs` blocks.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DdSpec {
+    pub readers: u32,
+    pub size: String,
+    pub bs: String,
+    /// Drop the guest's page cache between writing the files and reading them.
+    pub drop_caches: bool,
+}
+
+impl Default for DdSpec {
+    fn default() -> Self {
+        DdSpec { readers: 1, size: "64M".into(), bs: "1M".into(), drop_caches: true }
+    }
+}
+
+/// A PostMark configuration (the `set` commands of postmark 1.5x; defaults PostMark's own).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PostmarkSpec {
+    pub number: u32,
+    pub transactions: u32,
+    pub size_min: u64,
+    pub size_max: u64,
+    pub read: u64,
+    pub write: u64,
+    pub bias_read: i32,
+    pub bias_create: i32,
+    pub buffering: bool,
+    pub subdirectories: u32,
+    pub seed: u32,
+}
+
+impl Default for PostmarkSpec {
+    fn default() -> Self {
+        PostmarkSpec {
+            number: 500,
+            transactions: 500,
+            size_min: 500,
+            size_max: 10_000,
+            read: 512,
+            write: 512,
+            bias_read: 5,
+            bias_create: 5,
+            buffering: true,
+            subdirectories: 0,
+            seed: 42,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// A fio job file (relative paths are relative to the spec).
+    pub fio: Option<PathBuf>,
+    pub postmark: Option<PostmarkSpec>,
+    pub dd: Option<DdSpec>,
+    /// Shell commands run in order in the mounted file system (`$HEADWAY_DIR`) or, raw,
+    /// with `$HEADWAY_DISK` the block device.
+    pub steps: Option<Vec<String>>,
+}
+
+/// The one workload a spec runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Workload {
+    Fio { path: PathBuf, text: String },
+    Postmark(PostmarkSpec),
+    Dd(DdSpec),
+    Steps(Vec<String>),
+}
+
+impl Workload {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Workload::Fio { .. } => "fio",
+            Workload::Postmark(_) => "postmark",
+            Workload::Dd(_) => "dd",
+            Workload::Steps(_) => "steps",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawSpec {
+    name: Option<String>,
+    repeat: u32,
+    guest: GuestSpec,
+    headway: HeadwaySpec,
+    workload: WorkloadSpec,
+}
+
+impl Default for RawSpec {
+    fn default() -> Self {
+        RawSpec {
+            name: None,
+            repeat: 1,
+            guest: GuestSpec::default(),
+            headway: HeadwaySpec::default(),
+            workload: WorkloadSpec::default(),
+        }
+    }
+}
+
+/// A checked spec.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub name: String,
+    pub path: PathBuf,
+    pub repeat: u32,
+    pub guest: GuestSpec,
+    pub headway: HeadwaySpec,
+    pub workload: Workload,
+    /// Export size in bytes, `None` for the model's capacity.
+    pub size: Option<u64>,
+}
+
+/// One run: a host scheduler, a guest scheduler, a file system, a repeat.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Point {
+    pub scheduler: String,
+    pub guest_scheduler: GuestScheduler,
+    pub fs: Fs,
+    pub repeat: u32,
+}
+
+impl Point {
+    /// A file-name-safe label: `stream.bfq.ext4.r0`.
+    pub fn label(&self) -> String {
+        let s: String = self
+            .scheduler
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        format!("{s}.{}.{}.r{}", self.guest_scheduler.name(), self.fs.name(), self.repeat)
+    }
+}
+
+/// A spec that cannot be used: the file, the line (0 when the file as a whole is at fault)
+/// and the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}: {}{msg}", file.display(), if key.is_empty() { String::new() } else { format!("{key}: ") })]
+pub struct SpecError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub key: String,
+    pub msg: String,
+}
+
+impl Spec {
+    /// Read and check the spec at `path`.
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+            file: path.to_path_buf(),
+            line: 0,
+            key: String::new(),
+            msg: format!("cannot read: {e}"),
+        })?;
+        Spec::parse(path, &text)
+    }
+
+    /// Check `text` as the spec `path` (relative workload files are read beside it).
+    pub fn parse(path: &Path, text: &str) -> Result<Spec, SpecError> {
+        let err = |key: &str, msg: String| {
+            let line = key_line(text, key);
+            SpecError { file: path.to_path_buf(), line, key: key.to_string(), msg }
+        };
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let (line, key) = match e.span() {
+                Some(span) => locate(text, span.start),
+                None => (0, String::new()),
+            };
+            SpecError { file: path.to_path_buf(), line, key, msg: e.message().to_string() }
+        })?;
+        let g = &raw.guest;
+        if raw.repeat == 0 {
+            return Err(err("repeat", "must be at least 1".into()));
+        }
+        for (key, v, lo, hi) in [
+            ("guest.memory_mb", g.memory_mb as u64, 128, 65_536),
+            ("guest.cpus", g.cpus as u64, 1, 64),
+            ("guest.queue_depth", g.queue_depth as u64, 1, 1024),
+            ("guest.disks", g.disks as u64, 1, 16),
+            ("guest.guests", g.guests as u64, 1, 16),
+            ("guest.timeout_s", g.timeout_s, 10, 86_400),
+            ("headway.queue_depth", raw.headway.queue_depth as u64, 1, 256),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return Err(err(key, format!("{v} is out of range {lo}..={hi}")));
+            }
+        }
+        let fss = g.fs.to_vec();
+        if fss.is_empty() {
+            return Err(err("guest.fs", "names no file system".into()));
+        }
+        let scheds = g.guest_scheduler.to_vec();
+        if scheds.is_empty() {
+            return Err(err("guest.guest_scheduler", "names no scheduler".into()));
+        }
+        for name in g.tunables.keys() {
+            let known = QUEUE_TUNABLES.contains(&name.as_str())
+                || scheds.iter().any(|s| s.tunables().contains(&name.as_str()));
+            if !known {
+                let mut all: Vec<&str> = QUEUE_TUNABLES.to_vec();
+                for s in &scheds {
+                    all.extend(s.tunables());
+                }
+                return Err(err(
+                    &format!("guest.tunables.{name}"),
+                    format!(
+                        "not a tunable of the queue or of guest scheduler(s) {} (known: {})",
+                        scheds.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
+                        all.join(", ")
+                    ),
+                ));
+            }
+        }
+        let hw = &raw.headway;
+        if headway_disk::builtin(&hw.disk).is_none() {
+            return Err(err(
+                "headway.disk",
+                format!("unknown drive model `{}` (see `headway disks`)", hw.disk),
+            ));
+        }
+        if hw.schedulers.to_vec().is_empty() {
+            return Err(err("headway.schedulers", "names no scheduler".into()));
+        }
+        let size = match &hw.size {
+            None => None,
+            Some(s) => Some(headway_nbd::parse_size(s).map_err(|m| err("headway.size", m))?),
+        };
+        let w = &raw.workload;
+        let given = [w.fio.is_some(), w.postmark.is_some(), w.dd.is_some(), w.steps.is_some()];
+        let workload = match given.iter().filter(|&&b| b).count() {
+            0 => Workload::Dd(DdSpec::default()),
+            1 => {
+                if let Some(f) = &w.fio {
+                    let full = match path.parent() {
+                        Some(dir) if f.is_relative() => dir.join(f),
+                        _ => f.clone(),
+                    };
+                    let text = std::fs::read_to_string(&full)
+                        .map_err(|e| err("workload.fio", format!("cannot read {}: {e}", full.display())))?;
+                    Workload::Fio { path: full, text }
+                } else if let Some(p) = &w.postmark {
+                    if p.size_min == 0 || p.size_min > p.size_max {
+                        return Err(err("workload.postmark.size_min", "must be 1..=size_max".into()));
+                    }
+                    Workload::Postmark(p.clone())
+                } else if let Some(d) = &w.dd {
+                    for (k, v) in [("size", &d.size), ("bs", &d.bs)] {
+                        headway_nbd::parse_size(v).map_err(|m| err(&format!("workload.dd.{k}"), m))?;
+                    }
+                    if d.readers == 0 {
+                        return Err(err("workload.dd.readers", "must be at least 1".into()));
+                    }
+                    Workload::Dd(d.clone())
+                } else {
+                    let steps = w.steps.clone().unwrap_or_default();
+                    if steps.is_empty() {
+                        return Err(err("workload.steps", "is empty".into()));
+                    }
+                    Workload::Steps(steps)
+                }
+            }
+            _ => return Err(err("workload", "give exactly one of fio, postmark, dd, steps".into())),
+        };
+        if matches!(workload, Workload::Postmark(_)) && fss.contains(&Fs::Raw) {
+            return Err(err("guest.fs", "postmark needs a file system (not raw)".into()));
+        }
+        let name = raw.name.clone().unwrap_or_else(|| {
+            path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "lab".into())
+        });
+        Ok(Spec {
+            name,
+            path: path.to_path_buf(),
+            repeat: raw.repeat,
+            guest: raw.guest,
+            headway: raw.headway,
+            workload,
+            size,
+        })
+    }
+
+    /// Every point of the matrix, host scheduler outermost, repeat innermost.
+    pub fn points(&self) -> Vec<Point> {
+        let mut out = Vec::new();
+        for scheduler in self.headway.schedulers.to_vec() {
+            for guest_scheduler in self.guest.guest_scheduler.to_vec() {
+                for fs in self.guest.fs.to_vec() {
+                    for repeat in 0..self.repeat {
+                        out.push(Point { scheduler: scheduler.clone(), guest_scheduler, fs, repeat });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// 1-based line of byte `offset`, and the dotted key of the assignment or table there.
+fn locate(text: &str, offset: usize) -> (usize, String) {
+    let offset = offset.min(text.len());
+    let line = text[..offset].matches('\n').count() + 1;
+    let mut table = String::new();
+    for l in text.lines().take(line) {
+        let t = l.trim();
+        if t.starts_with('[') && !t.starts_with("[[") {
+            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+        }
+    }
+    let this = text.lines().nth(line - 1).unwrap_or("").trim();
+    let key = if this.starts_with('[') {
+        this.trim_matches(|c| c == '[' || c == ']').trim().to_string()
+    } else {
+        let k = this.split('=').next().unwrap_or("").trim().trim_matches('"');
+        match (table.is_empty(), k.is_empty()) {
+            (_, true) => table,
+            (true, false) => k.to_string(),
+            (false, false) => format!("{table}.{k}"),
+        }
+    };
+    (line, key)
+}
+
+/// The line where the dotted `key` is assigned (or its table starts); 0 when absent
+/// (the default was at fault).
+fn key_line(text: &str, key: &str) -> usize {
+    let mut table = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            table = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            if table == key {
+                return i + 1;
+            }
+            continue;
+        }
+        if let Some((k, _)) = t.split_once('=') {
+            let k = k.trim().trim_matches('"');
+            let full = if table.is_empty() { k.to_string() } else { format!("{table}.{k}") };
+            if full == key || key.starts_with(&format!("{full}.")) {
+                return i + 1;
+            }
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Spec, SpecError> {
+        Spec::parse(Path::new("lab.toml"), text)
+    }
+
+    #[test]
+    fn an_empty_spec_has_every_default() {
+        let s = parse("").unwrap();
+        assert_eq!(s.guest.memory_mb, DEFAULT_MEMORY_MB);
+        assert_eq!(s.guest.fs.to_vec(), vec![Fs::Ext4]);
+        assert_eq!(s.guest.guest_scheduler.to_vec(), vec![GuestScheduler::None]);
+        assert_eq!(s.headway.disk, headway_disk::DEFAULT);
+        assert_eq!(s.headway.schedulers.to_vec(), vec!["stream".to_string()]);
+        assert_eq!(s.workload, Workload::Dd(DdSpec::default()));
+        assert_eq!(s.points().len(), 1);
+        assert_eq!(s.name, "lab");
+    }
+
+    #[test]
+    fn points_are_the_product_of_the_axes() {
+        let s = parse(
+            "repeat = 2\n[guest]\nfs = [\"ext4\", \"xfs\"]\nguest_scheduler = [\"bfq\", \"none\"]\n\
+             [headway]\nschedulers = [\"noop\", \"stream\", \"cfq\"]\n",
+        )
+        .unwrap();
+        let p = s.points();
+        assert_eq!(p.len(), 3 * 2 * 2 * 2);
+        assert_eq!(p[0].label(), "noop.bfq.ext4.r0");
+        assert_eq!(p[1].label(), "noop.bfq.ext4.r1");
+        assert_eq!(p.last().unwrap().label(), "cfq.none.xfs.r1");
+        let labels: std::collections::HashSet<_> = p.iter().map(|p| p.label()).collect();
+        assert_eq!(labels.len(), p.len());
+    }
+
+    #[test]
+    fn unknown_keys_name_line_and_key() {
+        let e = parse("[guest]\ncpus = 2\nmemroy_mb = 1024\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert_eq!(e.key, "guest.memroy_mb", "{e}");
+        assert!(e.msg.contains("unknown field"), "{e}");
+        assert!(e.to_string().starts_with("lab.toml:3: guest.memroy_mb: "), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_line_and_key() {
+        let e = parse("[guest]\n\nfs = [\"ext4\", \"ntfs\"]\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "guest.fs"), "{e}");
+        assert!(e.msg.contains("ntfs"), "{e}");
+        let e = parse("[headway]\nqueue_depth = \"deep\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "headway.queue_depth"), "{e}");
+        let e = parse("[guest]\nmemory_mb = 64\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "guest.memory_mb"), "{e}");
+        assert!(e.msg.contains("out of range"), "{e}");
+        let e = parse("[headway]\ndisk = \"floppy\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "headway.disk"), "{e}");
+        let e = parse("[headway]\nsize = \"12Q\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "headway.size"), "{e}");
+    }
+
+    #[test]
+    fn tunables_must_belong_to_a_chosen_scheduler_or_the_queue() {
+        let ok = parse(
+            "[guest]\nguest_scheduler = \"bfq\"\n[guest.tunables]\nlow_latency = 0\nread_ahead_kb = 512\n",
+        );
+        assert!(ok.is_ok(), "{ok:?}");
+        let e = parse("[guest]\nguest_scheduler = \"mq-deadline\"\n[guest.tunables]\nlow_latency = 0\n")
+            .unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (4, "guest.tunables.low_latency"), "{e}");
+        assert!(e.msg.contains("fifo_batch"), "lists what is known: {e}");
+    }
+
+    #[test]
+    fn exactly_one_workload() {
+        let e = parse("[workload]\nsteps = [\"true\"]\ndd = { readers = 2 }\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (1, "workload"), "{e}");
+        let e = parse("[workload]\nfio = \"missing.fio\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "workload.fio"), "{e}");
+        let e = parse("[guest]\nfs = \"raw\"\n[workload.postmark]\nnumber = 10\n").unwrap_err();
+        assert_eq!(e.key, "guest.fs", "{e}");
+        let s = parse("[workload.postmark]\nnumber = 10\ntransactions = 20\n").unwrap();
+        match s.workload {
+            Workload::Postmark(p) => assert_eq!((p.number, p.transactions, p.size_max), (10, 20, 10_000)),
+            w => panic!("{w:?}"),
+        }
+    }
+
+    #[test]
+    fn fio_workloads_are_read_beside_the_spec() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("j.fio"), "[a]\nrw=read\n").unwrap();
+        let spec = dir.path().join("s.toml");
+        std::fs::write(&spec, "name = \"x\"\n[workload]\nfio = \"j.fio\"\n").unwrap();
+        let s = Spec::load(&spec).unwrap();
+        assert_eq!(s.name, "x");
+        match s.workload {
+            Workload::Fio { path, text } => {
+                assert_eq!(path, dir.path().join("j.fio"));
+                assert!(text.contains("rw=read"));
+            }
+            w => panic!("{w:?}"),
+        }
+        let e = Spec::load(&dir.path().join("absent.toml")).unwrap_err();
+        assert_eq!(e.line, 0);
+        assert!(e.to_string().contains("absent.toml:0: cannot read"), "{e}");
+    }
+}
