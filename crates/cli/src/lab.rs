@@ -2,11 +2,16 @@
 //! headway-lab). This module parses the flags, prints progress and the comparison table,
 //! and writes the JSON.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
-use headway_lab::{run_spec, LabOptions, LabReport, Spec};
+use headway_disk::{DriveConfig, WriteCache};
+use headway_lab::served::{compare, read_served};
+use headway_lab::spec::{self, Spec};
+use headway_lab::{run_spec, LabOptions, LabReport};
+use headway_sim::trace::{feed, replay_traced, Format, Mode, ReplayConfig};
+use headway_sim::ContextMode;
 
 #[derive(clap::Args)]
 pub struct LabArgs {
@@ -45,7 +50,9 @@ pub fn run(a: LabArgs) -> Result<()> {
             let out = out.unwrap_or_else(|| PathBuf::from("out/lab").join(&spec.name));
             let opts =
                 LabOptions { out, cache: cache.unwrap_or_else(headway_lab::image::cache_dir), keep_disks };
-            let report = run_spec(&spec, &opts, &mut |line| eprintln!("lab: {line}"))?;
+            let mut report = run_spec(&spec, &opts, &mut |line| eprintln!("lab: {line}"))?;
+            eprintln!("lab: replaying each point's trace in the simulator (open and closed loop)");
+            replay_checks(&spec, &mut report)?;
             let json = json.unwrap_or_else(|| opts.out.join("results.json"));
             super::write_output(&json, serde_json::to_vec_pretty(&report)?)?;
             print!("{}", table(&report));
@@ -53,6 +60,70 @@ pub fn run(a: LabArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// Replay each server's request log in the simulator on the same drive model, with the
+/// same scheduler, open loop (recorded arrival times) and closed loop (each connection a
+/// synchronous issuer), and set the emulated drive's service times beside the simulated.
+pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
+    let hw = &spec.headway;
+    let disk = headway_disk::builtin(&hw.disk).context("the spec's disk model")?;
+    let mut settings = headway_sched::Settings::new();
+    for (k, v) in &hw.set {
+        settings.set(k, &v.to_string());
+    }
+    // the emulated drive of `headway serve`: the model with its default queue, the spec's cache
+    let drive = DriveConfig {
+        write_cache: match hw.write_cache {
+            spec::WriteCacheMode::Through => WriteCache::Through,
+            spec::WriteCacheMode::Back => WriteCache::Back,
+        },
+        ..DriveConfig::default()
+    };
+    for run in &mut report.runs {
+        for srv in &mut run.server {
+            let trace = Path::new(&srv.trace);
+            let served = read_served(trace).map_err(anyhow::Error::msg)?;
+            for (mode, name) in [(Mode::Open, "open"), (Mode::Closed, "closed")] {
+                let cfg = ReplayConfig {
+                    path: trace.to_path_buf(),
+                    format: Format::Blkparse,
+                    disk: disk.clone(),
+                    schedulers: vec![run.scheduler.clone()],
+                    context: match hw.context {
+                        spec::Context::Connection => ContextMode::Process,
+                        spec::Context::None => ContextMode::None,
+                    },
+                    settings: settings.clone(),
+                    seed: 1,
+                    drive,
+                    mode: Some(mode),
+                    // the trace's clock started with the emulated drive's
+                    options: feed::FeedOptions { absolute_times: true, ..Default::default() },
+                };
+                let (rep, _) = replay_traced(&cfg, headway_sched::Duration(u64::MAX), usize::MAX, |_, _| {})
+                    .with_context(|| format!("replaying {}", trace.display()))?;
+                let r = &rep.runs[0];
+                let service: Vec<u64> = r
+                    .head_trace
+                    .as_ref()
+                    .map(|h| h.service_ns.iter().copied().filter(|&s| s > 0).collect())
+                    .unwrap_or_default();
+                let ios: u64 = r.jobs.iter().map(|j| j.read.total_ios + j.write.total_ios).sum();
+                let response = r
+                    .jobs
+                    .iter()
+                    .map(|j| {
+                        j.read.clat_ns.mean * j.read.total_ios as f64
+                            + j.write.clat_ns.mean * j.write.total_ios as f64
+                    })
+                    .sum::<f64>()
+                    / ios.max(1) as f64;
+                srv.replay.push(compare(name, &served, &service, response));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One row per point, as `headway simulate` prints its runs.
@@ -92,6 +163,31 @@ pub fn table(r: &LabReport) -> String {
             run.lab.wall_s,
             run.lab.accel
         );
+    }
+    if r.runs.iter().any(|run| run.server.iter().any(|srv| !srv.replay.is_empty())) {
+        s += "\nmean service time of the drive's commands, emulated, and the server's trace replayed in\n\
+              the simulator (same model and scheduler; KS: largest gap between the two CDFs):\n";
+        s += &format!(
+            "{:<28} {:>4} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5}\n",
+            "point", "disk", "emul ms", "open ms", "diff", "KS", "closed ms", "diff", "KS"
+        );
+        for run in &r.runs {
+            let label =
+                format!("{}.{}.{}.r{}", run.scheduler, run.lab.guest_scheduler, run.lab.fs, run.lab.repeat);
+            for (i, srv) in run.server.iter().enumerate() {
+                let emulated = srv.replay.first().map_or(0.0, |c| c.mean_service_ns_emulated / 1e6);
+                s += &format!("{label:<28} {i:>4} {emulated:>9.3}");
+                for c in &srv.replay {
+                    s += &format!(
+                        " {:>9.3} {:>+6.1}% {:>5.2}",
+                        c.mean_service_ns_simulated / 1e6,
+                        c.mean_service_diff * 100.0,
+                        c.service_cdf_distance
+                    );
+                }
+                s += "\n";
+            }
+        }
     }
     s
 }

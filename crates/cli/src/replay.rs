@@ -42,6 +42,10 @@ pub struct ReplayArgs {
     /// Closed mode: records read ahead at most (bounds memory; see the README)
     #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_WINDOW)]
     window: usize,
+    /// Keep the trace's times as they are instead of starting at its first request (a trace
+    /// of `headway serve --trace` then replays with the emulated drive's rotational phase)
+    #[arg(long)]
+    absolute_times: bool,
     /// Contexts reported as jobs of their own; the rest share a job named `others`
     #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_MAX_JOBS)]
     max_jobs: usize,
@@ -95,6 +99,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             wrap: a.wrap,
             skip_bad: a.skip_bad,
             max_jobs: a.max_jobs,
+            absolute_times: a.absolute_times,
         },
     };
     let (report, summary) = match &a.per_request {

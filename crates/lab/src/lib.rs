@@ -17,7 +17,8 @@
 //!
 //! Modules: [`spec`] (the TOML), [`cpio`] (initramfs archives), [`kmod`] (module
 //! dependencies), [`image`], [`script`], [`fio_job`] (a job file made fit for real fio),
-//! [`qemu`], [`results`], [`run`].
+//! [`qemu`], [`results`], [`run`], [`served`] (the emulated drive's service times read back
+//! from a server's trace, and their comparison with a simulator replay).
 
 pub mod cpio;
 pub mod fio_job;
@@ -27,6 +28,7 @@ pub mod qemu;
 pub mod results;
 pub mod run;
 pub mod script;
+pub mod served;
 pub mod spec;
 
 use std::path::{Path, PathBuf};

@@ -313,6 +313,10 @@ pub struct ServerReport {
     pub idle_wait_ns: u64,
     /// The request log (`headway replay FILE --format blkparse`).
     pub trace: String,
+    /// The same requests replayed in the simulator on the same model (filled in by the
+    /// caller that has the simulator: `headway lab run`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<crate::served::ReplayComparison>,
 }
 
 /// One point's results.

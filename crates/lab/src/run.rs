@@ -426,6 +426,7 @@ fn run_point(
             mean_latency_ns: w.latency.mean(),
             idle_wait_ns: w.idle_wait_ns,
             trace: trace.display().to_string(),
+            replay: Vec::new(),
         });
     }
     if !opts.keep_disks {

@@ -200,7 +200,7 @@ fn replay_json(
             seed,
             drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
             mode,
-            options: feed::FeedOptions { window, wrap, skip_bad, max_jobs },
+            options: feed::FeedOptions { window, wrap, skip_bad, max_jobs, absolute_times: false },
         })
     })()
     .map_err(|f| f.into_py(py))?;

@@ -553,6 +553,12 @@ impl<'a> Engine<'a> {
         self
     }
 
+    /// [`Engine::with_head_trace`] with `max` dispatches at most instead.
+    pub fn with_head_trace_max(mut self, window: headway_sched::Duration, max: usize) -> Self {
+        self.trace = Some(HeadTrace::with_max(window.0, max));
+        self
+    }
+
     /// The job clone a dispatched request belongs to (a merged request: its first part's).
     fn job_of(&self, id: ReqId) -> Option<u32> {
         // (an array's member request: its array request's job)
@@ -1211,11 +1217,7 @@ impl<'a> Engine<'a> {
 
     fn submit(&mut self, m: usize, rq: Request) {
         self.members[m].dispatched += 1;
-        if self
-            .trace
-            .as_ref()
-            .is_some_and(|t| self.now.0 <= t.window_ns && t.t_ns.len() < HeadTrace::MAX_DISPATCHES)
-        {
+        if self.trace.as_ref().is_some_and(|t| self.now.0 <= t.window_ns && t.t_ns.len() < t.max) {
             let job = self.job_of(rq.id).map_or(-1, i64::from);
             let t = self.trace.as_mut().expect("checked above");
             self.traced.insert(rq.id, t.t_ns.len());

@@ -258,6 +258,9 @@ pub struct HeadTrace {
     /// ended first): seeds/000 Figure 7(b) and 7(c)'s wait and service times.
     pub wait_ns: Vec<u64>,
     pub service_ns: Vec<u64>,
+    /// Dispatches recorded at most ([`HeadTrace::MAX_DISPATCHES`] unless asked otherwise).
+    #[serde(skip)]
+    pub max: usize,
 }
 
 impl HeadTrace {
@@ -265,7 +268,12 @@ impl HeadTrace {
     pub const MAX_DISPATCHES: usize = 20_000;
 
     pub fn new(window_ns: u64) -> Self {
-        HeadTrace { window_ns, ..Default::default() }
+        HeadTrace::with_max(window_ns, HeadTrace::MAX_DISPATCHES)
+    }
+
+    /// At most `max` dispatches (the lab compares every command of a replay).
+    pub fn with_max(window_ns: u64, max: usize) -> Self {
+        HeadTrace { window_ns, max, ..Default::default() }
     }
 }
 

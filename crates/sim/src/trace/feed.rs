@@ -83,11 +83,21 @@ pub struct FeedOptions {
     pub skip_bad: bool,
     /// Contexts reported as jobs of their own.
     pub max_jobs: usize,
+    /// Keep the recorded times instead of starting at the first request: the replay's
+    /// time 0 is the trace's, so a trace whose clock started with the drive's (`headway
+    /// serve --trace`) replays with the same rotational phase.
+    pub absolute_times: bool,
 }
 
 impl Default for FeedOptions {
     fn default() -> Self {
-        FeedOptions { window: DEFAULT_WINDOW, wrap: false, skip_bad: false, max_jobs: DEFAULT_MAX_JOBS }
+        FeedOptions {
+            window: DEFAULT_WINDOW,
+            wrap: false,
+            skip_bad: false,
+            max_jobs: DEFAULT_MAX_JOBS,
+            absolute_times: false,
+        }
     }
 }
 
@@ -300,7 +310,8 @@ impl Feed {
                 why: format!("request of {} sectors: more than 4 GiB", r.len),
             });
         }
-        let origin = *self.origin.get_or_insert(r.time);
+        let first = if self.opts.absolute_times { 0 } else { r.time };
+        let origin = *self.origin.get_or_insert(first);
         let mut sector = r.sector;
         let cap = self.capacity;
         if sector.checked_add(r.len as u64).is_none_or(|end| end > cap) {
@@ -532,6 +543,22 @@ mod tests {
         f.completed(0, 3_000_000).unwrap();
         assert_eq!(f.exited, vec![1, 0]);
         assert!(f.finished());
+    }
+
+    #[test]
+    fn absolute_times_keep_the_recorded_clock() {
+        let open = |absolute_times| {
+            let src: Box<dyn std::io::BufRead> =
+                Box::new(std::io::Cursor::new(b"10 0 0 8 1\n12 0 8 8 1\n".to_vec()));
+            let records = Records::new(src, "t.trace", Format::Disksim, false);
+            let opts = FeedOptions { window: 1, absolute_times, ..Default::default() };
+            Feed::new(records, None, 1 << 30, opts).unwrap()
+        };
+        assert_eq!(open(false).wake_at(), Some(0), "relative: the first request at 0");
+        let mut f = open(true);
+        assert_eq!(f.wake_at(), Some(10_000_000), "absolute: at its recorded 10 ms");
+        f.advance(10_000_000).unwrap();
+        assert_eq!(f.wake_at(), Some(12_000_000));
     }
 
     #[test]

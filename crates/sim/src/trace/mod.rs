@@ -386,11 +386,38 @@ pub fn replay_logged(
     replay_runs(cfg, || Records::open(&cfg.path, cfg.format, cfg.options.skip_bad), progress, Some(&mut log))
 }
 
+/// [`replay`] with each run's `head_trace`: every command dispatched in the first `window`
+/// of simulated time, `max` at most (`headway lab` compares them with the emulated drive's).
+pub fn replay_traced(
+    cfg: &ReplayConfig,
+    window: headway_sched::Duration,
+    max: usize,
+    progress: impl FnMut(usize, f64),
+) -> Result<(Report, ReplaySummary), SimError> {
+    replay_runs_with(
+        cfg,
+        || Records::open(&cfg.path, cfg.format, cfg.options.skip_bad),
+        progress,
+        None,
+        Some((window, max)),
+    )
+}
+
 fn replay_runs(
+    cfg: &ReplayConfig,
+    open: impl FnMut() -> Result<Records, TraceError>,
+    progress: impl FnMut(usize, f64),
+    log: Option<crate::engine::RunsLog<'_>>,
+) -> Result<(Report, ReplaySummary), SimError> {
+    replay_runs_with(cfg, open, progress, log, None)
+}
+
+fn replay_runs_with(
     cfg: &ReplayConfig,
     mut open: impl FnMut() -> Result<Records, TraceError>,
     mut progress: impl FnMut(usize, f64),
     mut log: Option<crate::engine::RunsLog<'_>>,
+    head: Option<(headway_sched::Duration, usize)>,
 ) -> Result<(Report, ReplaySummary), SimError> {
     check_schedulers(&cfg.schedulers, &cfg.settings)?;
     if cfg.context == ContextMode::Vm {
@@ -414,6 +441,9 @@ fn replay_runs(
         let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();
         let mut engine = Engine::replay(sched, feed, &input)?;
+        if let Some((window, max)) = head {
+            engine = engine.with_head_trace_max(window, max);
+        }
         if let Some(log) = log.as_deref_mut() {
             engine = engine.with_request_log(Box::new(move |r| log(i, r)));
         }

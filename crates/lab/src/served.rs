@@ -1,0 +1,207 @@
+//! What the emulated drive did, read back from a server's request log, and how a
+//! simulator replay of the same log compares with it.
+//!
+//! `headway serve --trace` writes blkparse text with a `Q` (arrival), `D` (dispatch to the
+//! drive) and `C` (completion) line per request (crates/nbd/src/tracelog.rs). A *command*
+//! is what the drive served: the requests dispatched at one instant (the scheduler may
+//! merge several into one); its service time is its completion less its dispatch. A
+//! request's response time is its completion less its arrival. Flushes and trims are left
+//! out: the simulator's replay serves reads and writes.
+//!
+//! [`compare`] sets the emulated service times beside a replay's (the simulator's
+//! `head_trace`): the relative difference of their means and the Kolmogorov-Smirnov
+//! distance of their distributions (the largest gap between the two CDFs).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::Path;
+
+use serde::Serialize;
+
+/// The emulated drive's commands and requests, from a trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Served {
+    /// Service time of each command, ns, in dispatch order.
+    pub service_ns: Vec<u64>,
+    /// Response time of each read or write request, ns, in completion order.
+    pub response_ns: Vec<u64>,
+}
+
+/// Seconds with up to nine decimals, as ns.
+fn seconds_ns(s: &str) -> Option<u64> {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if frac.len() > 9 {
+        return None;
+    }
+    let frac_ns: u64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
+    int.parse::<u64>().ok()?.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// Read a server's blkparse trace.
+pub fn read_served(path: &Path) -> Result<Served, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_served(&text).map_err(|(line, msg)| format!("{}:{line}: {msg}", path.display()))
+}
+
+/// [`read_served`] on the text; an error gives the 1-based line.
+pub fn parse_served(text: &str) -> Result<Served, (usize, String)> {
+    // per (connection, rwbs, sector, sectors): requests waiting for D, then for C
+    let mut queued: HashMap<(u32, String, u64, u64), VecDeque<(u64, Option<u64>)>> = HashMap::new();
+    // dispatch time -> latest completion of the command's requests
+    let mut commands: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut out = Served::default();
+    for (i, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.is_empty() {
+            continue;
+        }
+        let bad = |what: &str| (i + 1, format!("{what} in `{line}`"));
+        if f.len() < 10 {
+            return Err(bad("expected `dev cpu seq time pid action rwbs sector + sectors [command]`"));
+        }
+        let t = seconds_ns(f[3]).ok_or_else(|| bad("bad time"))?;
+        let pid: u32 = f[4].parse().map_err(|_| bad("bad pid"))?;
+        let (action, rwbs) = (f[5], f[6]);
+        if !(rwbs.starts_with('R') || rwbs.starts_with('W')) {
+            continue;
+        }
+        let sector: u64 = f[7].parse().map_err(|_| bad("bad sector"))?;
+        let len: u64 = f[9].parse().map_err(|_| bad("bad length"))?;
+        let key = (pid, rwbs.to_string(), sector, len);
+        match action {
+            "Q" => queued.entry(key).or_default().push_back((t, None)),
+            "D" => {
+                let q = queued.get_mut(&key).and_then(|q| q.iter_mut().find(|e| e.1.is_none()));
+                q.ok_or_else(|| bad("a dispatch with no arrival"))?.1 = Some(t);
+            }
+            "C" => {
+                let q = queued.get_mut(&key).ok_or_else(|| bad("a completion with no arrival"))?;
+                let at = q
+                    .iter()
+                    .position(|e| e.1.is_some())
+                    .ok_or_else(|| bad("a completion with no dispatch"))?;
+                let (arrived, dispatched) = q.remove(at).expect("found");
+                let dispatched = dispatched.expect("found dispatched");
+                out.response_ns.push(t.saturating_sub(arrived));
+                let c = commands.entry(dispatched).or_insert(t);
+                *c = (*c).max(t);
+            }
+            _ => {}
+        }
+    }
+    out.service_ns = commands.iter().map(|(d, c)| c - d).collect();
+    Ok(out)
+}
+
+pub fn mean(v: &[u64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64
+    }
+}
+
+/// The largest distance between the empirical CDFs of `a` and `b` (0 when either is empty).
+pub fn ks_distance(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut a, mut b) = (a.to_vec(), b.to_vec());
+    a.sort_unstable();
+    b.sort_unstable();
+    let (mut i, mut j, mut d) = (0usize, 0usize, 0f64);
+    while i < a.len() && j < b.len() {
+        let x = a[i].min(b[j]);
+        while i < a.len() && a[i] == x {
+            i += 1;
+        }
+        while j < b.len() && b[j] == x {
+            j += 1;
+        }
+        d = d.max((i as f64 / a.len() as f64 - j as f64 / b.len() as f64).abs());
+    }
+    d
+}
+
+/// The emulated run beside a simulator replay of its trace.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ReplayComparison {
+    /// `open` (requests at their recorded times) or `closed` (each connection a
+    /// synchronous issuer with the recorded think times).
+    pub mode: String,
+    pub commands_emulated: usize,
+    pub commands_simulated: usize,
+    pub mean_service_ns_emulated: f64,
+    pub mean_service_ns_simulated: f64,
+    /// (simulated - emulated) / emulated
+    pub mean_service_diff: f64,
+    /// Kolmogorov-Smirnov distance between the two service-time distributions.
+    pub service_cdf_distance: f64,
+    pub mean_response_ns_emulated: f64,
+    pub mean_response_ns_simulated: f64,
+}
+
+/// Compare `served` with a replay's command service times and mean response time.
+pub fn compare(
+    mode: &str,
+    served: &Served,
+    sim_service_ns: &[u64],
+    sim_mean_response_ns: f64,
+) -> ReplayComparison {
+    let (e, s) = (mean(&served.service_ns), mean(sim_service_ns));
+    ReplayComparison {
+        mode: mode.to_string(),
+        commands_emulated: served.service_ns.len(),
+        commands_simulated: sim_service_ns.len(),
+        mean_service_ns_emulated: e,
+        mean_service_ns_simulated: s,
+        mean_service_diff: if e > 0.0 { (s - e) / e } else { 0.0 },
+        service_cdf_distance: ks_distance(&served.service_ns, sim_service_ns),
+        mean_response_ns_emulated: mean(&served.response_ns),
+        mean_response_ns_simulated: sim_mean_response_ns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_and_responses_from_q_d_c() {
+        // two reads merged into one command at 1.0 s, done at 1.010; a write alone; a flush
+        let t = "\
+43,0 0 1 0.990000000 1 Q R 0 + 8 [nbd-conn1]
+43,0 0 2 0.995000000 1 Q R 8 + 8 [nbd-conn1]
+43,0 0 3 1.000000000 1 D R 0 + 8 [nbd-conn1]
+43,0 0 4 1.000000000 1 D R 8 + 8 [nbd-conn1]
+43,0 0 5 1.010000000 1 C R 0 + 8 [nbd-conn1]
+43,0 0 6 1.010000000 1 C R 8 + 8 [nbd-conn1]
+43,0 0 7 1.5 2 Q WF 100 + 8 [nbd-conn2]
+43,0 0 8 1.5 2 D WF 100 + 8 [nbd-conn2]
+43,0 0 9 1.504 2 C WF 100 + 8 [nbd-conn2]
+43,0 0 10 1.6 2 Q FN 0 + 0 [nbd-conn2]
+43,0 0 11 1.7 2 C FN 0 + 0 [nbd-conn2]
+";
+        let s = parse_served(t).unwrap();
+        assert_eq!(s.service_ns, vec![10_000_000, 4_000_000]);
+        assert_eq!(s.response_ns, vec![20_000_000, 15_000_000, 4_000_000]);
+    }
+
+    #[test]
+    fn a_completion_without_its_dispatch_is_an_error_with_its_line() {
+        let e = parse_served("43,0 0 1 0.1 1 Q R 0 + 8 [c]\n43,0 0 2 0.2 1 C R 0 + 8 [c]\n").unwrap_err();
+        assert_eq!(e.0, 2);
+        assert!(parse_served("43,0 0 1 x 1 Q R 0 + 8 [c]\n").is_err());
+    }
+
+    #[test]
+    fn ks_distance_of_samples() {
+        assert_eq!(ks_distance(&[1, 2, 3], &[1, 2, 3]), 0.0);
+        assert_eq!(ks_distance(&[1, 2], &[3, 4]), 1.0);
+        // F_a(2) = 1, F_b(2) = 0.5
+        assert!((ks_distance(&[1, 2], &[1, 3]) - 0.5).abs() < 1e-12);
+        assert_eq!(ks_distance(&[], &[1]), 0.0);
+        let c = compare("open", &Served { service_ns: vec![10, 10], response_ns: vec![20] }, &[11, 11], 25.0);
+        assert!((c.mean_service_diff - 0.1).abs() < 1e-12);
+        assert_eq!(c.service_cdf_distance, 1.0);
+    }
+}
