@@ -164,6 +164,22 @@ pub fn table(r: &LabReport) -> String {
             run.lab.accel
         );
     }
+    if !r.repeats.is_empty() {
+        s += "\nrepeats: throughput mean, lowest, highest, spread = (highest - lowest) / mean\n";
+        for g in &r.repeats {
+            s += &format!(
+                "{:<18} {:<12} {:<8} {:>2} runs {:>8.2} {:>8.2} {:>8.2} MB/s {:>6.1}%\n",
+                g.scheduler,
+                g.guest_scheduler,
+                g.fs,
+                g.repeats,
+                g.mean_bw_bytes / 1e6,
+                g.min_bw_bytes as f64 / 1e6,
+                g.max_bw_bytes as f64 / 1e6,
+                g.spread * 100.0
+            );
+        }
+    }
     if r.runs.iter().any(|run| run.server.iter().any(|srv| !srv.replay.is_empty())) {
         s += "\nmean service time of the drive's commands, emulated, and the server's trace replayed in\n\
               the simulator (same model and scheduler; KS: largest gap between the two CDFs):\n";

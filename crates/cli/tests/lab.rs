@@ -26,6 +26,13 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// One guest at a time: the spread of repeats is measured, and TCG guests share two cores.
+static ONE_GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_guest() -> std::sync::MutexGuard<'static, ()> {
+    ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -46,6 +53,7 @@ fn qemu_processes(needle: &str) -> Vec<String> {
 
 #[test]
 fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
+    let _one = one_guest();
     let out = tmpdir("smoke");
     let json = out.join("r.json");
     let spec = repo().join("experiments/lab/smoke.toml");
@@ -63,7 +71,12 @@ fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
     assert!(table.contains("stream") && table.contains("ext4") && table.contains("tcg"), "{table}");
     let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let runs = r["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1);
+    assert_eq!(runs.len(), 2, "repeat = 2");
+    // repeated runs agree on throughput within 5% (measured: 1% over three runs)
+    let spread = &r["repeats"][0];
+    assert_eq!(spread["repeats"], 2);
+    assert!(spread["spread"].as_f64().unwrap() <= 0.05, "{spread}");
+    assert!(table.contains("repeats: throughput"), "{table}");
     let run = &runs[0];
     assert_eq!(run["scheduler"], "stream");
     assert_eq!(run["disk"], "wd5000aaks");
@@ -175,6 +188,7 @@ fn sockets_left(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_guest_that_panics_hangs_or_fails_leaves_nothing_behind() {
+    let _one = one_guest();
     // a kernel panic: panic=-1 and -no-reboot end QEMU
     let dir = tmpdir("panic");
     let o = lab_in(&dir, &step_spec(&dir, "echo c > /proc/sysrq-trigger"));

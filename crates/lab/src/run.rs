@@ -54,6 +54,58 @@ pub struct LabReport {
     pub headway_version: &'static str,
     pub spec: String,
     pub runs: Vec<LabRun>,
+    /// The repeats of each host scheduler x guest scheduler x file system, when the spec
+    /// repeats: how far apart their throughputs are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatSpread>,
+}
+
+/// The throughput of one point's repeats.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RepeatSpread {
+    pub scheduler: String,
+    pub guest_scheduler: String,
+    pub fs: String,
+    pub repeats: usize,
+    pub mean_bw_bytes: f64,
+    pub min_bw_bytes: u64,
+    pub max_bw_bytes: u64,
+    /// (max - min) / mean
+    pub spread: f64,
+}
+
+/// The spread of each point's repeats (points with one run are left out).
+pub fn repeat_spreads(runs: &[LabRun]) -> Vec<RepeatSpread> {
+    let mut out: Vec<RepeatSpread> = Vec::new();
+    for r in runs {
+        let key = (&r.scheduler, &r.lab.guest_scheduler, &r.lab.fs);
+        let bw = r.aggregate.bw_bytes;
+        match out.iter_mut().find(|g| (&g.scheduler, &g.guest_scheduler, &g.fs) == key) {
+            Some(g) => {
+                g.mean_bw_bytes = (g.mean_bw_bytes * g.repeats as f64 + bw as f64) / (g.repeats + 1) as f64;
+                g.repeats += 1;
+                g.min_bw_bytes = g.min_bw_bytes.min(bw);
+                g.max_bw_bytes = g.max_bw_bytes.max(bw);
+            }
+            None => out.push(RepeatSpread {
+                scheduler: r.scheduler.clone(),
+                guest_scheduler: r.lab.guest_scheduler.clone(),
+                fs: r.lab.fs.clone(),
+                repeats: 1,
+                mean_bw_bytes: bw as f64,
+                min_bw_bytes: bw,
+                max_bw_bytes: bw,
+                spread: 0.0,
+            }),
+        }
+    }
+    out.retain(|g| g.repeats > 1);
+    for g in &mut out {
+        if g.mean_bw_bytes > 0.0 {
+            g.spread = (g.max_bw_bytes - g.min_bw_bytes) as f64 / g.mean_bw_bytes;
+        }
+    }
+    out
 }
 
 /// Everything the points share.
@@ -85,7 +137,8 @@ pub fn run_spec(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
         ));
         runs.push(run);
     }
-    Ok(LabReport { headway_version: env!("CARGO_PKG_VERSION"), spec: spec.name.clone(), runs })
+    let repeats = repeat_spreads(&runs);
+    Ok(LabReport { headway_version: env!("CARGO_PKG_VERSION"), spec: spec.name.clone(), runs, repeats })
 }
 
 /// Kernel modules a spec's points need (beyond virtio).
@@ -498,4 +551,53 @@ fn run_point(
         postmark: m.postmark,
         server,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{Aggregate, DeviceReport};
+
+    fn run(sched: &str, guest: &str, bw: u64) -> LabRun {
+        LabRun {
+            scheduler: sched.into(),
+            disk: "wd5000aaks".into(),
+            context: "connection".into(),
+            jobs: vec![],
+            aggregate: Aggregate { io_bytes: 0, bw_bytes: bw, iops: 0.0, runtime_ns: 0 },
+            device: DeviceReport::default(),
+            lab: LabInfo {
+                fs: "ext4".into(),
+                guest_scheduler: guest.into(),
+                accel: "tcg".into(),
+                kernel: String::new(),
+                guest_memory_mb: 512,
+                guest_cpus: 1,
+                guest_queue_depth: 32,
+                repeat: 0,
+                wall_s: 0.0,
+                workload_s: 0.0,
+                steps: vec![],
+                dropped_options: vec![],
+            },
+            fio: None,
+            postmark: None,
+            server: vec![],
+        }
+    }
+
+    #[test]
+    fn repeats_spread_per_point() {
+        let runs = [
+            run("noop", "bfq", 90),
+            run("noop", "bfq", 110),
+            run("noop", "none", 50),
+            run("noop", "bfq", 100),
+        ];
+        let g = repeat_spreads(&runs);
+        assert_eq!(g.len(), 1, "a point run once has no spread");
+        assert_eq!((g[0].repeats, g[0].min_bw_bytes, g[0].max_bw_bytes), (3, 90, 110));
+        assert!((g[0].mean_bw_bytes - 100.0).abs() < 1e-9);
+        assert!((g[0].spread - 0.2).abs() < 1e-12);
+    }
 }
