@@ -123,7 +123,14 @@ impl Kernel {
         let builtin = std::fs::read_to_string(self.modules.join("modules.builtin"))
             .map(|t| kmod::builtin_names(&t))
             .unwrap_or_default();
-        kmod::closure(&idx, &builtin, wanted).map_err(|msg| LabError::Kernel { msg })
+        // aliases are looked up in the crypto modules first (where soft prerequisites such as
+        // ext4's `crypto-crc32c` point), then in every module
+        let crypto = |p: &PathBuf| p.components().any(|c| c.as_os_str() == "crypto");
+        let alias = |name: &str| {
+            kmod::provider(name, idx.iter().filter(|(_, p)| crypto(p)))
+                .or_else(|| kmod::provider(name, idx.iter().filter(|(_, p)| !crypto(p))))
+        };
+        kmod::closure(&idx, &builtin, &alias, wanted).map_err(|msg| LabError::Kernel { msg })
     }
 
     /// Is `module` available (built in or as a `.ko`)?

@@ -85,7 +85,8 @@ pub fn prerequisites(info: &[String]) -> (Vec<String>, Vec<String>) {
                 match w {
                     "pre:" => pre = true,
                     "post:" => pre = false,
-                    m if pre => soft.push(canonical(m)),
+                    // as written: it may be an alias (`crypto-crc32c`), where `-` is not `_`
+                    m if pre => soft.push(m.to_string()),
                     _ => {}
                 }
             }
@@ -95,47 +96,71 @@ pub fn prerequisites(info: &[String]) -> (Vec<String>, Vec<String>) {
 }
 
 /// The modules to load for `wanted`, prerequisites first, each once. A wanted or
-/// required module missing from `index` is an error; a missing soft prerequisite, or a
-/// wanted module built into the kernel (`builtin` lists `kernel/.../NAME.ko` lines of
-/// `modules.builtin`), is skipped.
+/// required module missing from `index` is an error; a wanted module built into the
+/// kernel (`builtin` lists `kernel/.../NAME.ko` lines of `modules.builtin`) is skipped. A
+/// soft prerequisite names a module or an alias (ext4's `crypto-crc32c`, which
+/// `crc32c_generic` or `crc32c-intel` provides: `alias` resolves it); one that is neither,
+/// or built in, is skipped.
 pub fn closure(
     index: &BTreeMap<String, PathBuf>,
     builtin: &BTreeSet<String>,
+    alias: &dyn Fn(&str) -> Option<String>,
     wanted: &[&str],
 ) -> Result<Vec<(String, PathBuf)>, String> {
-    fn visit(
-        m: &str,
-        index: &BTreeMap<String, PathBuf>,
-        builtin: &BTreeSet<String>,
-        seen: &mut BTreeSet<String>,
-        out: &mut Vec<(String, PathBuf)>,
-        required_by: &str,
-    ) -> Result<(), String> {
-        if !seen.insert(m.to_string()) || builtin.contains(m) {
-            return Ok(());
-        }
-        let path =
-            index.get(m).ok_or_else(|| format!("kernel module `{m}` (needed by {required_by}) not found"))?;
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let info = modinfo(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-        let (hard, soft) = prerequisites(&info);
-        for s in soft {
-            if index.contains_key(&s) {
-                visit(&s, index, builtin, seen, out, m)?;
+    struct Walk<'a> {
+        index: &'a BTreeMap<String, PathBuf>,
+        builtin: &'a BTreeSet<String>,
+        alias: &'a dyn Fn(&str) -> Option<String>,
+        seen: BTreeSet<String>,
+        out: Vec<(String, PathBuf)>,
+    }
+    impl Walk<'_> {
+        fn visit(&mut self, m: &str, required_by: &str) -> Result<(), String> {
+            if !self.seen.insert(m.to_string()) || self.builtin.contains(m) {
+                return Ok(());
             }
+            let path = self
+                .index
+                .get(m)
+                .ok_or_else(|| format!("kernel module `{m}` (needed by {required_by}) not found"))?;
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let info = modinfo(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+            let (hard, soft) = prerequisites(&info);
+            for s in soft {
+                let name = canonical(&s);
+                let provider = if self.index.contains_key(&name) { Some(name) } else { (self.alias)(&s) };
+                if let Some(p) = provider {
+                    self.visit(&p, m)?;
+                }
+            }
+            for h in hard {
+                self.visit(&h, m)?;
+            }
+            self.out.push((m.to_string(), path.clone()));
+            Ok(())
         }
-        for h in hard {
-            visit(&h, index, builtin, seen, out, m)?;
-        }
-        out.push((m.to_string(), path.clone()));
-        Ok(())
     }
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
+    let mut walk = Walk { index, builtin, alias, seen: BTreeSet::new(), out: Vec::new() };
     for w in wanted {
-        visit(&canonical(w), index, builtin, &mut seen, &mut out, "the lab")?;
+        walk.visit(&canonical(w), "the lab")?;
     }
-    Ok(out)
+    Ok(walk.out)
+}
+
+/// The first module (in name order) among `candidates` whose `.modinfo` has `alias=NAME`
+/// (crypto algorithms are requested as `crypto-NAME`, and provide that alias).
+pub fn provider<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = (&'a String, &'a PathBuf)>,
+) -> Option<String> {
+    let want = format!("alias={name}");
+    for (m, path) in candidates {
+        let Ok(bytes) = std::fs::read(path) else { continue };
+        if modinfo(&bytes).is_ok_and(|info| info.contains(&want)) {
+            return Some(m.clone());
+        }
+    }
+    None
 }
 
 /// Canonical names of the modules built into the kernel, from `modules.builtin`.
@@ -193,6 +218,8 @@ mod tests {
         let info: Vec<String> =
             ["depends=a-b,c", "softdep=pre: crc32c post: x"].iter().map(|s| s.to_string()).collect();
         assert_eq!(prerequisites(&info), (vec!["a_b".into(), "c".into()], vec!["crc32c".into()]));
+        let info = vec!["softdep=pre: crypto-crc32c".to_string()];
+        assert_eq!(prerequisites(&info).1, vec!["crypto-crc32c".to_string()], "an alias stays as written");
     }
 
     #[test]
@@ -208,17 +235,23 @@ mod tests {
         put("xfs", &["depends=libcrc32c"]);
         put("libcrc32c", &["depends=", "softdep=pre: crc32c_intel"]);
         put("crc32c-intel", &["depends="]);
+        put("ext4", &["depends=", "softdep=pre: crypto-crc32c"]);
+        put("crc32c_generic", &["depends=", "alias=crypto-crc32c", "alias=crc32c"]);
         let idx = index(dir.path()).unwrap();
-        let got = closure(&idx, &BTreeSet::new(), &["virtio_blk", "kyber-iosched", "xfs"]).unwrap();
+        let alias = |n: &str| provider(n, idx.iter());
+        let got = closure(&idx, &BTreeSet::new(), &alias, &["virtio_blk", "kyber-iosched", "xfs"]).unwrap();
         let names: Vec<_> = got.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
             ["virtio_ring", "virtio", "virtio_blk", "kyber_iosched", "crc32c_intel", "libcrc32c", "xfs"]
         );
         let built: BTreeSet<String> = builtin_names("kernel/drivers/virtio/virtio.ko\n");
-        let got = closure(&idx, &built, &["virtio_blk"]).unwrap();
+        let got = closure(&idx, &built, &alias, &["virtio_blk"]).unwrap();
         assert_eq!(got.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["virtio_ring", "virtio_blk"]);
-        let e = closure(&idx, &BTreeSet::new(), &["reiserfs"]).unwrap_err();
+        // a soft prerequisite named by an alias
+        let got = closure(&idx, &BTreeSet::new(), &alias, &["ext4"]).unwrap();
+        assert_eq!(got.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["crc32c_generic", "ext4"]);
+        let e = closure(&idx, &BTreeSet::new(), &alias, &["reiserfs"]).unwrap_err();
         assert!(e.contains("`reiserfs`"), "{e}");
     }
 }

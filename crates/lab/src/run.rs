@@ -143,7 +143,8 @@ pub fn run_spec(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
 
 /// Kernel modules a spec's points need (beyond virtio).
 fn modules_for(spec: &Spec) -> Vec<(&'static str, &'static str)> {
-    let mut m = vec![("virtio_pci", "guest"), ("virtio_blk", "guest")];
+    // ext4 always: the tools disk is one
+    let mut m = vec![("virtio_pci", "guest"), ("virtio_blk", "guest"), ("ext4", "guest")];
     for fs in spec.guest.fs.to_vec() {
         match fs {
             Fs::Xfs => m.push(("xfs", "guest.fs")),

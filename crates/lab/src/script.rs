@@ -220,15 +220,21 @@ step() {
 const MODULES_AND_DISKS: &str = r#"while read name file; do
   if [ "$name" = virtio_blk ]; then insmod $file queue_depth=$QD; else insmod $file; fi || echo "HEADWAY: insmod $name failed"
 done < /modules.order
+# the device whose virtio serial is $1, once its node exists (probing and devtmpfs may lag
+# the module load by a moment): up to 10 s
 dev_of() {
-  for d in /sys/block/vd*; do
-    [ "$(cat $d/serial 2>/dev/null)" = "$1" ] && { echo /dev/${d##*/}; return 0; }
+  n=0
+  while [ $n -lt 100 ]; do
+    for d in /sys/block/vd*; do
+      [ "$(cat $d/serial 2>/dev/null)" = "$1" ] && [ -b /dev/${d##*/} ] && { echo /dev/${d##*/}; return 0; }
+    done
+    sleep 0.1; n=$((n+1))
   done
   return 1
 }
 RES=$(dev_of hw-results) || { echo "HEADWAY-FAILED no results disk"; poweroff -f; }
 T=$(dev_of hw-tools) || fail find-tools 1
-mount -t ext4 -o ro $T /tools || fail mount-tools 1
+mount -t ext4 -o ro $T /tools || { echo "loaded modules:"; cut -d' ' -f1 /proc/modules | tr '\n' ' '; echo; fail mount-tools 1; }
 ln -s /tools/lib/ld-linux-x86-64.so.2 /lib64/ld-linux-x86-64.so.2
 export LD_LIBRARY_PATH=/tools/lib
 "#;
