@@ -17,7 +17,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use headway_sim::reproduce::{figures, find, Outcome, Scale, Status};
+use headway_lab::figures::{self as lab_figures, FigureData, LabFigure};
+use headway_sim::reproduce::{figures, find, Outcome, PaperPoint, Row, Scale, Series, Status};
 
 /// `headway reproduce` flags.
 #[derive(clap::Args)]
@@ -45,7 +46,14 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     if id == "all" {
         return all(&a.out, scale);
     }
-    let known = || figures().iter().map(|f| f.id).collect::<Vec<_>>().join(", ");
+    if let Some(fig) = lab_figures::find(&id) {
+        return run_lab(&fig, &a.out, scale);
+    }
+    let known = || {
+        let mut ids: Vec<&str> = figures().iter().map(|f| f.id).collect();
+        ids.extend(lab_figures::figures().iter().map(|f| f.id));
+        ids.join(", ")
+    };
     let Some(fig) = find(&id) else { bail!("unknown figure `{id}` (known: {})", known()) };
     if let Status::Unavailable(why) = fig.status {
         bail!("figure `{id}` ({}) cannot be reproduced yet: {why}", fig.source);
@@ -55,6 +63,47 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     println!("{}: {}", o.id, o.verdict);
     println!("wrote {}", a.out.join(format!("{}.{{json,svg,png,md}}", o.id)).display());
     Ok(())
+}
+
+/// A figure that needs real guests: run through the lab, written as the others are.
+fn run_lab(fig: &LabFigure, out: &Path, scale: Scale) -> Result<()> {
+    let opts = headway_lab::LabOptions {
+        out: out.to_path_buf(),
+        cache: headway_lab::image::cache_dir(),
+        keep_disks: false,
+    };
+    let lab_scale = if scale == Scale::Quick { lab_figures::Scale::Quick } else { lab_figures::Scale::Full };
+    let data = (fig.run)(lab_scale, &opts, &mut |line| eprintln!("lab: {line}"))?;
+    let o = outcome_of(data);
+    write(out, &o)?;
+    println!("{}: {}", o.id, o.verdict);
+    println!("wrote {}", out.join(format!("{}.{{json,svg,png,md}}", o.id)).display());
+    Ok(())
+}
+
+/// A lab figure's data as the simulator's figures carry theirs (for the same report files).
+fn outcome_of(d: FigureData) -> Outcome {
+    Outcome {
+        id: d.id,
+        source: d.source,
+        title: d.title,
+        setting: d.setting,
+        commands: d.commands,
+        scale_note: d.scale_note,
+        x_label: d.x_label,
+        y_label: d.y_label,
+        categories: d.categories,
+        series: d.series.into_iter().map(|(name, values)| Series { name, values }).collect(),
+        paper_points: d
+            .paper_points
+            .into_iter()
+            .map(|(series, category, value)| PaperPoint { series, category, value })
+            .collect(),
+        rows: d.rows.into_iter().map(|(quantity, headway, paper)| Row { quantity, headway, paper }).collect(),
+        matches: d.outcome == lab_figures::Verdict::Matches,
+        verdict: d.verdict,
+        reports: d.reports,
+    }
 }
 
 fn list() -> Result<()> {
@@ -69,6 +118,12 @@ fn list() -> Result<()> {
                 )
             }
         }
+    }
+    for f in lab_figures::figures() {
+        println!(
+            "{:<14} {:<12} {} — {}\n{:<27} through the lab: real Linux guests under QEMU (minutes to an hour; --quick: less)",
+            f.id, "lab", f.source, f.title, ""
+        );
     }
     Ok(())
 }
@@ -103,6 +158,11 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
             esc(&verdict.verdict),
             id = f.id
         ));
+    }
+    for f in lab_figures::figures() {
+        let how = format!("through the lab (real guests, not run by `all`): headway reproduce {}", f.id);
+        md.push_str(&format!("| {} | {} | {how} |\n", f.id, f.source));
+        html.push_str(&format!("<tr><td>{}<td>{}<td>{}\n", f.id, esc(f.source), esc(&how)));
     }
     html.push_str("</table>\n");
     std::fs::write(out.join("index.md"), md)?;

@@ -21,6 +21,7 @@
 //! from a server's trace, and their comparison with a simulator replay).
 
 pub mod cpio;
+pub mod figures;
 pub mod fio_job;
 pub mod image;
 pub mod kmod;

@@ -44,8 +44,9 @@ pub fn read_served(path: &Path) -> Result<Served, String> {
 
 /// [`read_served`] on the text; an error gives the 1-based line.
 pub fn parse_served(text: &str) -> Result<Served, (usize, String)> {
-    // per (connection, rwbs, sector, sectors): requests waiting for D, then for C
-    let mut queued: HashMap<(u32, String, u64, u64), VecDeque<(u64, Option<u64>)>> = HashMap::new();
+    // per (connection, rwbs, sector, sectors): requests (arrival, dispatch) waiting for D, then C
+    type Key = (u32, String, u64, u64);
+    let mut queued: HashMap<Key, VecDeque<(u64, Option<u64>)>> = HashMap::new();
     // dispatch time -> latest completion of the command's requests
     let mut commands: BTreeMap<u64, u64> = BTreeMap::new();
     let mut out = Served::default();

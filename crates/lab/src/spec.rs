@@ -450,6 +450,7 @@ impl Workload {
 struct RawSpec {
     name: Option<String>,
     repeat: u32,
+    pairs: Option<Vec<Pair>>,
     guest: GuestSpec,
     headway: HeadwaySpec,
     workload: WorkloadSpec,
@@ -460,6 +461,7 @@ impl Default for RawSpec {
         RawSpec {
             name: None,
             repeat: 1,
+            pairs: None,
             guest: GuestSpec::default(),
             headway: HeadwaySpec::default(),
             workload: WorkloadSpec::default(),
@@ -478,7 +480,14 @@ pub struct Spec {
     pub workload: Workload,
     /// Export size in bytes, `None` for the model's capacity.
     pub size: Option<u64>,
+    /// `pairs`: the (host, guest) scheduler pairs to run instead of every combination of
+    /// `headway.schedulers` and `guest.guest_scheduler`.
+    pub pairs: Option<Vec<Pair>>,
 }
+
+/// A host scheduler with a guest scheduler (`pairs = [["noop", "bfq"], ["stream", "none"]]`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Pair(pub String, pub GuestScheduler);
 
 /// One run: a host scheduler, a guest scheduler, a file system, a repeat.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -537,6 +546,36 @@ impl Spec {
             };
             SpecError { file: path.to_path_buf(), line, key, msg: e.message().to_string() }
         })?;
+        let mut raw = raw;
+        if let Some(pairs) = &raw.pairs {
+            if pairs.is_empty() {
+                return Err(err("pairs", "names no pair".into()));
+            }
+            // the lists the rest of the spec reads (modules, tunables, servers) are the pairs'
+            let mut hosts: Vec<String> = Vec::new();
+            let mut guests: Vec<GuestScheduler> = Vec::new();
+            for Pair(h, g) in pairs {
+                if !hosts.contains(h) {
+                    hosts.push(h.clone());
+                }
+                if !guests.contains(g) {
+                    guests.push(*g);
+                }
+            }
+            if text.lines().any(|l| {
+                let k = l.trim().split('=').next().unwrap_or("").trim();
+                k == "schedulers" || k == "guest_scheduler"
+            }) {
+                let key = if key_line(text, "headway.schedulers") > 0 {
+                    "headway.schedulers"
+                } else {
+                    "guest.guest_scheduler"
+                };
+                return Err(err(key, "give `pairs` or the scheduler lists, not both".into()));
+            }
+            raw.headway.schedulers = OneOrMany::Many(hosts);
+            raw.guest.guest_scheduler = OneOrMany::Many(guests);
+        }
         let g = &raw.guest;
         if raw.repeat == 0 {
             return Err(err("repeat", "must be at least 1".into()));
@@ -644,18 +683,28 @@ impl Spec {
             headway: raw.headway,
             workload,
             size,
+            pairs: raw.pairs,
         })
     }
 
-    /// Every point of the matrix, host scheduler outermost, repeat innermost.
+    /// Every point of the matrix, host scheduler outermost (or the `pairs` in their order),
+    /// repeat innermost.
     pub fn points(&self) -> Vec<Point> {
+        let pairs: Vec<(String, GuestScheduler)> = match &self.pairs {
+            Some(p) => p.iter().map(|Pair(h, g)| (h.clone(), *g)).collect(),
+            None => self
+                .headway
+                .schedulers
+                .to_vec()
+                .into_iter()
+                .flat_map(|h| self.guest.guest_scheduler.to_vec().into_iter().map(move |g| (h.clone(), g)))
+                .collect(),
+        };
         let mut out = Vec::new();
-        for scheduler in self.headway.schedulers.to_vec() {
-            for guest_scheduler in self.guest.guest_scheduler.to_vec() {
-                for fs in self.guest.fs.to_vec() {
-                    for repeat in 0..self.repeat {
-                        out.push(Point { scheduler: scheduler.clone(), guest_scheduler, fs, repeat });
-                    }
+        for (scheduler, guest_scheduler) in pairs {
+            for fs in self.guest.fs.to_vec() {
+                for repeat in 0..self.repeat {
+                    out.push(Point { scheduler: scheduler.clone(), guest_scheduler, fs, repeat });
                 }
             }
         }
@@ -747,6 +796,29 @@ mod tests {
         assert_eq!(p.last().unwrap().label(), "cfq.none.xfs.r1");
         let labels: std::collections::HashSet<_> = p.iter().map(|p| p.label()).collect();
         assert_eq!(labels.len(), p.len());
+    }
+
+    #[test]
+    fn pairs_replace_the_product() {
+        let s = parse(
+            "pairs = [[\"noop\", \"bfq\"], [\"stream\", \"none\"], [\"noop\", \"kyber\"]]\n\
+             [guest]\nguest_scheduler = \"mq-deadline\"\n",
+        );
+        let e = s.unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "guest.guest_scheduler"), "{e}");
+        let s =
+            parse("pairs = [[\"noop\", \"bfq\"], [\"stream\", \"none\"], [\"noop\", \"kyber\"]]\n").unwrap();
+        let labels: Vec<String> = s.points().iter().map(|p| p.label()).collect();
+        assert_eq!(labels, ["noop.bfq.ext4.r0", "stream.none.ext4.r0", "noop.kyber.ext4.r0"]);
+        assert_eq!(s.headway.schedulers.to_vec(), ["noop", "stream"]);
+        assert_eq!(
+            s.guest.guest_scheduler.to_vec(),
+            [GuestScheduler::Bfq, GuestScheduler::None, GuestScheduler::Kyber]
+        );
+        let e = parse("pairs = [[\"noop\", \"cfq\"]]\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (1, "pairs"), "{e}");
+        // tunables are checked against the pairs' guest schedulers
+        assert!(parse("pairs = [[\"noop\", \"bfq\"]]\n[guest.tunables]\nlow_latency = 0\n").is_ok());
     }
 
     #[test]

@@ -12,7 +12,10 @@ pub(super) fn figures() -> Vec<Figure> {
             id: "iopath-fig2",
             source: "seeds/002 §4, Figures 2-7",
             title: "PostMark across file systems",
-            status: Status::Unavailable(fs),
+            status: Status::Unavailable(
+                "the simulator has no file-system layer; Figure 3 runs in real guests \
+                 (`headway reproduce iopath-fig3`, the lab); Figures 2 and 4-7 are not run by the lab yet",
+            ),
         },
         Figure {
             id: "iopath-fig8",
