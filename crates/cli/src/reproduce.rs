@@ -67,11 +67,8 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
 
 /// A figure that needs real guests: run through the lab, written as the others are.
 fn run_lab(fig: &LabFigure, out: &Path, scale: Scale) -> Result<()> {
-    let opts = headway_lab::LabOptions {
-        out: out.to_path_buf(),
-        cache: headway_lab::image::cache_dir(),
-        keep_disks: false,
-    };
+    let mut opts = headway_lab::LabOptions::new(out.to_path_buf());
+    opts.interrupt = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
     let lab_scale = if scale == Scale::Quick { lab_figures::Scale::Quick } else { lab_figures::Scale::Full };
     let data = (fig.run)(lab_scale, &opts, &mut |line| eprintln!("lab: {line}"))?;
     let o = outcome_of(data);

@@ -37,18 +37,75 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// QEMU processes whose command line mentions `needle`.
-fn qemu_processes(needle: &str) -> Vec<String> {
+/// QEMU processes whose command line mentions `needle`: (pid, command line).
+fn qemu_pids(needle: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
             if cmd.contains("qemu-system") && cmd.contains(needle) {
-                out.push(cmd);
+                out.push((e.file_name().to_string_lossy().into_owned(), cmd));
             }
         }
     }
     out
+}
+
+fn qemu_processes(needle: &str) -> Vec<String> {
+    qemu_pids(needle).into_iter().map(|(_, c)| c).collect()
+}
+
+/// Start `headway lab run` on a spec whose guest sleeps, wait for its QEMU, then call `act`
+/// with the lab's pid and QEMU's; return the lab's output.
+fn lab_with_running_guest(dir: &Path, act: impl FnOnce(u32, &str)) -> Output {
+    let spec = step_spec(dir, "sleep 3600");
+    let child = Command::new(env!("CARGO_BIN_EXE_headway"))
+        .args(["lab", "run", spec.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
+        .env("TMPDIR", dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let qemu = loop {
+        if let Some((pid, _)) = qemu_pids(dir.to_str().unwrap()).into_iter().next() {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < until, "no QEMU started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // let the guest boot into its step
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    act(child.id(), &qemu);
+    child.wait_with_output().unwrap()
+}
+
+fn kill(sig: &str, pid: &str) {
+    assert!(Command::new("kill").args([sig, pid]).status().unwrap().success());
+}
+
+#[test]
+fn a_killed_guest_or_an_interrupted_lab_leaves_nothing_behind() {
+    let _one = one_guest();
+    // QEMU killed from outside
+    let dir = tmpdir("killed");
+    let o = lab_with_running_guest(&dir, |_, qemu| kill("-9", qemu));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("stopped after") && e.contains("QEMU exit by signal"), "{e}");
+    assert!(qemu_processes(dir.to_str().unwrap()).is_empty());
+    assert_eq!(sockets_left(&dir), Vec::<PathBuf>::new());
+    // the lab itself told to stop (SIGTERM, as Ctrl-C's SIGINT)
+    let dir = tmpdir("interrupted");
+    let o = lab_with_running_guest(&dir, |lab, _| kill("-TERM", &lab.to_string()));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("interrupted"), "{e}");
+    assert!(qemu_processes(dir.to_str().unwrap()).is_empty(), "QEMU killed");
+    assert_eq!(sockets_left(&dir), Vec::<PathBuf>::new());
+    for d in ["killed", "interrupted"] {
+        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("headway-lab-test-{}-{d}", std::process::id())));
+    }
 }
 
 #[test]

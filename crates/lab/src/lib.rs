@@ -64,6 +64,9 @@ pub enum LabError {
     Guest { point: String, what: String, console: PathBuf, tail: String },
     #[error("{point}: results: {msg}")]
     Results { point: String, msg: String },
+    /// A signal asked the run to stop; the guest was killed and everything cleaned up.
+    #[error("{point}: interrupted (the guest was killed, its servers stopped)")]
+    Interrupted { point: String },
 }
 
 impl LabError {

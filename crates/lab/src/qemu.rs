@@ -16,6 +16,7 @@ use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::script::{disk_serial, DONE_MARK, RESULTS_SERIAL, TOOLS_SERIAL};
@@ -100,6 +101,8 @@ pub enum Outcome {
     Ended { wall: Duration, code: Option<i32> },
     /// Killed at the deadline.
     TimedOut { wall: Duration },
+    /// Killed because the run was interrupted.
+    Interrupted { wall: Duration },
 }
 
 impl Guest {
@@ -113,6 +116,10 @@ impl Guest {
             cmd.pre_exec(|| {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 libc::setpgid(0, 0);
+                // the lab may block SIGINT/SIGTERM for its signal thread; QEMU must not inherit that
+                let mut empty: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut empty);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
                 Ok(())
             });
         }
@@ -122,8 +129,8 @@ impl Guest {
         Ok(Guest { child: Some(child), console: cfg.console.to_path_buf(), started: Instant::now() })
     }
 
-    /// Wait for the guest to power off, killing it at `timeout`.
-    pub fn wait(mut self, timeout: Duration) -> Result<Outcome, LabError> {
+    /// Wait for the guest to power off, killing it at `timeout` or when `interrupt` is set.
+    pub fn wait(mut self, timeout: Duration, interrupt: &AtomicBool) -> Result<Outcome, LabError> {
         let mut child = self.child.take().expect("waited once");
         loop {
             let wall = self.started.elapsed();
@@ -139,6 +146,11 @@ impl Guest {
                     let _ = child.kill();
                     let _ = child.wait();
                     return Ok(Outcome::TimedOut { wall });
+                }
+                None if interrupt.load(Ordering::SeqCst) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Ok(Outcome::Interrupted { wall });
                 }
                 None => std::thread::sleep(Duration::from_millis(50)),
             }

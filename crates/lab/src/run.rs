@@ -46,6 +46,21 @@ pub struct LabOptions {
     pub cache: PathBuf,
     /// Keep each point's export files (they can be large sparse files).
     pub keep_disks: bool,
+    /// Set (by a signal handler) to stop: the running guest is killed, its servers
+    /// stopped, and the run ends with [`LabError::Interrupted`].
+    pub interrupt: Arc<AtomicBool>,
+}
+
+impl LabOptions {
+    /// Results under `out`, the default cache, disks removed, no interruption.
+    pub fn new(out: PathBuf) -> Self {
+        LabOptions {
+            out,
+            cache: image::cache_dir(),
+            keep_disks: false,
+            interrupt: Arc::new(AtomicBool::new(false)),
+        }
+    }
 }
 
 /// A whole lab run.
@@ -127,6 +142,9 @@ pub fn run_spec(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
         .map_err(|e| LabError::io(Path::new("/tmp"), e))?;
     let mut runs = Vec::new();
     for point in spec.points() {
+        if opts.interrupt.load(Ordering::SeqCst) {
+            return Err(LabError::Interrupted { point: point.label() });
+        }
         log(&format!("point {} ({}):", point.label(), prepared.accel.name()));
         let run = run_point(spec, opts, &prepared, &point, sockets.path(), log)?;
         log(&format!(
@@ -272,7 +290,7 @@ fn probe_kvm(
             accel: Accel::Kvm,
             console: &console,
         })?;
-        g.wait(KVM_PROBE_TIMEOUT)
+        g.wait(KVM_PROBE_TIMEOUT, &opts.interrupt)
     };
     let outcome = attempt();
     let accel = match &outcome {
@@ -465,7 +483,7 @@ fn run_point(
         accel: prep.accel,
         console: &console,
     })?;
-    let outcome = guest.wait(Duration::from_secs(spec.guest.timeout_s))?;
+    let outcome = guest.wait(Duration::from_secs(spec.guest.timeout_s), &opts.interrupt)?;
     let mut server = Vec::new();
     for s in served {
         let (stats, trace) = (s.stats.clone(), s.trace.clone());
@@ -509,6 +527,7 @@ fn run_point(
                 wall.as_secs_f64()
             )));
         }
+        Outcome::Interrupted { .. } => return Err(LabError::Interrupted { point: label.clone() }),
         Outcome::TimedOut { wall } => {
             return Err(guest_err(format!(
                 "the guest did not finish within guest.timeout_s = {} s and was killed after {:.1} s",

@@ -8,6 +8,7 @@
 //! ```toml
 //! name = "par-read"
 //! repeat = 1
+//! # pairs = [["noop", "bfq"], ["stream", "none"]]   # instead of the product of the lists
 //!
 //! [guest]
 //! kernel = "cloud"              # Debian kernel flavour: cloud | generic (has reiserfs)
