@@ -52,7 +52,8 @@ pub fn run(a: LabArgs) -> Result<()> {
             opts.cache = cache.unwrap_or_else(headway_lab::image::cache_dir);
             opts.keep_disks = keep_disks;
             // SIGINT/SIGTERM: the guest is killed, servers stopped, sockets removed
-            opts.interrupt = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
+            opts.interrupt =
+                headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
             let mut report = run_spec(&spec, &opts, &mut |line| eprintln!("lab: {line}"))?;
             eprintln!("lab: replaying each point's trace in the simulator (open and closed loop)");
             replay_checks(&spec, &mut report)?;

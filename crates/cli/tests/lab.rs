@@ -104,7 +104,9 @@ fn a_killed_guest_or_an_interrupted_lab_leaves_nothing_behind() {
     assert!(qemu_processes(dir.to_str().unwrap()).is_empty(), "QEMU killed");
     assert_eq!(sockets_left(&dir), Vec::<PathBuf>::new());
     for d in ["killed", "interrupted"] {
-        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("headway-lab-test-{}-{d}", std::process::id())));
+        let _ = std::fs::remove_dir_all(
+            std::env::temp_dir().join(format!("headway-lab-test-{}-{d}", std::process::id())),
+        );
     }
 }
 

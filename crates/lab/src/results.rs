@@ -265,6 +265,14 @@ pub struct Aggregate {
     pub runtime_ns: u64,
 }
 
+impl Aggregate {
+    /// `bytes` moved by `ios` requests in `secs`.
+    fn over(bytes: u64, ios: u64, secs: f64) -> Self {
+        let d = DirReport::of_bytes(bytes, ios, secs);
+        Aggregate { io_bytes: bytes, bw_bytes: d.bw_bytes, iops: d.iops, runtime_ns: (secs * 1e9) as u64 }
+    }
+}
+
 /// The headway disks as the guest saw them over the workload.
 #[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct DeviceReport {
@@ -384,10 +392,7 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
             fio = Some(j);
             let bytes: u64 = jobs.iter().map(|j| j.read.io_bytes + j.write.io_bytes).sum();
             let ios: u64 = jobs.iter().map(|j| j.read.total_ios + j.write.total_ios).sum();
-            let ms = fio_runtime_ms(&jobs);
-            let secs = ms as f64 / 1e3;
-            let d = DirReport::of_bytes(bytes, ios, secs);
-            Aggregate { io_bytes: bytes, bw_bytes: d.bw_bytes, iops: d.iops, runtime_ns: ms * 1_000_000 }
+            Aggregate::over(bytes, ios, fio_runtime_ms(&jobs) as f64 / 1e3)
         }
         "dd" => {
             let mut i = 0;
@@ -404,13 +409,7 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
                 i += 1;
             }
             let bytes: u64 = jobs.iter().map(|j| j.read.io_bytes).sum();
-            let d = DirReport::of_bytes(bytes, device.requests, workload_s);
-            Aggregate {
-                io_bytes: bytes,
-                bw_bytes: d.bw_bytes,
-                iops: d.iops,
-                runtime_ns: (workload_s * 1e9) as u64,
-            }
+            Aggregate::over(bytes, device.requests, workload_s)
         }
         "postmark" => {
             let p = parse_postmark(&text("postmark.report").ok_or("PostMark wrote no report")?)?;
@@ -424,16 +423,7 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
             postmark = Some(p);
             agg
         }
-        _ => {
-            let bytes = device.read_bytes + device.write_bytes;
-            let d = DirReport::of_bytes(bytes, device.requests, workload_s);
-            Aggregate {
-                io_bytes: bytes,
-                bw_bytes: d.bw_bytes,
-                iops: d.iops,
-                runtime_ns: (workload_s * 1e9) as u64,
-            }
-        }
+        _ => Aggregate::over(device.read_bytes + device.write_bytes, device.requests, workload_s),
     };
     Ok(Measured {
         jobs,
