@@ -33,6 +33,9 @@ enum LabCmd {
         /// Write the results (the `headway simulate` JSON shape plus `lab`) here
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Draw throughput per point to FILE.svg or FILE.png
+        #[arg(long, value_name = "FILE")]
+        plot: Option<PathBuf>,
         /// Keep each point's export files (sparse files as large as the export)
         #[arg(long)]
         keep_disks: bool,
@@ -45,7 +48,8 @@ enum LabCmd {
 
 pub fn run(a: LabArgs) -> Result<()> {
     match a.cmd {
-        LabCmd::Run { spec, out, json, keep_disks, cache } => {
+        LabCmd::Run { spec, out, json, plot, keep_disks, cache } => {
+            super::reproduce::check_plot_path(plot.as_deref())?;
             let spec = Spec::load(&spec)?;
             let out = out.unwrap_or_else(|| PathBuf::from("out/lab").join(&spec.name));
             let mut opts = LabOptions::new(out);
@@ -59,6 +63,9 @@ pub fn run(a: LabArgs) -> Result<()> {
             replay_checks(&spec, &mut report)?;
             let json = json.unwrap_or_else(|| opts.out.join("results.json"));
             super::write_output(&json, serde_json::to_vec_pretty(&report)?)?;
+            if let Some(path) = plot {
+                super::reproduce::plot(&path, &plot_outcome(&report))?;
+            }
             print!("{}", table(&report));
             eprintln!("lab: results in {} (per point: {}/points/)", json.display(), opts.out.display());
             Ok(())
@@ -128,6 +135,21 @@ pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Throughput per point, as `headway simulate --plot` draws runs.
+fn plot_outcome(r: &LabReport) -> headway_sim::reproduce::Outcome {
+    let mut o = headway_sim::reproduce::Outcome::of_report(&r.spec, &headway_sim::Report::new(Vec::new()));
+    o.x_label = "point (host scheduler, guest scheduler, file system, repeat)".into();
+    o.categories = r
+        .runs
+        .iter()
+        .map(|run| {
+            format!("{} / {} / {} / r{}", run.scheduler, run.lab.guest_scheduler, run.lab.fs, run.lab.repeat)
+        })
+        .collect();
+    o.series[0].values = r.runs.iter().map(|run| run.aggregate.bw_bytes as f64 / 1e6).collect();
+    o
 }
 
 /// One row per point, as `headway simulate` prints its runs.

@@ -115,6 +115,7 @@ fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
     let _one = one_guest();
     let out = tmpdir("smoke");
     let json = out.join("r.json");
+    let svg = out.join("r.svg");
     let spec = repo().join("experiments/lab/smoke.toml");
     let o = headway(&[
         "lab",
@@ -124,8 +125,12 @@ fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
         out.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "lab run failed:\n{}", stderr(&o));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.starts_with("<svg") && drawn.contains("<rect"), "a plot with bars");
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("stream") && table.contains("ext4") && table.contains("tcg"), "{table}");
     let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
