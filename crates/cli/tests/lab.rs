@@ -297,3 +297,66 @@ fn a_bad_spec_names_file_line_and_key() {
     assert!(e.contains("bad.toml:3: guest.guest_scheduler: unknown variant `cfq`"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn two_guests_share_one_server_each_on_its_own_part_of_the_disk() {
+    let _one = one_guest();
+    let dir = tmpdir("two");
+    let spec = dir.join("two.toml");
+    let job = repo().join("experiments/lab/smoke.fio");
+    std::fs::write(
+        &spec,
+        format!(
+            "[guest]\nfs = \"ext4\"\nguests = 2\nmemory_mb = 256\naccel = \"tcg\"\ntimeout_s = 300\n\
+             [headway]\nschedulers = \"stream\"\nsize = \"8G\"\n[workload]\nfio = {:?}\n",
+            job.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let json = dir.join("r.json");
+    let o = headway(&[
+        "lab",
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run = &r["runs"][0];
+    assert_eq!(run["lab"]["guests"], 2);
+    // each guest ran the whole job: its 32 MiB written and read back
+    for g in ["g0", "g1"] {
+        let job = |name: &str| {
+            run["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["jobname"] == format!("{g}/{name}"))
+                .cloned()
+                .unwrap()
+        };
+        assert_eq!(job("write")["write"]["io_bytes"], 32 << 20, "{g}");
+        assert_eq!(job("read")["read"]["io_bytes"], 32 << 20, "{g}");
+    }
+    assert_eq!(run["fio"].as_array().unwrap().len(), 2);
+    // two connections, one per guest, each inside its own half of the 8 GiB export
+    let half = (8u64 << 30) / 2 / 512;
+    let mut sectors: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for l in std::fs::read_to_string(run["server"][0]["trace"].as_str().unwrap()).unwrap().lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f[5] != "Q" || f[6].starts_with('F') {
+            continue;
+        }
+        let (s, n): (u64, u64) = (f[7].parse().unwrap(), f[9].parse().unwrap());
+        let e = sectors.entry(f[10].to_string()).or_insert((u64::MAX, 0));
+        *e = (e.0.min(s), e.1.max(s + n));
+    }
+    assert_eq!(sectors.len(), 2, "{sectors:?}");
+    let mut spans: Vec<(u64, u64)> = sectors.values().copied().collect();
+    spans.sort();
+    assert!(spans[0].1 <= half && spans[1].0 >= half, "each guest in its own half: {spans:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

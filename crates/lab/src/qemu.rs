@@ -52,6 +52,9 @@ pub struct GuestConfig<'a> {
     pub results: &'a Path,
     /// Unix sockets of the headway disks' servers, in disk order.
     pub sockets: &'a [PathBuf],
+    /// The part of every headway disk this guest sees, (offset, size) in bytes (several
+    /// guests on one server); `None`: the whole export.
+    pub part: Option<(u64, u64)>,
     pub memory_mb: u32,
     pub cpus: u32,
     pub accel: Accel,
@@ -78,8 +81,10 @@ impl GuestConfig<'_> {
         };
         drive(&mut c, TOOLS_SERIAL, self.tools.display().to_string(), ",readonly=on");
         drive(&mut c, RESULTS_SERIAL, self.results.display().to_string(), "");
+        let part = self.part.map_or(String::new(), |(offset, size)| format!(",offset={offset},size={size}"));
         for (i, s) in self.sockets.iter().enumerate() {
-            drive(&mut c, &disk_serial(i), format!("nbd:unix:{}", s.display()), ",cache=none,aio=threads");
+            let extra = format!(",cache=none,aio=threads{part}");
+            drive(&mut c, &disk_serial(i), format!("nbd:unix:{}", s.display()), &extra);
         }
         c
     }
@@ -223,6 +228,7 @@ mod tests {
             tools: p("/c/tools.img"),
             results: p("/o/results.img"),
             sockets: &socks,
+            part: Some((1 << 30, 1 << 30)),
             memory_mb: 768,
             cpus: 2,
             accel: Accel::Tcg,
@@ -234,6 +240,7 @@ mod tests {
         assert!(all.contains("-m 768 -smp 2"));
         assert!(all.contains("id=hw-tools,file=/c/tools.img,format=raw,if=none,readonly=on"));
         assert!(all.contains("id=hw-disk1,file=nbd:unix:/s/d1.sock,format=raw,if=none,cache=none"));
+        assert!(all.contains(",offset=1073741824,size=1073741824"), "the guest's part of the disk: {all}");
         assert!(all.contains("virtio-blk-pci,drive=hw-disk0,serial=hw-disk0"));
     }
 

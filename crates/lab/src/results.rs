@@ -295,6 +295,8 @@ pub struct LabInfo {
     pub guest_memory_mb: u32,
     pub guest_cpus: u32,
     pub guest_queue_depth: u32,
+    /// Guests sharing each server (each on its own part of the disks).
+    pub guests: u32,
     pub repeat: u32,
     /// Boot to power-off, host seconds.
     pub wall_s: f64,
@@ -355,6 +357,60 @@ pub struct Measured {
     pub workload_s: f64,
     pub steps: Vec<Step>,
     pub kernel: String,
+}
+
+/// Several guests' results as one run: their jobs (named `gN/JOB`), bytes over the longest
+/// guest's time, the disks' counters summed (utilisation averaged), fio's JSON as a list,
+/// PostMark's rates summed. One guest's results are returned as they are.
+pub fn merge_guests(mut guests: Vec<Measured>) -> Measured {
+    if guests.len() == 1 {
+        return guests.pop().expect("one");
+    }
+    let n = guests.len() as f64;
+    let secs = guests.iter().map(|m| m.aggregate.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
+    let bytes = guests.iter().map(|m| m.aggregate.io_bytes).sum();
+    let ios =
+        guests.iter().map(|m| (m.aggregate.iops * m.aggregate.runtime_ns as f64 / 1e9).round() as u64).sum();
+    let mut device = DeviceReport::default();
+    let mut jobs = Vec::new();
+    for (g, m) in guests.iter().enumerate() {
+        for j in &m.jobs {
+            jobs.push(JobReport { jobname: format!("g{g}/{}", j.jobname), ..j.clone() });
+        }
+        let d = &m.device;
+        device.requests += d.requests;
+        device.reads += d.reads;
+        device.read_bytes += d.read_bytes;
+        device.writes += d.writes;
+        device.write_bytes += d.write_bytes;
+        device.utilization += d.utilization / n;
+    }
+    let fio = guests
+        .iter()
+        .any(|m| m.fio.is_some())
+        .then(|| Json::Array(guests.iter().map(|m| m.fio.clone().unwrap_or(Json::Null)).collect()));
+    let postmark = guests.iter().filter_map(|m| m.postmark.clone()).reduce(|a, b| PostmarkReport {
+        total_s: a.total_s.max(b.total_s),
+        transactions_s: a.transactions_s.max(b.transactions_s),
+        transactions_per_s: a.transactions_per_s + b.transactions_per_s,
+        files_created_per_s: a.files_created_per_s + b.files_created_per_s,
+        files_read_per_s: a.files_read_per_s + b.files_read_per_s,
+        files_appended_per_s: a.files_appended_per_s + b.files_appended_per_s,
+        files_deleted_per_s: a.files_deleted_per_s + b.files_deleted_per_s,
+        read_bytes_per_s: a.read_bytes_per_s + b.read_bytes_per_s,
+        write_bytes_per_s: a.write_bytes_per_s + b.write_bytes_per_s,
+    });
+    let first = guests.swap_remove(0);
+    Measured {
+        jobs,
+        aggregate: Aggregate::over(bytes, ios, secs),
+        device,
+        fio,
+        postmark,
+        workload_s: guests.iter().map(|m| m.workload_s).fold(first.workload_s, f64::max),
+        steps: first.steps,
+        kernel: first.kernel,
+    }
 }
 
 /// Read the guest's files. `disks`: the guest device names of the headway disks (`vdc`),

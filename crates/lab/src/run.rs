@@ -285,6 +285,7 @@ fn probe_kvm(
             tools,
             results: &results,
             sockets: &[],
+            part: None,
             memory_mb: spec.guest.memory_mb,
             cpus: spec.guest.cpus,
             accel: Accel::Kvm,
@@ -460,8 +461,6 @@ fn run_point(
     .render();
     let initrd = dir.join("initramfs.cpio");
     write_initramfs(&initrd, &prep.base, &init, &files)?;
-    let results_img = dir.join("results.img");
-    make_sparse(&results_img, RESULTS_DISK_BYTES)?;
     let mut served = Vec::new();
     for i in 0..disks {
         let export = dir.join(format!("disk{i}.img"));
@@ -470,20 +469,45 @@ fn run_point(
         served.push(serve(spec, point, export, socket, dir.join(format!("trace{i}.blkparse")))?);
     }
     let socks: Vec<PathBuf> = served.iter().map(|s| s.socket.clone()).collect();
-    log(&format!("  {disks} server(s) up ({} on {}); booting the guest", point.scheduler, spec.headway.disk));
-    let console = dir.join("console.log");
-    let guest = Guest::start(&GuestConfig {
-        kernel: &prep.kernel.vmlinuz,
-        initramfs: &initrd,
-        tools: &prep.tools,
-        results: &results_img,
-        sockets: &socks,
-        memory_mb: spec.guest.memory_mb,
-        cpus: spec.guest.cpus,
-        accel: prep.accel,
-        console: &console,
-    })?;
-    let outcome = guest.wait(Duration::from_secs(spec.guest.timeout_s), &opts.interrupt)?;
+    // several guests on one server: each has its own equal part of every headway disk
+    // (1 MiB aligned), over its own NBD connection: a context of its own
+    let guests = spec.guest.guests as usize;
+    let part = (guests > 1).then(|| {
+        let bytes = spec.size.unwrap_or_else(|| capacity_bytes(&spec.headway.disk));
+        bytes / guests as u64 / (1 << 20) * (1 << 20)
+    });
+    let guest_dir = |g: usize| if guests == 1 { dir.clone() } else { dir.join(format!("guest{g}")) };
+    let mut running = Vec::new();
+    for g in 0..guests {
+        let gd = guest_dir(g);
+        std::fs::create_dir_all(&gd).map_err(|e| LabError::io(&gd, e))?;
+        let results_img = gd.join("results.img");
+        make_sparse(&results_img, RESULTS_DISK_BYTES)?;
+        let console = gd.join("console.log");
+        let guest = Guest::start(&GuestConfig {
+            kernel: &prep.kernel.vmlinuz,
+            initramfs: &initrd,
+            tools: &prep.tools,
+            results: &results_img,
+            sockets: &socks,
+            part: part.map(|p| (g as u64 * p, p)),
+            memory_mb: spec.guest.memory_mb,
+            cpus: spec.guest.cpus,
+            accel: prep.accel,
+            console: &console,
+        })?;
+        running.push((guest, results_img, console, gd));
+    }
+    log(&format!(
+        "  {disks} server(s) up ({} on {}); {guests} guest(s) booting",
+        point.scheduler, spec.headway.disk
+    ));
+    // they started together: each may take the whole timeout from its start
+    let mut ended = Vec::new();
+    for (guest, results_img, console, gd) in running.drain(..) {
+        let outcome = guest.wait(Duration::from_secs(spec.guest.timeout_s), &opts.interrupt)?;
+        ended.push((outcome, results_img, console, gd));
+    }
     let mut server = Vec::new();
     for s in served {
         let (stats, trace) = (s.stats.clone(), s.trace.clone());
@@ -507,45 +531,25 @@ fn run_point(
         }
     }
     let _ = std::fs::remove_file(&initrd);
-    let guest_err = |what: String| LabError::Guest {
-        point: label.clone(),
-        what,
-        console: console.clone(),
-        tail: console_tail(&console, CONSOLE_TAIL),
-    };
-    let wall = match outcome {
-        Outcome::Done { wall, status } if status == "ok" => wall,
-        Outcome::Done { status, .. } => return Err(guest_err(format!("the guest's run {status}"))),
-        Outcome::Ended { code, wall } => {
-            let log = crate::qemu::read_lossy(&console);
-            let why = match log.lines().find(|l| l.contains("Kernel panic")) {
-                Some(l) => format!("the guest kernel panicked: `{}`", l.trim()),
-                None => format!("QEMU exit {}", code.map_or("by signal".to_string(), |c| c.to_string())),
-            };
-            return Err(guest_err(format!(
-                "the guest stopped after {:.1} s without finishing ({why})",
-                wall.as_secs_f64()
-            )));
+    let mut measured = Vec::new();
+    let mut wall_s = 0f64;
+    for (g, (outcome, results_img, console, gd)) in ended.into_iter().enumerate() {
+        let who = if guests == 1 { label.clone() } else { format!("{label} guest {g}") };
+        let wall = guest_outcome(&who, outcome, &console, spec.guest.timeout_s)?;
+        wall_s = wall_s.max(wall.as_secs_f64());
+        let files = read_tar(&results_img).map_err(|msg| LabError::Results { point: who.clone(), msg })?;
+        let unpacked = gd.join("results");
+        std::fs::create_dir_all(&unpacked).map_err(|e| LabError::io(&unpacked, e))?;
+        for (name, data) in &files {
+            let p = unpacked.join(name);
+            std::fs::write(&p, data).map_err(|e| LabError::io(&p, e))?;
         }
-        Outcome::Interrupted { .. } => return Err(LabError::Interrupted { point: label.clone() }),
-        Outcome::TimedOut { wall } => {
-            return Err(guest_err(format!(
-                "the guest did not finish within guest.timeout_s = {} s and was killed after {:.1} s",
-                spec.guest.timeout_s,
-                wall.as_secs_f64()
-            )))
-        }
-    };
-    let files = read_tar(&results_img).map_err(|msg| LabError::Results { point: label.clone(), msg })?;
-    let unpacked = dir.join("results");
-    std::fs::create_dir_all(&unpacked).map_err(|e| LabError::io(&unpacked, e))?;
-    for (name, data) in &files {
-        let p = unpacked.join(name);
-        std::fs::write(&p, data).map_err(|e| LabError::io(&p, e))?;
+        let _ = std::fs::remove_file(&results_img);
+        measured.push(
+            measure(&files, spec.workload.kind()).map_err(|msg| LabError::Results { point: who, msg })?,
+        );
     }
-    let _ = std::fs::remove_file(&results_img);
-    let m = measure(&files, spec.workload.kind())
-        .map_err(|msg| LabError::Results { point: label.clone(), msg })?;
+    let m = crate::results::merge_guests(measured);
     Ok(LabRun {
         scheduler: point.scheduler.clone(),
         disk: spec.headway.disk.clone(),
@@ -561,8 +565,9 @@ fn run_point(
             guest_memory_mb: spec.guest.memory_mb,
             guest_cpus: spec.guest.cpus,
             guest_queue_depth: spec.guest.queue_depth,
+            guests: spec.guest.guests,
             repeat: point.repeat,
-            wall_s: wall.as_secs_f64(),
+            wall_s,
             workload_s: m.workload_s,
             steps: m.steps,
             dropped_options: dropped,
@@ -571,6 +576,36 @@ fn run_point(
         postmark: m.postmark,
         server,
     })
+}
+
+/// How long a guest ran, or why it failed (with its console's last lines).
+fn guest_outcome(who: &str, outcome: Outcome, console: &Path, timeout_s: u64) -> Result<Duration, LabError> {
+    let guest_err = |what: String| LabError::Guest {
+        point: who.to_string(),
+        what,
+        console: console.to_path_buf(),
+        tail: console_tail(console, CONSOLE_TAIL),
+    };
+    match outcome {
+        Outcome::Done { wall, status } if status == "ok" => Ok(wall),
+        Outcome::Done { status, .. } => Err(guest_err(format!("the guest's run {status}"))),
+        Outcome::Ended { code, wall } => {
+            let log = crate::qemu::read_lossy(console);
+            let why = match log.lines().find(|l| l.contains("Kernel panic")) {
+                Some(l) => format!("the guest kernel panicked: `{}`", l.trim()),
+                None => format!("QEMU exit {}", code.map_or("by signal".to_string(), |c| c.to_string())),
+            };
+            Err(guest_err(format!(
+                "the guest stopped after {:.1} s without finishing ({why})",
+                wall.as_secs_f64()
+            )))
+        }
+        Outcome::Interrupted { .. } => Err(LabError::Interrupted { point: who.to_string() }),
+        Outcome::TimedOut { wall } => Err(guest_err(format!(
+            "the guest did not finish within guest.timeout_s = {timeout_s} s and was killed after {:.1} s",
+            wall.as_secs_f64()
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -594,6 +629,7 @@ mod tests {
                 guest_memory_mb: 512,
                 guest_cpus: 1,
                 guest_queue_depth: 32,
+                guests: 1,
                 repeat: 0,
                 wall_s: 0.0,
                 workload_s: 0.0,

@@ -20,7 +20,7 @@
 //! cpus = 1
 //! queue_depth = 32              # requests the guest's virtio disk keeps in flight
 //! disks = 1                     # headway disks per guest
-//! guests = 1                    # guests per server (only 1 is run yet)
+//! guests = 1                    # guests per server, each on its own part of the disks
 //! timeout_s = 900               # the whole point; a guest past it is killed
 //! accel = "auto"                # auto (KVM when a probe boot works, else TCG) | kvm | tcg
 //! [guest.tunables]              # sysfs names: the scheduler's (iosched/) or the queue's
@@ -594,14 +594,6 @@ impl Spec {
                 return Err(err(key, format!("{v} is out of range {lo}..={hi}")));
             }
         }
-        if g.guests > 1 {
-            return Err(err(
-                "guest.guests",
-                "two or more guests on one server are not run yet (each needs its own part of the \
-                 shared drive); use 1"
-                    .into(),
-            ));
-        }
         let fss = g.fs.to_vec();
         if fss.is_empty() {
             return Err(err("guest.fs", "names no file system".into()));
@@ -849,8 +841,6 @@ mod tests {
         let e = parse("[guest]\nmemory_mb = 64\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (2, "guest.memory_mb"), "{e}");
         assert!(e.msg.contains("out of range"), "{e}");
-        let e = parse("[guest]\nguests = 2\n").unwrap_err();
-        assert_eq!((e.line, e.key.as_str()), (2, "guest.guests"), "{e}");
         let e = parse("[headway]\ndisk = \"floppy\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (2, "headway.disk"), "{e}");
         let e = parse("[headway]\nsize = \"12Q\"\n").unwrap_err();
