@@ -16,7 +16,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -283,8 +282,6 @@ pub fn tools_disk(tools: &BTreeSet<String>, cache: &Path) -> Result<PathBuf, Lab
         .arg(format!("{size_mb}M")))?;
     std::fs::rename(&tmp, &img).map_err(|e| LabError::io(&img, e))?;
     let _ = std::fs::remove_dir_all(&stage);
-    let mut f = std::fs::File::create(cache.join("tools.last")).map_err(|e| LabError::io(cache, e))?;
-    let _ = writeln!(f, "{}", img.display());
     Ok(img)
 }
 
