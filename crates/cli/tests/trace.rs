@@ -130,7 +130,7 @@ fn a_captured_trace_replays_every_request_in_both_formats() {
     let queued: Vec<&str> = text.lines().filter(|l| l.split(' ').nth(5) == Some("Q")).collect();
     let count =
         |rwbs: &[&str]| queued.iter().filter(|l| rwbs.contains(&l.split(' ').nth(6).unwrap())).count();
-    let (ios, flushes) = (count(&["R", "W", "WF"]) as u64, count(&["FN"]) as u64);
+    let (ios, flushes) = (count(&["R", "W", "WFS"]) as u64, count(&["FN"]) as u64);
     assert_eq!((ios, flushes, count(&["D"])), (SENT.0, SENT.1, 1), "{text}");
     assert_eq!(replay(&blk, "blkparse"), (ios, flushes, 2, 0), "{text}");
 

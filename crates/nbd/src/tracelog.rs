@@ -24,7 +24,8 @@
 //! nbd major), CPU 0, SEQ counting lines from 1, PID the connection and COMMAND
 //! `nbd-conn<PID>` (the replay's context key `command[pid]` is then one context per
 //! connection), ACTION `Q`, `D` or `C`. RWBS is `R` or `W` (a WRITE_ZEROES is a `W`), `D` for
-//! a trim, followed by `F` for FUA (`WF`); a flush is `FN 0 + 0`. SECTOR and NSECTORS are the
+//! a trim, followed by `F` for FUA; a FUA write is also `S`ynchronous (`WFS`), as the server's
+//! scheduler treats it and as blktrace shows one, so a replay schedules it so; a flush is `FN 0 + 0`. SECTOR and NSECTORS are the
 //! 512-byte sectors the request touches (the length rounded up, and widened when the offset
 //! is not sector-aligned). `headway replay` reads the `Q` lines: reads, writes and flushes;
 //! trims (`D`) are ignored and counted there.
@@ -146,7 +147,7 @@ impl Req {
         match (self.op, self.fua) {
             (Op::Read, _) => "R",
             (Op::Write | Op::WriteZeroes, false) => "W",
-            (Op::Write | Op::WriteZeroes, true) => "WF",
+            (Op::Write | Op::WriteZeroes, true) => "WFS",
             (Op::Trim, false) => "D",
             (Op::Trim, true) => "DF",
             (Op::Flush, _) => "FN",
@@ -360,9 +361,9 @@ mod tests {
         w.closed(Time(1_000_007_000), 1).unwrap();
         assert_eq!(
             text(w),
-            "43,0 0 1 0.000001500 1 Q WF 2048 + 8 [nbd-conn1]\n\
-             43,0 0 2 0.000002000 1 D WF 2048 + 8 [nbd-conn1]\n\
-             43,0 0 3 1.000002000 1 C WF 2048 + 8 [nbd-conn1]\n\
+            "43,0 0 1 0.000001500 1 Q WFS 2048 + 8 [nbd-conn1]\n\
+             43,0 0 2 0.000002000 1 D WFS 2048 + 8 [nbd-conn1]\n\
+             43,0 0 3 1.000002000 1 C WFS 2048 + 8 [nbd-conn1]\n\
              43,0 0 4 1.000003000 2 Q R 0 + 2 [nbd-conn2]\n\
              43,0 0 5 1.000004000 2 Q FN 0 + 0 [nbd-conn2]\n\
              43,0 0 6 1.000005000 1 Q D 0 + 2048 [nbd-conn1]\n\

@@ -28,14 +28,14 @@ print("ok")
 /// What [`SCRIPT`] sends, as blkparse records it: `(pid, rwbs, sector, sectors)`.
 const SENT: [(u32, &str, u64, u64); 8] = [
     (2, "W", 0, 128),
-    (2, "WF", 2048, 8),
+    (2, "WFS", 2048, 8),
     // 1000 bytes at byte 100 of sector 8195: sectors 8195 to 8197
     (3, "W", 8195, 3),
     (2, "R", 0, 128),
     (3, "R", 2048, 8),
     (2, "FN", 0, 0),
     (3, "D", 4096, 128),
-    (2, "WF", 6144, 16),
+    (2, "WFS", 6144, 16),
 ];
 
 /// Serve with `--trace` in `format`, connect once without a request, run [`SCRIPT`], stop;
