@@ -203,7 +203,7 @@ pub const FIG3_SS_REISERFS: (f64, f64, f64) = (2.0, 1.5, 2.5);
 /// Highest over lowest throughput under LS and LL: the paper's "minimal".
 pub const FIG3_LARGE_SPREAD_MAX: f64 = 1.15;
 
-/// The verdict of iopath-fig3 from PostMark transactions/s per workload, in [`FS4`] order.
+/// The verdict of iopath-fig3 from PostMark transactions/s per workload, in the order ext2, ext3, reiserfs, xfs.
 pub fn judge_fig3(tps: &[(&str, Vec<f64>)]) -> (Verdict, Vec<(String, String, String)>, Vec<String>) {
     let mut rows = Vec::new();
     let mut off = Vec::new();

@@ -4,8 +4,10 @@
 //! Per point, under `OUT/points/LABEL/`: `disk0.img` ... (the exports: sparse files of the
 //! export size, removed after the point unless kept), `trace0.blkparse` ... (every request
 //! each server received), `console.log`, `results.img` (the guest's tar) and `results/`
-//! (its files, unpacked). Sockets live in a private temporary directory removed when the
-//! run ends, however it ends.
+//! (its files, unpacked) — with several guests (`guests = N`), the last three per guest
+//! under `guestN/`, every guest on its own part of each export, all guests started
+//! together. Sockets live in a private temporary directory removed when the run ends,
+//! however it ends.
 //!
 //! The accelerator: with `accel = "auto"` a probe guest boots under KVM first (it must
 //! reach power-off within [`KVM_PROBE_TIMEOUT`]); if it does not, every point runs under
