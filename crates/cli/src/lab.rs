@@ -208,10 +208,11 @@ pub fn table(r: &LabReport) -> String {
     }
     if r.runs.iter().any(|run| run.server.iter().any(|srv| !srv.replay.is_empty())) {
         s += "\nmean service time of the drive's commands, emulated, and the server's trace replayed in\n\
-              the simulator (same model and scheduler; KS: largest gap between the two CDFs):\n";
+              the simulator (same model and scheduler; KS: largest gap between the two CDFs; busy:\n\
+              the drive's summed service time, which merging differently does not change):\n";
         s += &format!(
-            "{:<28} {:>4} {:>9} {:>9} {:>7} {:>5} {:>9} {:>7} {:>5}\n",
-            "point", "disk", "emul ms", "open ms", "diff", "KS", "closed ms", "diff", "KS"
+            "{:<28} {:>4} {:>9} {:>9} {:>7} {:>5} {:>7} {:>9} {:>7} {:>5} {:>7}\n",
+            "point", "disk", "emul ms", "open ms", "diff", "KS", "busy", "closed ms", "diff", "KS", "busy"
         );
         for run in &r.runs {
             let label =
@@ -221,10 +222,11 @@ pub fn table(r: &LabReport) -> String {
                 s += &format!("{label:<28} {i:>4} {emulated:>9.3}");
                 for c in &srv.replay {
                     s += &format!(
-                        " {:>9.3} {:>+6.1}% {:>5.2}",
+                        " {:>9.3} {:>+6.1}% {:>5.2} {:>+6.1}%",
                         c.mean_service_ns_simulated / 1e6,
                         c.mean_service_diff * 100.0,
-                        c.service_cdf_distance
+                        c.service_cdf_distance,
+                        c.busy_diff * 100.0
                     );
                 }
                 s += "\n";

@@ -137,6 +137,12 @@ pub struct ReplayComparison {
     pub mean_service_diff: f64,
     /// Kolmogorov-Smirnov distance between the two service-time distributions.
     pub service_cdf_distance: f64,
+    /// The drive's busy time, all commands' service summed, ns: unlike the mean, it does
+    /// not depend on how many requests each side merged into one command.
+    pub busy_ns_emulated: u64,
+    pub busy_ns_simulated: u64,
+    /// (simulated - emulated) / emulated
+    pub busy_diff: f64,
     pub mean_response_ns_emulated: f64,
     pub mean_response_ns_simulated: f64,
 }
@@ -149,6 +155,7 @@ pub fn compare(
     sim_mean_response_ns: f64,
 ) -> ReplayComparison {
     let (e, s) = (mean(&served.service_ns), mean(sim_service_ns));
+    let (be, bs): (u64, u64) = (served.service_ns.iter().sum(), sim_service_ns.iter().sum());
     ReplayComparison {
         mode: mode.to_string(),
         commands_emulated: served.service_ns.len(),
@@ -157,6 +164,9 @@ pub fn compare(
         mean_service_ns_simulated: s,
         mean_service_diff: if e > 0.0 { (s - e) / e } else { 0.0 },
         service_cdf_distance: ks_distance(&served.service_ns, sim_service_ns),
+        busy_ns_emulated: be,
+        busy_ns_simulated: bs,
+        busy_diff: if be > 0 { (bs as f64 - be as f64) / be as f64 } else { 0.0 },
         mean_response_ns_emulated: mean(&served.response_ns),
         mean_response_ns_simulated: sim_mean_response_ns,
     }
@@ -203,6 +213,10 @@ mod tests {
         assert_eq!(ks_distance(&[], &[1]), 0.0);
         let c = compare("open", &Served { service_ns: vec![10, 10], response_ns: vec![20] }, &[11, 11], 25.0);
         assert!((c.mean_service_diff - 0.1).abs() < 1e-12);
+        assert_eq!((c.busy_ns_emulated, c.busy_ns_simulated), (20, 22));
+        // the same busy time in fewer, longer commands: the means differ, the busy time not
+        let merged = compare("open", &Served { service_ns: vec![10, 10], response_ns: vec![] }, &[20], 0.0);
+        assert_eq!((merged.mean_service_diff, merged.busy_diff), (1.0, 0.0));
         assert_eq!(c.service_cdf_distance, 1.0);
     }
 }
