@@ -90,7 +90,7 @@ def test_replay_errors_name_file_and_line(trace_files, tmp_path):
 def valid(root):
     d = root / VALID
     if not d.is_dir():
-        pytest.skip(f"{d} (the DiskSim reference data) is not here")
+        pytest.fail(f"{d} (the DiskSim reference data, shared/reference beside the repository) is missing")
     return d
 
 

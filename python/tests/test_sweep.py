@@ -73,7 +73,9 @@ def test_local_engine_matches_the_cli(sweep_path, tmp_path):
 
 
 def test_dask_engine_equals_local_engine(sweep_path, tmp_path):
-    distributed = pytest.importorskip("dask.distributed")
+    # installed by `make python` (dask[distributed]); missing, the test fails
+    import dask.distributed as distributed
+
     local = headway.sweep(sweep_path)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
