@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use headway_disk::{DriveConfig, WriteCache};
+use headway_disk::DriveConfig;
 use headway_lab::served::{compare, read_served};
 use headway_lab::spec::{self, Spec};
 use headway_lab::{run_spec, LabOptions, LabReport};
@@ -79,18 +79,9 @@ pub fn run(a: LabArgs) -> Result<()> {
 pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
     let hw = &spec.headway;
     let disk = headway_disk::builtin(&hw.disk).context("the spec's disk model")?;
-    let mut settings = headway_sched::Settings::new();
-    for (k, v) in &hw.set {
-        settings.set(k, &v.to_string());
-    }
+    let settings = hw.settings();
     // the emulated drive of `headway serve`: the model with its default queue, the spec's cache
-    let drive = DriveConfig {
-        write_cache: match hw.write_cache {
-            spec::WriteCacheMode::Through => WriteCache::Through,
-            spec::WriteCacheMode::Back => WriteCache::Back,
-        },
-        ..DriveConfig::default()
-    };
+    let drive = DriveConfig { write_cache: hw.write_cache.model(), ..DriveConfig::default() };
     for run in &mut report.runs {
         for srv in &mut run.server {
             let trace = Path::new(&srv.trace);

@@ -116,25 +116,39 @@ impl Kernel {
         Ok(Kernel { release, package, vmlinuz, modules })
     }
 
-    /// The modules `wanted` and their prerequisites, in load order.
-    pub fn module_closure(&self, wanted: &[&str]) -> Result<Vec<(String, PathBuf)>, LabError> {
-        let idx = kmod::index(&self.modules.join("kernel")).map_err(|e| LabError::io(&self.modules, e))?;
+    /// The kernel's modules, read once: every `.ko` by name, and the built-in ones.
+    pub fn modules(&self) -> Result<Modules, LabError> {
+        let index = kmod::index(&self.modules.join("kernel")).map_err(|e| LabError::io(&self.modules, e))?;
         let builtin = std::fs::read_to_string(self.modules.join("modules.builtin"))
             .map(|t| kmod::builtin_names(&t))
             .unwrap_or_default();
+        Ok(Modules { index, builtin })
+    }
+}
+
+/// A kernel's modules ([`Kernel::modules`]).
+pub struct Modules {
+    index: BTreeMap<String, PathBuf>,
+    builtin: BTreeSet<String>,
+}
+
+impl Modules {
+    /// Is `module` there, built in or as a `.ko`?
+    pub fn has(&self, module: &str) -> bool {
+        let m = kmod::canonical(module);
+        self.index.contains_key(&m) || self.builtin.contains(&m)
+    }
+
+    /// The modules `wanted` and their prerequisites, in load order.
+    pub fn closure(&self, wanted: &[&str]) -> Result<Vec<(String, PathBuf)>, LabError> {
         // aliases are looked up in the crypto modules first (where soft prerequisites such as
         // ext4's `crypto-crc32c` point), then in every module
         let crypto = |p: &PathBuf| p.components().any(|c| c.as_os_str() == "crypto");
         let alias = |name: &str| {
-            kmod::provider(name, idx.iter().filter(|(_, p)| crypto(p)))
-                .or_else(|| kmod::provider(name, idx.iter().filter(|(_, p)| !crypto(p))))
+            kmod::provider(name, self.index.iter().filter(|(_, p)| crypto(p)))
+                .or_else(|| kmod::provider(name, self.index.iter().filter(|(_, p)| !crypto(p))))
         };
-        kmod::closure(&idx, &builtin, &alias, wanted).map_err(|msg| LabError::Kernel { msg })
-    }
-
-    /// Is `module` available (built in or as a `.ko`)?
-    pub fn has_module(&self, module: &str) -> bool {
-        self.module_closure(&[module]).is_ok()
+        kmod::closure(&self.index, &self.builtin, &alias, wanted).map_err(|msg| LabError::Kernel { msg })
     }
 }
 

@@ -161,10 +161,6 @@ impl Guest {
             }
         }
     }
-
-    pub fn console(&self) -> &Path {
-        &self.console
-    }
 }
 
 impl Drop for Guest {

@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use headway_nbd::tracelog::{TraceConfig, TraceFormat};
 use headway_nbd::{BackendKind, ContextMode, Listen, ServeConfig, Server};
-use headway_sched::Settings;
 use serde::Serialize;
 
 use crate::fio_job::{for_guest, Target};
@@ -188,16 +187,14 @@ fn modules_for(spec: &Spec) -> Vec<(&'static str, &'static str)> {
 fn tools_for(spec: &Spec) -> BTreeSet<String> {
     let mut t: BTreeSet<String> =
         spec.guest.fs.to_vec().iter().filter_map(|f| f.mkfs()).map(String::from).collect();
-    match &spec.workload {
-        Workload::Fio { .. } => t.insert("fio".into()),
-        Workload::Postmark(_) => t.insert("postmark".into()),
-        Workload::Dd(_) => t.insert("dd".into()),
-        Workload::Steps(_) => false,
+    let programs: &[&str] = match &spec.workload {
+        Workload::Fio { .. } => &["fio"],
+        Workload::Postmark(_) => &["postmark"],
+        Workload::Dd(_) => &["dd"],
+        // shell steps may use either
+        Workload::Steps(_) => &["fio", "dd"],
     };
-    // shell steps may use any of them
-    if matches!(spec.workload, Workload::Steps(_)) {
-        t.extend(["fio", "dd"].map(String::from));
-    }
+    t.extend(programs.iter().map(|p| p.to_string()));
     t
 }
 
@@ -206,8 +203,9 @@ fn prepare(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
     let kernel = Kernel::fetch(spec.guest.kernel, &opts.cache)?;
     log(&format!("  {} ({})", kernel.release, kernel.package));
     let wanted = modules_for(spec);
+    let available = kernel.modules()?;
     for (m, key) in &wanted {
-        if !kernel.has_module(m) {
+        if !available.has(m) {
             return Err(LabError::Unsupported {
                 spec: spec.path.clone(),
                 key: key.to_string(),
@@ -224,7 +222,7 @@ fn prepare(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
         }
     }
     let names: Vec<&str> = wanted.iter().map(|(m, _)| *m).collect();
-    let modules = kernel.module_closure(&names)?;
+    let modules = available.closure(&names)?;
     let base = image::base_initramfs(&modules)?;
     let tools = image::tools_disk(&tools_for(spec), &opts.cache)?;
     let accel = match spec.guest.accel {
@@ -349,21 +347,22 @@ struct Served {
 }
 
 impl Served {
-    fn stop(mut self) -> Result<(), headway_nbd::ServeError> {
+    /// Stop the server (once) and remove its socket; what its `run` returned.
+    fn halt(&mut self) -> Result<(), headway_nbd::ServeError> {
         self.stop.store(true, Ordering::SeqCst);
-        let r = self.thread.take().map(|t| t.join().expect("server thread panicked")).unwrap_or(Ok(()));
+        let r = self.thread.take().map_or(Ok(()), |t| t.join().expect("server thread panicked"));
         let _ = std::fs::remove_file(&self.socket);
         r
+    }
+
+    fn stop(mut self) -> Result<(), headway_nbd::ServeError> {
+        self.halt()
     }
 }
 
 impl Drop for Served {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let _ = std::fs::remove_file(&self.socket);
+        let _ = self.halt();
     }
 }
 
@@ -384,20 +383,13 @@ fn serve(
     cfg.size = Some(spec.size.unwrap_or_else(|| capacity_bytes(&hw.disk)));
     cfg.backend = BackendKind::Emulated(hw.disk.clone());
     cfg.scheduler = point.scheduler.clone();
-    let mut settings = Settings::new();
-    for (k, v) in &hw.set {
-        settings.set(k, &v.to_string());
-    }
-    cfg.settings = settings;
+    cfg.settings = hw.settings();
     cfg.context = match hw.context {
         spec::Context::Connection => ContextMode::Connection,
         spec::Context::None => ContextMode::None,
     };
     cfg.queue_depth = hw.queue_depth;
-    cfg.write_cache = match hw.write_cache {
-        spec::WriteCacheMode::Through => headway_disk::WriteCache::Through,
-        spec::WriteCacheMode::Back => headway_disk::WriteCache::Back,
-    };
+    cfg.write_cache = hw.write_cache.model();
     cfg.trace = Some(TraceConfig { path: trace.clone(), format: TraceFormat::Blkparse });
     let server = Server::bind(cfg).map_err(|source| LabError::Serve { point: point.label(), source })?;
     let stats = server.stats();
@@ -425,7 +417,6 @@ fn run_point(
     let disks = spec.guest.disks as usize;
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut dropped = Vec::new();
-    let (dd_size, dd_bs);
     let work = match &spec.workload {
         Workload::Fio { text, .. } => {
             // fio expands `${VAR}` from its environment; the guest's init exports D0, D1, ...
@@ -443,9 +434,8 @@ fn run_point(
             GuestWork::Postmark(p)
         }
         Workload::Dd(d) => {
-            dd_size = headway_nbd::parse_size(&d.size).expect("checked by the spec");
-            dd_bs = headway_nbd::parse_size(&d.bs).expect("checked by the spec");
-            GuestWork::Dd(d, dd_size, dd_bs)
+            let size = |s: &str| headway_nbd::parse_size(s).expect("checked by the spec");
+            GuestWork::Dd(d, size(&d.size), size(&d.bs))
         }
         Workload::Steps(s) => GuestWork::Steps(s),
     };

@@ -334,6 +334,16 @@ pub enum WriteCacheMode {
     Back,
 }
 
+impl WriteCacheMode {
+    /// The drive model's setting.
+    pub fn model(self) -> headway_disk::WriteCache {
+        match self {
+            WriteCacheMode::Through => headway_disk::WriteCache::Through,
+            WriteCacheMode::Back => headway_disk::WriteCache::Back,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HeadwaySpec {
@@ -345,6 +355,17 @@ pub struct HeadwaySpec {
     /// Export size (`64G`); `None`: the drive model's capacity.
     pub size: Option<String>,
     pub set: BTreeMap<String, Value>,
+}
+
+impl HeadwaySpec {
+    /// `set` as the schedulers' settings (what `--set NAME=VALUE` gives).
+    pub fn settings(&self) -> headway_sched::Settings {
+        let mut s = headway_sched::Settings::new();
+        for (k, v) in &self.set {
+            s.set(k, &v.to_string());
+        }
+        s
+    }
 }
 
 impl Default for HeadwaySpec {
@@ -563,16 +584,10 @@ impl Spec {
                     guests.push(*g);
                 }
             }
-            if text.lines().any(|l| {
-                let k = l.trim().split('=').next().unwrap_or("").trim();
-                k == "schedulers" || k == "guest_scheduler"
-            }) {
-                let key = if key_line(text, "headway.schedulers") > 0 {
-                    "headway.schedulers"
-                } else {
-                    "guest.guest_scheduler"
-                };
-                return Err(err(key, "give `pairs` or the scheduler lists, not both".into()));
+            for key in ["headway.schedulers", "guest.guest_scheduler"] {
+                if key_line(text, key) > 0 {
+                    return Err(err(key, "give `pairs` or the scheduler lists, not both".into()));
+                }
             }
             raw.headway.schedulers = OneOrMany::Many(hosts);
             raw.guest.guest_scheduler = OneOrMany::Many(guests);
