@@ -204,7 +204,11 @@ fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
     // -0.8% and -2.9% on two runs); the closed-loop replay is reported too.
     let replays = server["replay"].as_array().unwrap();
     let open = replays.iter().find(|c| c["mode"] == "open").unwrap();
-    assert_eq!(open["commands_simulated"], open["commands_emulated"], "{open}");
+    // the same commands, give or take a merge: whether two queued requests become one
+    // command depends on timing the replay reproduces only closely (seen: 418 against 419)
+    let (sim, emu) =
+        (open["commands_simulated"].as_f64().unwrap(), open["commands_emulated"].as_f64().unwrap());
+    assert!((sim - emu).abs() <= 0.02 * emu, "{open}");
     let diff = open["mean_service_diff"].as_f64().unwrap();
     assert!(
         diff.abs() <= 0.05,
