@@ -70,11 +70,17 @@ fn run_lab(fig: &LabFigure, out: &Path, scale: Scale) -> Result<()> {
     let mut opts = headway_lab::LabOptions::new(out.to_path_buf());
     opts.interrupt = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
     let lab_scale = if scale == Scale::Quick { lab_figures::Scale::Quick } else { lab_figures::Scale::Full };
-    let data = (fig.run)(lab_scale, &opts, &mut |line| eprintln!("lab: {line}"))?;
-    let o = outcome_of(data);
-    write(out, &o)?;
-    println!("{}: {}", o.id, o.verdict);
-    println!("wrote {}", out.join(format!("{}.{{json,svg,png,md}}", o.id)).display());
+    let figures = (fig.run)(lab_scale, &opts, &mut |line| eprintln!("lab: {line}"))?;
+    if !figures.iter().any(|d| d.id == fig.id) {
+        bail!("the lab's runs for {} produced no figure {}", fig.id, fig.id);
+    }
+    // the runs may measure several figures (iopath-fig2 to 6): each is written
+    for data in figures {
+        let o = outcome_of(data);
+        write(out, &o)?;
+        println!("{}: {}", o.id, o.verdict);
+        println!("wrote {}", out.join(format!("{}.{{json,svg,png,md}}", o.id)).display());
+    }
     Ok(())
 }
 

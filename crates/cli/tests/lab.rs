@@ -163,6 +163,21 @@ fn smoke_spec_boots_makes_ext4_runs_fio_and_its_trace_replays() {
     assert!(server["reads"].as_u64().unwrap() >= 200, "{server}");
     assert!(run["aggregate"]["bw_bytes"].as_u64().unwrap() > 0);
     assert!(run["device"]["requests"].as_u64().unwrap() > 0);
+    // the trace's markers bound the workload: between them the server received exactly the
+    // bytes the guest's disk counters say it sent (measured: equal to the byte)
+    let w = &server["workload"];
+    assert_eq!(w["marked"], true, "{w}");
+    assert!(w["from_s"].as_f64().unwrap() < w["to_s"].as_f64().unwrap(), "{w}");
+    for dir in ["read_bytes", "write_bytes"] {
+        assert_eq!(w[dir], run["device"][dir], "{dir}: server {w}, guest {}", run["device"]);
+    }
+    // what reached the drive is what arrived, at most merged into fewer commands
+    assert_eq!(
+        w["drive_read_bytes"].as_u64().unwrap() + w["drive_write_bytes"].as_u64().unwrap(),
+        w["read_bytes"].as_u64().unwrap() + w["write_bytes"].as_u64().unwrap(),
+        "{w}"
+    );
+    assert!(w["drive_reads"].as_u64().unwrap() <= w["reads"].as_u64().unwrap(), "{w}");
     // the trace replays: one replayed request per data request the server received
     let trace = server["trace"].as_str().unwrap();
     let rj = out.join("replay.json");
@@ -363,4 +378,44 @@ fn two_guests_share_one_server_each_on_its_own_part_of_the_disk() {
     spans.sort();
     assert!(spans[0].1 <= half && spans[1].0 >= half, "each guest in its own half: {spans:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The dd workload through a file system (htbs-fig4's runs): coreutils' dd in the guest,
+/// its files laid out first, every reader's bytes and time read back.
+#[test]
+fn dd_readers_through_ext3_report_each_readers_bytes() {
+    let _one = one_guest();
+    let dir = tmpdir("dd");
+    let spec = dir.join("dd.toml");
+    std::fs::write(
+        &spec,
+        "[guest]\nfs = \"ext3\"\nmemory_mb = 256\naccel = \"tcg\"\ntimeout_s = 300\n\
+         [headway]\ndisk = \"hd080hj\"\nschedulers = \"htbs\"\ncontext = \"connection\"\nsize = \"2G\"\n\
+         [workload.dd]\nreaders = 2\nsize = \"8M\"\nbs = \"4k\"\n",
+    )
+    .unwrap();
+    let json = dir.join("r.json");
+    let o = headway(&[
+        "lab",
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run = &r["runs"][0];
+    let jobs = run["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    for j in jobs {
+        assert_eq!(j["read"]["io_bytes"], 8 << 20, "{j}");
+        assert!(j["job_runtime"].as_u64().unwrap() > 0, "{j}");
+    }
+    assert_eq!(run["aggregate"]["io_bytes"], 16 << 20);
+    // the readers' files came from the disk (the page cache was dropped after laying out)
+    let w = &run["server"][0]["workload"];
+    assert_eq!(w["marked"], true, "{w}");
+    assert!(w["read_bytes"].as_u64().unwrap() >= 16 << 20, "{w}");
 }

@@ -220,6 +220,7 @@ pub fn package_of(tool: &str) -> &'static str {
         "mkfs.xfs" => "xfsprogs",
         "mkfs.reiserfs" => "reiserfsprogs",
         "dd" => "coreutils",
+        "as" | "ld" | "ld.bfd" | "objdump" => "binutils",
         _ => "the one that provides it",
     }
 }

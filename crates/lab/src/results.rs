@@ -323,6 +323,8 @@ pub struct ServerReport {
     pub idle_wait_ns: u64,
     /// The request log (`headway replay FILE --format blkparse`).
     pub trace: String,
+    /// The workload's part of the log: what arrived and what went to the drive.
+    pub workload: crate::served::WorkloadCounts,
     /// The same requests replayed in the simulator on the same model (filled in by the
     /// caller that has the simulator: `headway lab run`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

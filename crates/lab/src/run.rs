@@ -195,6 +195,7 @@ fn tools_for(spec: &Spec) -> BTreeSet<String> {
         Workload::Steps(_) => &["fio", "dd"],
     };
     t.extend(programs.iter().map(|p| p.to_string()));
+    t.extend(spec.tools.iter().cloned());
     t
 }
 
@@ -500,10 +501,19 @@ fn run_point(
         let outcome = guest.wait(Duration::from_secs(spec.guest.timeout_s), &opts.interrupt)?;
         ended.push((outcome, results_img, console, gd));
     }
+    // the workload's markers: each guest's last sectors (run.rs's parts; script.rs's mark)
+    let disk_bytes = spec.size.unwrap_or_else(|| capacity_bytes(&spec.headway.disk));
+    let ends_of_parts: Vec<u64> =
+        (0..guests as u64).map(|g| part.map_or(disk_bytes, |p| (g + 1) * p) / 512).collect();
+    let begins: Vec<u64> = ends_of_parts.iter().map(|e| e - 8 * crate::script::BEGIN_MARK_FROM_END).collect();
+    let ends: Vec<u64> = ends_of_parts.iter().map(|e| e - 8 * crate::script::END_MARK_FROM_END).collect();
     let mut server = Vec::new();
     for s in served {
         let (stats, trace) = (s.stats.clone(), s.trace.clone());
         s.stop().map_err(|source| LabError::Serve { point: label.clone(), source })?;
+        let workload = crate::served::read_served(&trace)
+            .map_err(|msg| LabError::Results { point: label.clone(), msg })?
+            .workload(&begins, &ends);
         let w = stats.total();
         server.push(ServerReport {
             reads: w.reads,
@@ -514,6 +524,7 @@ fn run_point(
             mean_latency_ns: w.latency.mean(),
             idle_wait_ns: w.idle_wait_ns,
             trace: trace.display().to_string(),
+            workload,
             replay: Vec::new(),
         });
     }

@@ -6,7 +6,9 @@
 //! order; mount the tools disk and point the dynamic loader at it; set the guest scheduler
 //! and its tunables on every headway disk (read back: a scheduler the kernel did not take
 //! fails the run); make and mount the file system; drop the page cache; run the workload
-//! with `/proc/diskstats` read before and after; unmount; write `/results` as a tar onto the
+//! with `/proc/diskstats` read before and after, and bounded in the servers' traces by
+//! markers: a read of each headway disk's last 4 KiB block just before the workload and
+//! of the one before it just after ([`BEGIN_MARK_FROM_END`], [`END_MARK_FROM_END`]); unmount; write `/results` as a tar onto the
 //! results disk; power off.
 //!
 //! Each step's output goes to `/results/NAME.out` and its start and end (the guest's
@@ -29,6 +31,11 @@ pub fn disk_serial(i: usize) -> String {
 /// Printed on the console by the guest at the end of a completed run.
 pub const DONE_MARK: &str = "HEADWAY-DONE";
 pub const STEP_MARK: &str = "HEADWAY-STEP";
+
+/// The workload's bounds in a server's trace: reads of the 4 KiB block this many blocks from
+/// the end of the guest's disk (1: the last block, read just before the workload; 2: just after).
+pub const BEGIN_MARK_FROM_END: u64 = 1;
+pub const END_MARK_FROM_END: u64 = 2;
 
 /// What the guest runs after mounting (already expanded for the guest).
 pub enum GuestWork<'a> {
@@ -114,31 +121,36 @@ impl InitScript<'_> {
             let _ = writeln!(s, "HEADWAY_DIR={}\nexport HEADWAY_DIR", dirs[0]);
         }
         s.push_str("sync; echo 3 > /proc/sys/vm/drop_caches\n");
-        s.push_str("cat /proc/diskstats > /results/diskstats.before\n");
+        let begin = format!("mark {BEGIN_MARK_FROM_END}; cat /proc/diskstats > /results/diskstats.before\n");
+        let begin = begin.as_str();
         match &self.work {
             GuestWork::Fio => {
+                s.push_str(begin);
                 s.push_str(
                     "step workload fio --output-format=json --output=/results/fio.json /work/job.fio\n",
                 );
             }
             GuestWork::Postmark(_) => {
+                s.push_str(begin);
                 s.push_str("step workload postmark /work/postmark.pmrc\n");
             }
             GuestWork::Dd(d, size, bs) => {
+                // coreutils' dd from the tools disk, by path: the shell prefers busybox's
+                // applet, which prints no summary line (bytes, seconds)
                 let count = size.div_ceil(*bs);
                 let drop = if d.drop_caches { "sync; echo 3 > /proc/sys/vm/drop_caches" } else { "true" };
                 if self.fs == Fs::Raw {
-                    let _ = writeln!(s, "dd_read() {{ dd if=$HEADWAY_DISK of=/dev/null bs={bs} count={count} skip=$(( $1 * {count} )) 2> /results/dd$1.out; }}");
+                    let _ = writeln!(s, "dd_read() {{ /tools/bin/dd if=$HEADWAY_DISK of=/dev/null bs={bs} count={count} skip=$(( $1 * {count} )) 2> /results/dd$1.out; }}");
                 } else {
-                    let _ = writeln!(s, "dd_write() {{ dd if=/dev/zero of=$HEADWAY_DIR/dd$1 bs={bs} count={count} conv=fsync 2> /results/ddw$1.out; }}");
+                    let _ = writeln!(s, "dd_write() {{ /tools/bin/dd if=/dev/zero of=$HEADWAY_DIR/dd$1 bs={bs} count={count} conv=fsync 2> /results/ddw$1.out; }}");
                     let _ = writeln!(
                         s,
-                        "dd_read() {{ dd if=$HEADWAY_DIR/dd$1 of=/dev/null bs={bs} count={count} 2> /results/dd$1.out; }}"
+                        "dd_read() {{ /tools/bin/dd if=$HEADWAY_DIR/dd$1 of=/dev/null bs={bs} count={count} 2> /results/dd$1.out; }}"
                     );
                     let _ = writeln!(s, "lay_out() {{ i=0; while [ $i -lt {} ]; do dd_write $i || return 1; i=$((i+1)); done; }}", d.readers);
                     s.push_str("step layout lay_out\n");
                 }
-                let _ = writeln!(s, "{drop}\ncat /proc/diskstats > /results/diskstats.before");
+                let _ = writeln!(s, "{drop}\n{}", begin.trim_end());
                 let _ = writeln!(
                     s,
                     "readers() {{ i=0; while [ $i -lt {} ]; do dd_read $i & i=$((i+1)); done; wait; }}",
@@ -147,13 +159,14 @@ impl InitScript<'_> {
                 s.push_str("step workload readers\n");
             }
             GuestWork::Steps(steps) => {
+                s.push_str(begin);
                 for (i, cmd) in steps.iter().enumerate() {
                     let _ = writeln!(s, "step workload{i} sh -c {}", quote(cmd));
                 }
             }
             GuestWork::Nothing => {}
         }
-        s.push_str("cat /proc/diskstats > /results/diskstats.after\n");
+        let _ = writeln!(s, "cat /proc/diskstats > /results/diskstats.after; mark {END_MARK_FROM_END}");
         for (i, mp) in dirs.iter().enumerate() {
             let _ = writeln!(s, "step umount{i} umount {mp}");
         }
@@ -214,6 +227,16 @@ step() {
   rc=$?
   echo "$name $t0 $(up) $rc" >> /results/steps
   [ $rc -eq 0 ] || fail $name $rc
+}
+# the workload's bounds in the servers' traces: a read of 4 KiB block size-$1 of every
+# headway disk (1: the last block, before; 2: the one before it, after), out of a dropped
+# page cache so that it reaches the disk
+mark() {
+  echo 1 > /proc/sys/vm/drop_caches
+  for d in $HEADWAY_DISKS; do
+    n=$(cat /sys/class/block/${d#/dev/}/size)
+    dd if=$d of=/dev/null bs=4096 count=1 skip=$((n / 8 - $1)) iflag=direct 2>/dev/null
+  done
 }
 "#;
 

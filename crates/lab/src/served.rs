@@ -24,6 +24,93 @@ pub struct Served {
     pub service_ns: Vec<u64>,
     /// Response time of each read or write request, ns, in completion order.
     pub response_ns: Vec<u64>,
+    /// Every completed read or write, in completion order.
+    pub requests: Vec<Request>,
+}
+
+/// One read or write as the trace has it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub arrival_ns: u64,
+    pub dispatch_ns: u64,
+    pub complete_ns: u64,
+    pub write: bool,
+    pub sector: u64,
+    pub sectors: u64,
+}
+
+/// What reached the server, and what it sent to the drive, between the workload's
+/// markers (the whole trace when the markers are missing).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorkloadCounts {
+    /// Whether both markers were found (else: the whole trace).
+    pub marked: bool,
+    /// The window, seconds from the server's start.
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Requests that arrived in the window.
+    pub reads: u64,
+    pub read_bytes: u64,
+    pub writes: u64,
+    pub write_bytes: u64,
+    /// Commands dispatched to the drive in the window (requests dispatched together are one
+    /// command: the scheduler merged them).
+    pub drive_reads: u64,
+    pub drive_read_bytes: u64,
+    pub drive_writes: u64,
+    pub drive_write_bytes: u64,
+}
+
+impl Served {
+    /// The workload's window: from the completion of the first begin marker (a read starting
+    /// at a sector in `begins`) to the arrival of the last end marker (in `ends`).
+    pub fn window(&self, begins: &[u64], ends: &[u64]) -> Option<(u64, u64)> {
+        let marker = |r: &&Request, at: &[u64]| !r.write && at.contains(&r.sector);
+        let from = self.requests.iter().filter(|r| marker(r, begins)).map(|r| r.complete_ns).min()?;
+        let to = self.requests.iter().filter(|r| marker(r, ends)).map(|r| r.arrival_ns).max()?;
+        (from <= to).then_some((from, to))
+    }
+
+    /// [`WorkloadCounts`] between the markers.
+    pub fn workload(&self, begins: &[u64], ends: &[u64]) -> WorkloadCounts {
+        let window = self.window(begins, ends);
+        let (from, to) = window.unwrap_or((0, u64::MAX));
+        let mut c = WorkloadCounts { marked: window.is_some(), ..WorkloadCounts::default() };
+        // dispatch time -> (write, bytes) of the command
+        let mut commands: BTreeMap<u64, (bool, u64)> = BTreeMap::new();
+        let mut first = u64::MAX;
+        let mut last = 0;
+        for r in &self.requests {
+            let bytes = r.sectors * 512;
+            if r.arrival_ns > from && r.arrival_ns < to {
+                first = first.min(r.arrival_ns);
+                last = last.max(r.complete_ns);
+                if r.write {
+                    c.writes += 1;
+                    c.write_bytes += bytes;
+                } else {
+                    c.reads += 1;
+                    c.read_bytes += bytes;
+                }
+            }
+            if r.dispatch_ns > from && r.dispatch_ns < to {
+                commands.entry(r.dispatch_ns).or_insert((r.write, 0)).1 += bytes;
+            }
+        }
+        for (write, bytes) in commands.into_values() {
+            if write {
+                c.drive_writes += 1;
+                c.drive_write_bytes += bytes;
+            } else {
+                c.drive_reads += 1;
+                c.drive_read_bytes += bytes;
+            }
+        }
+        let (from, to) = window.unwrap_or((if first == u64::MAX { 0 } else { first }, last));
+        c.from_s = from as f64 / 1e9;
+        c.to_s = to as f64 / 1e9;
+        c
+    }
 }
 
 /// Seconds with up to nine decimals, as ns.
@@ -83,6 +170,14 @@ pub fn parse_served(text: &str) -> Result<Served, (usize, String)> {
                 let (arrived, dispatched) = q.remove(at).expect("found");
                 let dispatched = dispatched.expect("found dispatched");
                 out.response_ns.push(t.saturating_sub(arrived));
+                out.requests.push(Request {
+                    arrival_ns: arrived,
+                    dispatch_ns: dispatched,
+                    complete_ns: t,
+                    write: rwbs.starts_with('W'),
+                    sector,
+                    sectors: len,
+                });
                 let c = commands.entry(dispatched).or_insert(t);
                 *c = (*c).max(t);
             }
@@ -198,6 +293,48 @@ mod tests {
     }
 
     #[test]
+    fn workload_counts_lie_between_the_markers() {
+        // a request before the begin marker (sector 99) and one after the end marker (98)
+        // are left out; two reads merged into one command count as one drive read
+        let t = "\
+43,0 0 1 0.5 1 Q W 0 + 8 [c]
+43,0 0 2 0.5 1 D W 0 + 8 [c]
+43,0 0 3 0.6 1 C W 0 + 8 [c]
+43,0 0 4 1.0 1 Q R 99 + 8 [c]
+43,0 0 5 1.0 1 D R 99 + 8 [c]
+43,0 0 6 1.1 1 C R 99 + 8 [c]
+43,0 0 7 1.2 1 Q R 0 + 8 [c]
+43,0 0 8 1.2 1 Q R 8 + 8 [c]
+43,0 0 9 1.3 1 D R 0 + 8 [c]
+43,0 0 10 1.3 1 D R 8 + 8 [c]
+43,0 0 11 1.4 1 C R 0 + 8 [c]
+43,0 0 12 1.4 1 C R 8 + 8 [c]
+43,0 0 13 1.5 1 Q W 16 + 16 [c]
+43,0 0 14 1.5 1 D W 16 + 16 [c]
+43,0 0 15 1.6 1 C W 16 + 16 [c]
+43,0 0 16 2.0 1 Q R 98 + 8 [c]
+43,0 0 17 2.0 1 D R 98 + 8 [c]
+43,0 0 18 2.1 1 C R 98 + 8 [c]
+43,0 0 19 2.2 1 Q W 0 + 8 [c]
+43,0 0 20 2.2 1 D W 0 + 8 [c]
+43,0 0 21 2.3 1 C W 0 + 8 [c]
+";
+        let s = parse_served(t).unwrap();
+        let c = s.workload(&[99], &[98]);
+        assert!(c.marked);
+        assert_eq!((c.from_s, c.to_s), (1.1, 2.0));
+        assert_eq!((c.reads, c.read_bytes, c.writes, c.write_bytes), (2, 8192, 1, 8192));
+        assert_eq!(
+            (c.drive_reads, c.drive_read_bytes, c.drive_writes, c.drive_write_bytes),
+            (1, 8192, 1, 8192)
+        );
+        // without markers: the whole trace, markers and all
+        let all = s.workload(&[7], &[6]);
+        assert!(!all.marked);
+        assert_eq!((all.reads, all.writes, all.drive_reads, all.drive_writes), (4, 3, 3, 3));
+    }
+
+    #[test]
     fn a_completion_without_its_dispatch_is_an_error_with_its_line() {
         let e = parse_served("43,0 0 1 0.1 1 Q R 0 + 8 [c]\n43,0 0 2 0.2 1 C R 0 + 8 [c]\n").unwrap_err();
         assert_eq!(e.0, 2);
@@ -211,11 +348,16 @@ mod tests {
         // F_a(2) = 1, F_b(2) = 0.5
         assert!((ks_distance(&[1, 2], &[1, 3]) - 0.5).abs() < 1e-12);
         assert_eq!(ks_distance(&[], &[1]), 0.0);
-        let c = compare("open", &Served { service_ns: vec![10, 10], response_ns: vec![20] }, &[11, 11], 25.0);
+        let c = compare(
+            "open",
+            &Served { service_ns: vec![10, 10], response_ns: vec![20], ..Served::default() },
+            &[11, 11],
+            25.0,
+        );
         assert!((c.mean_service_diff - 0.1).abs() < 1e-12);
         assert_eq!((c.busy_ns_emulated, c.busy_ns_simulated), (20, 22));
         // the same busy time in fewer, longer commands: the means differ, the busy time not
-        let merged = compare("open", &Served { service_ns: vec![10, 10], response_ns: vec![] }, &[20], 0.0);
+        let merged = compare("open", &Served { service_ns: vec![10, 10], ..Served::default() }, &[20], 0.0);
         assert_eq!((merged.mean_service_diff, merged.busy_diff), (1.0, 0.0));
         assert_eq!(c.service_cdf_distance, 1.0);
     }

@@ -37,6 +37,7 @@
 //!
 //! [workload]                    # exactly one of fio, postmark, dd, steps
 //! fio = "par-read.fio"          # relative to this file
+//! tools = []                    # more host programs the guest gets (steps: ["as", "ld"])
 //! ```
 //!
 //! Errors name the file, the line and the key (`lab.toml:7: guest.fs: unknown variant
@@ -445,6 +446,10 @@ pub struct WorkloadSpec {
     /// Shell commands run in order in the mounted file system (`$HEADWAY_DIR`) or, raw,
     /// with `$HEADWAY_DISK` the block device.
     pub steps: Option<Vec<String>>,
+    /// More host programs for the guest (with their shared libraries), on `PATH` there:
+    /// what the steps run beyond busybox, fio and dd (`tools = ["as", "ld"]`).
+    #[serde(default)]
+    pub tools: Vec<String>,
 }
 
 /// The one workload a spec runs.
@@ -505,6 +510,8 @@ pub struct Spec {
     /// `pairs`: the (host, guest) scheduler pairs to run instead of every combination of
     /// `headway.schedulers` and `guest.guest_scheduler`.
     pub pairs: Option<Vec<Pair>>,
+    /// `workload.tools`: more host programs for the guest.
+    pub tools: Vec<String>,
 }
 
 /// A host scheduler with a guest scheduler (`pairs = [["noop", "bfq"], ["stream", "none"]]`).
@@ -685,6 +692,11 @@ impl Spec {
             }
             _ => return Err(err("workload", "give exactly one of fio, postmark, dd, steps".into())),
         };
+        for t in &w.tools {
+            if t.is_empty() || t.contains('/') || t.starts_with('.') {
+                return Err(err("workload.tools", format!("`{t}`: give a program name found on PATH")));
+            }
+        }
         if matches!(workload, Workload::Postmark(_)) && fss.contains(&Fs::Raw) {
             return Err(err("guest.fs", "postmark needs a file system (not raw)".into()));
         }
@@ -697,6 +709,7 @@ impl Spec {
             repeat: raw.repeat,
             guest: raw.guest,
             headway: raw.headway,
+            tools: w.tools.clone(),
             workload,
             size,
             pairs: raw.pairs,
@@ -887,6 +900,15 @@ mod tests {
             Workload::Postmark(p) => assert_eq!((p.number, p.transactions, p.size_max), (10, 20, 10_000)),
             w => panic!("{w:?}"),
         }
+    }
+
+    #[test]
+    fn steps_take_more_tools_by_program_name() {
+        let s = parse("[workload]\nsteps = [\"ld -r -o /tmp/x *.o\"]\ntools = [\"as\", \"ld\"]\n").unwrap();
+        assert_eq!(s.tools, vec!["as".to_string(), "ld".to_string()]);
+        assert!(parse("[workload]\nsteps = [\"true\"]\n").unwrap().tools.is_empty());
+        let e = parse("[workload]\nsteps = [\"true\"]\ntools = [\"../ld\"]\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (3, "workload.tools"), "{e}");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! HTBS paper (seeds/004): Figures 3, 5 and 6 on the modelled Samsung HD080HJ, depth 1.
+//! HTBS paper (seeds/004): Figures 3, 5 and 6 on the modelled Samsung HD080HJ, depth 1
+//! (Figure 4, dd through ext3, runs in a real guest: `headway_lab::figures`).
 
 use super::{bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Status};
 use crate::{ContextMode, Report, SimError};
@@ -13,14 +14,6 @@ pub(super) fn figures() -> Vec<Figure> {
             source: "seeds/004 (HTBS) §IV, Figure 3",
             title: "aggregate bandwidth of 1-16 synchronous sequential fio readers",
             status: Status::Available(fig3),
-        },
-        Figure {
-            id: "htbs-fig4",
-            source: "seeds/004 (HTBS) §IV, Figure 4",
-            title: "aggregate bandwidth of dd readers (through the file system)",
-            status: Status::Unavailable(
-                "dd through a file system is not modelled (Figure 3's fio readers are)",
-            ),
         },
         Figure {
             id: "htbs-fig5",

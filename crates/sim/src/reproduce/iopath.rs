@@ -1,5 +1,5 @@
 //! IO-path paper (seeds/002): request merging (Figures 8-9) and the drive's command queue
-//! (Figures 15 and 17). The file-system figures need a file-system model.
+//! (Figures 15 and 17). The file-system figures (2-7) run in real guests: `headway_lab::figures`.
 
 use super::{cmd, config, exp, run, Check, Figure, Outcome, Scale, Series, Status};
 use crate::{ContextMode, SimError};
@@ -8,15 +8,6 @@ use headway_disk::{DriveConfig, WriteCache};
 pub(super) fn figures() -> Vec<Figure> {
     let fs = "the file-system layer (ext2/ext3/reiserfs/xfs allocation and journaling) is not modelled";
     vec![
-        Figure {
-            id: "iopath-fig2",
-            source: "seeds/002 §4, Figures 2-7",
-            title: "PostMark across file systems",
-            status: Status::Unavailable(
-                "the simulator has no file-system layer; Figure 3 runs in real guests \
-                 (`headway reproduce iopath-fig3`, the lab); Figures 2 and 4-7 are not run by the lab yet",
-            ),
-        },
         Figure {
             id: "iopath-fig8",
             source: "seeds/002 (IO path) §5, Figures 8-9",

@@ -1,0 +1,250 @@
+//! Figures that need real guests: `headway reproduce ID` runs these through the lab.
+//!
+//! * [`iopath`] — the IO-path paper (seeds/002) §§3-5, Figures 2-7: PostMark's workloads of
+//!   its Table 2 on Ext2, Ext3, ReiserFS and XFS under Anticipatory scheduling (Figures 2-6,
+//!   one set of runs), and on ReiserFS under the four device-driver schedulers (Figure 7).
+//! * [`htbs`] — the HTBS paper (seeds/004) §IV, Figure 4: 1-16 dd readers of 100 MB files
+//!   through ext3 under pClock and HTBS.
+//! * [`gnuld`] — the anticipatory paper (seeds/001) §4.5, Figure 10: one and two linkers
+//!   over 385 small object files (binutils' `ld` standing in for the paper's GNU linker).
+//! * [`xen`] — the Stream Scheduling paper (seeds/000) §3.4, Figure 5's Xen case: four
+//!   FTP-like readers in one guest, then in each of two guests.
+//! * [`peers`] — not a paper figure: Linux 6.1's schedulers in the guest (bfq, mq-deadline,
+//!   kyber) beside headway's on the server (stream, as, cfq).
+//!
+//! Every figure checks the paper's words or numbers as two-sided statements ([`Check`]):
+//! a value with a band, or a shape that the opposite result fails. A figure whose paper
+//! gives numbers is `matches` or `differs`; one that gives only words is `shape only`, its
+//! statements reported as held or not.
+//!
+//! Each figure writes its specs (and job files) under `OUT/ID/`, so the commands in its
+//! report rerun every point exactly. Figures measured on the same runs come out of one run
+//! (`iopath-fig2` to `iopath-fig6`: asking for any of them writes all five).
+
+mod gnuld;
+mod htbs;
+mod iopath;
+mod peers;
+mod xen;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::run::{run_spec, LabOptions, LabReport};
+use crate::spec::Spec;
+use crate::LabError;
+
+pub use iopath::{judge_fig2, judge_fig3, judge_fig4, judge_fig5, judge_fig6, judge_fig7, PmCell};
+pub use peers::PEERS;
+pub use xen::{judge_xen, XEN_SCHEDULERS};
+
+/// How big the runs are.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Scale {
+    Full,
+    /// Fewer transactions and smaller files, for a quick look.
+    Quick,
+}
+
+/// How a figure compares with its paper.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every checked value inside its band.
+    Matches,
+    /// A checked value outside its band.
+    Differs,
+    /// No paper value to check: the figure is reported as it came out.
+    ShapeOnly,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Matches => "matches",
+            Verdict::Differs => "differs",
+            Verdict::ShapeOnly => "shape only",
+        }
+    }
+}
+
+/// One statement of a paper checked against a run: `held` when headway's value lies in the
+/// paper's band (or has the paper's shape).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub what: String,
+    pub headway: String,
+    pub paper: String,
+    pub held: bool,
+}
+
+impl Check {
+    pub fn new(
+        what: impl Into<String>,
+        headway: impl Into<String>,
+        paper: impl Into<String>,
+        held: bool,
+    ) -> Self {
+        Check { what: what.into(), headway: headway.into(), paper: paper.into(), held }
+    }
+
+    /// A ratio against the paper's value with a band: held when `lo <= r <= hi`.
+    pub fn ratio(what: impl Into<String>, r: f64, paper: f64, lo: f64, hi: f64, words: &str) -> Self {
+        Check::new(
+            what,
+            format!("{r:.2}x"),
+            format!("{paper:.2}x ({words}; band {lo}-{hi})"),
+            r.is_finite() && (lo..=hi).contains(&r),
+        )
+    }
+}
+
+/// The outcome and verdict line of a figure from its checks: `numeric` when the paper gives
+/// numbers (matches / differs), else shape only (statements held or not).
+pub fn verdict_of(checks: &[Check], numeric: bool) -> (Verdict, String) {
+    let held = checks.iter().filter(|c| c.held).count();
+    let not: Vec<&str> = checks.iter().filter(|c| !c.held).map(|c| c.what.as_str()).collect();
+    let outcome = match (numeric, not.is_empty()) {
+        (false, _) => Verdict::ShapeOnly,
+        (true, true) => Verdict::Matches,
+        (true, false) => Verdict::Differs,
+    };
+    let line = if not.is_empty() {
+        format!("{}: all {} of the paper's statements hold", outcome.word(), checks.len())
+    } else {
+        format!(
+            "{}: {held} of {} of the paper's statements hold — not: {}",
+            outcome.word(),
+            checks.len(),
+            not.join("; ")
+        )
+    };
+    (outcome, line)
+}
+
+/// The report rows of `checks`: (statement, headway, paper, held or not).
+fn check_rows(checks: &[Check]) -> Vec<(String, String, String)> {
+    checks
+        .iter()
+        .map(|c| {
+            (
+                format!("{} — {}", c.what, if c.held { "holds" } else { "does not hold" }),
+                c.headway.clone(),
+                c.paper.clone(),
+            )
+        })
+        .collect()
+}
+
+/// What a lab figure produced (the CLI draws and writes it as the simulator's figures).
+#[derive(Clone, Debug, Serialize)]
+pub struct FigureData {
+    pub id: String,
+    pub source: String,
+    pub title: String,
+    pub setting: String,
+    pub commands: Vec<String>,
+    pub scale_note: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    /// (series name, value per category)
+    pub series: Vec<(String, Vec<f64>)>,
+    /// (series, category index, the paper's value)
+    pub paper_points: Vec<(String, usize, f64)>,
+    /// (quantity, headway, paper)
+    pub rows: Vec<(String, String, String)>,
+    pub outcome: Verdict,
+    pub verdict: String,
+    pub reports: Vec<(String, serde_json::Value)>,
+}
+
+/// How a lab figure runs: its scale, where to, and a progress line sink. It returns every
+/// figure its runs measure (the asked one among them).
+pub type FigureFn = fn(Scale, &LabOptions, &mut dyn FnMut(&str)) -> Result<Vec<FigureData>, LabError>;
+
+/// A figure the lab reproduces.
+#[derive(Clone, Copy)]
+pub struct LabFigure {
+    pub id: &'static str,
+    pub source: &'static str,
+    pub title: &'static str,
+    pub run: FigureFn,
+}
+
+pub fn figures() -> Vec<LabFigure> {
+    let mut v = iopath::figures();
+    v.push(htbs::FIGURE);
+    v.push(gnuld::FIGURE);
+    v.push(xen::FIGURE);
+    v.push(peers::FIGURE);
+    v
+}
+
+pub fn find(id: &str) -> Option<LabFigure> {
+    figures().into_iter().find(|f| f.id == id)
+}
+
+/// Write `text` as `DIR/NAME.toml` (and `files` beside it), load it as a spec, run it.
+fn run_written(
+    dir: &Path,
+    name: &str,
+    text: &str,
+    files: &[(&str, &str)],
+    opts: &LabOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<(LabReport, String), LabError> {
+    std::fs::create_dir_all(dir).map_err(|e| LabError::io(dir, e))?;
+    for (f, t) in files {
+        let p = dir.join(f);
+        std::fs::write(&p, t).map_err(|e| LabError::io(&p, e))?;
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).map_err(|e| LabError::io(&path, e))?;
+    let spec = Spec::load(&path)?;
+    let out = LabOptions { out: dir.join(name), ..opts.clone() };
+    log(&format!("spec {}", path.display()));
+    let report = run_spec(&spec, &out, log)?;
+    let json = out.out.join("results.json");
+    let _ = std::fs::write(&json, serde_json::to_vec_pretty(&report).unwrap_or_default());
+    Ok((report, format!("headway lab run {} --out {}", path.display(), out.out.display())))
+}
+
+/// `values` joined as `a, b, c` with `digits` decimals.
+fn list(values: &[f64], digits: usize) -> String {
+    values.iter().map(|v| format!("{v:.digits$}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_count_statements() {
+        let ok = Check::ratio("r", 2.0, 2.0, 1.5, 2.5, "twice");
+        let off = Check::ratio("s", 3.0, 2.0, 1.5, 2.5, "twice");
+        assert!(ok.held && !off.held);
+        assert!(!Check::ratio("nan", f64::NAN, 2.0, 1.5, 2.5, "").held);
+        let (v, line) = verdict_of(&[ok.clone(), off.clone()], true);
+        assert_eq!(v, Verdict::Differs);
+        assert!(line.starts_with("differs: 1 of 2") && line.contains("not: s"), "{line}");
+        assert_eq!(verdict_of(std::slice::from_ref(&ok), true).0, Verdict::Matches);
+        assert_eq!(verdict_of(&[ok, off], false).0, Verdict::ShapeOnly);
+    }
+
+    #[test]
+    fn figure_ids_are_unique_and_found() {
+        let ids: Vec<&str> = figures().iter().map(|f| f.id).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "{ids:?}");
+        for id in
+            ["iopath-fig2", "iopath-fig3", "iopath-fig7", "htbs-fig4", "as-fig10", "ss-fig5-xen", "peers"]
+        {
+            assert!(find(id).is_some(), "{id}");
+        }
+        assert!(find("nope").is_none());
+    }
+}

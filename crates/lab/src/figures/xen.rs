@@ -1,0 +1,145 @@
+//! `ss-fig5-xen` — the Stream Scheduling paper (seeds/000) §3.4, Figure 5's Xen case, in
+//! real guests: four FTP-like buffered readers in one guest, then in each of two guests, one
+//! NBD connection per guest (the server's context is a guest, as Xen's host sees a VM). The
+//! paper gives no numbers for this case: its statements are checked as shapes ([`judge_xen`]).
+
+use super::{run_written, FigureData, LabFigure, Scale, Verdict};
+use crate::run::LabOptions;
+use crate::LabError;
+
+pub(super) const FIGURE: LabFigure = LabFigure {
+    id: "ss-fig5-xen",
+    source: "seeds/000 (Stream Scheduling) §3.4, Figure 5 (Xen) — in real guests",
+    title: "four FTP-like readers in one guest, then in each of two guests, under the server's schedulers",
+    run: |s, o, l| Ok(vec![ss_fig5_xen(s, o, l)?]),
+};
+
+/// The server's schedulers of the Xen case, in the paper's order.
+pub const XEN_SCHEDULERS: [&str; 5] = ["noop", "deadline", "stream", "as", "cfq"];
+
+/// The Xen case's shape, as the paper words it (no numbers: the outcome is "shape only",
+/// each statement reported as held or not). `one` and `two`: throughput per
+/// [`XEN_SCHEDULERS`] with one guest and with two.
+pub fn judge_xen(one: &[f64], two: &[f64]) -> Vec<(String, bool)> {
+    let best_wc = |v: &[f64]| v[0].max(v[1]);
+    let best_ac = |v: &[f64]| v[3].max(v[4]);
+    let ss1 = one[2] / best_wc(one);
+    let (ac1, ac2) = (best_ac(one) / best_wc(one), best_ac(two) / best_wc(two));
+    // "the relative performance advantage of SS is reduced": over AS and CFQ, which gained
+    let (lead1, lead2) = (one[2] / best_ac(one), two[2] / best_ac(two));
+    vec![
+        (
+            format!("one guest: SS {ss1:.2}x the better of Noop and Deadline (\"significantly improves\": at least 1.5x)"),
+            ss1 >= 1.5,
+        ),
+        (
+            format!("one guest: AS and CFQ at most {ac1:.2}x (\"only limited, if any, improvements\": at most 1.2x)"),
+            ac1 <= 1.2,
+        ),
+        (format!("two guests: AS/CFQ's gain over Noop/Deadline grows ({ac1:.2}x -> {ac2:.2}x)"), ac2 > ac1),
+        (format!("two guests: SS's lead over AS/CFQ shrinks ({lead1:.2}x -> {lead2:.2}x)"), lead2 < lead1),
+    ]
+}
+
+fn ss_fig5_xen(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
+    let dir = opts.out.join("ss-fig5-xen");
+    let quick = scale == Scale::Quick;
+    let job = include_str!("../../../../experiments/lab/xen-ftp.fio");
+    let job = if quick { job.replace("size=300m", "size=75m") } else { job.to_string() };
+    let scheds = XEN_SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let mut series = Vec::new();
+    let mut commands = Vec::new();
+    let mut reports = Vec::new();
+    let mut rows = Vec::new();
+    let mut values = Vec::new();
+    for guests in [1u32, 2] {
+        let name = format!("{guests}-guest");
+        let text = format!(
+            "# ss-fig5-xen: {guests} guest(s), four FTP-like readers each\nname = \"ss-fig5-xen-{name}\"\n\
+             [guest]\nfs = \"raw\"\nguest_scheduler = \"none\"\nguests = {guests}\nmemory_mb = 512\ntimeout_s = 3600\n\
+             [headway]\ndisk = \"wd5000aaks\"\nschedulers = [{scheds}]\ncontext = \"connection\"\n\
+             [workload]\nfio = \"xen-ftp.fio\"\n"
+        );
+        let (report, cmd) = run_written(&dir, &name, &text, &[("xen-ftp.fio", &job)], opts, log)?;
+        commands.push(cmd);
+        let v: Vec<f64> = XEN_SCHEDULERS
+            .iter()
+            .map(|h| {
+                report
+                    .runs
+                    .iter()
+                    .find(|r| r.scheduler == *h)
+                    .map_or(0.0, |r| r.aggregate.bw_bytes as f64 / 1e6)
+            })
+            .collect();
+        rows.push((
+            format!("{name}: MB/s (noop, deadline, stream, as, cfq)"),
+            v.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(", "),
+            "Figure 5 (values not in the text)".into(),
+        ));
+        series.push((format!("{guests} guest(s)"), v.iter().map(|x| x / v[0].max(1e-9)).collect()));
+        values.push(v);
+        reports.push((name, serde_json::to_value(&report).unwrap_or_default()));
+    }
+    let shape = judge_xen(&values[0], &values[1]);
+    for (what, held) in &shape {
+        rows.push((
+            what.clone(),
+            if *held { "holds" } else { "does not hold" }.into(),
+            "the paper's words".into(),
+        ));
+    }
+    let held = shape.iter().filter(|(_, h)| *h).count();
+    let verdict = format!(
+        "shape only: {held} of {} of the paper's statements hold{}",
+        shape.len(),
+        if held == shape.len() {
+            String::new()
+        } else {
+            format!(
+                " (not: {})",
+                shape.iter().filter(|(_, h)| !h).map(|(w, _)| w.as_str()).collect::<Vec<_>>().join("; ")
+            )
+        }
+    );
+    Ok(FigureData {
+        id: "ss-fig5-xen".into(),
+        source: "seeds/000 (Stream Scheduling) §3.4, Figure 5 (Xen) — in real guests".into(),
+        title:
+            "four FTP-like readers in one guest, then in each of two guests, under the server's schedulers"
+                .into(),
+        setting: "Real Linux guests (Debian's cloud 6.1 kernel, 512 MB, guest scheduler none as the paper's \
+                  guests ran Noop) on headway serve's emulated wd5000aaks, one NBD connection per guest (the \
+                  server's context: a guest, as Xen's host sees a VM). Each guest: four buffered sequential \
+                  128 KiB readers of 300 MB regions 20 GiB apart on its raw disk (the paper: ProFTPD serving \
+                  four downloads of 300 MB files 20 GB apart). With two guests each has its own half of the \
+                  drive. The paper gives no numbers for this case: its statements are checked as shapes."
+            .into(),
+        commands,
+        scale_note: if quick { "75 MB per reader instead of 300 MB".into() } else { String::new() },
+        x_label: "server scheduler".into(),
+        y_label: "throughput relative to Noop".into(),
+        categories: XEN_SCHEDULERS.iter().map(|s| s.to_string()).collect(),
+        series,
+        paper_points: Vec::new(),
+        rows,
+        outcome: Verdict::ShapeOnly,
+        verdict,
+        reports,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xen_shape_statements_can_fail() {
+        // the paper's shape: SS far ahead with one guest, AS/CFQ catching up with two
+        let ok = judge_xen(&[10.0, 10.0, 30.0, 11.0, 10.5], &[8.0, 8.0, 16.0, 14.0, 13.0]);
+        assert!(ok.iter().all(|(_, h)| *h), "{ok:?}");
+        // the opposite: AS ahead with one guest, SS gaining with two
+        let bad = judge_xen(&[10.0, 10.0, 12.0, 20.0, 10.0], &[8.0, 8.0, 20.0, 9.0, 8.0]);
+        assert_eq!(bad.iter().filter(|(_, h)| *h).count(), 0, "{bad:?}");
+    }
+}
