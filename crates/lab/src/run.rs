@@ -503,10 +503,9 @@ fn run_point(
     }
     // the workload's markers: each guest's last sectors (run.rs's parts; script.rs's mark)
     let disk_bytes = spec.size.unwrap_or_else(|| capacity_bytes(&spec.headway.disk));
-    let ends_of_parts: Vec<u64> =
-        (0..guests as u64).map(|g| part.map_or(disk_bytes, |p| (g + 1) * p) / 512).collect();
-    let begins: Vec<u64> = ends_of_parts.iter().map(|e| e - 8 * crate::script::BEGIN_MARK_FROM_END).collect();
-    let ends: Vec<u64> = ends_of_parts.iter().map(|e| e - 8 * crate::script::END_MARK_FROM_END).collect();
+    let marks = |k: u64| crate::script::marker_sectors(disk_bytes, part, guests as u64, k);
+    let begins = marks(crate::script::BEGIN_MARK_FROM_END);
+    let ends = marks(crate::script::END_MARK_FROM_END);
     let mut server = Vec::new();
     for s in served {
         let (stats, trace) = (s.stats.clone(), s.trace.clone());

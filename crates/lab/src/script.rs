@@ -37,6 +37,18 @@ pub const STEP_MARK: &str = "HEADWAY-STEP";
 pub const BEGIN_MARK_FROM_END: u64 = 1;
 pub const END_MARK_FROM_END: u64 = 2;
 
+/// Where the server sees the marker `k` blocks from the end of each guest's disk: guest `g`
+/// has `part` bytes from `g * part` on (one guest: the whole `disk_bytes`). The guest counts
+/// whole 4 KiB blocks of its disk (`mark` in the init script).
+pub fn marker_sectors(disk_bytes: u64, part: Option<u64>, guests: u64, k: u64) -> Vec<u64> {
+    (0..guests)
+        .map(|g| {
+            let (base, size) = part.map_or((0, disk_bytes), |p| (g * p, p));
+            base / 512 + (size / 4096 - k) * 8
+        })
+        .collect()
+}
+
 /// What the guest runs after mounting (already expanded for the guest).
 pub enum GuestWork<'a> {
     /// `work/job.fio` in the initramfs.
@@ -301,6 +313,20 @@ mod tests {
         assert!(!s.contains("mkfs") && !s.contains("umount"));
         assert!(s.contains("skip=$(( $1 * 64 ))"));
         assert!(s.contains("while [ $i -lt 4 ]; do dd_read $i &"));
+    }
+
+    #[test]
+    fn marker_sectors_are_where_the_guest_reads() {
+        // the guest: n = size / 512 sectors; dd bs=4096 skip=(n / 8 - k): sector (n / 8 - k) * 8
+        let guest = |size: u64, k: u64| (size / 512 / 8 - k) * 8;
+        // a capacity that is no multiple of 4 KiB (18.4 GB drives are not)
+        let odd = 18_400_000_000 + 1536;
+        assert_eq!(marker_sectors(odd, None, 1, 1), vec![guest(odd, 1)]);
+        assert_eq!(marker_sectors(odd, None, 1, 2), vec![guest(odd, 2)]);
+        // two guests on 1 MiB-aligned halves: the second's marker lies past the first half
+        let p = 4 << 30;
+        let m = marker_sectors(8 << 30, Some(p), 2, 1);
+        assert_eq!(m, vec![guest(p, 1), p / 512 + guest(p, 1)]);
     }
 
     #[test]

@@ -164,7 +164,9 @@ impl PmCell {
         let Some(r) = run else { return PmCell::default() };
         PmCell {
             tps: r.postmark.as_ref().map_or(0.0, |p| p.transactions_per_s),
-            w: r.server.first().map(|s| s.workload.clone()).unwrap_or_default(),
+            // counts from a trace without its markers would be the whole run's (mkfs and
+            // all): none, and the checks that need them fail
+            w: r.server.first().map(|s| s.workload.clone()).filter(|w| w.marked).unwrap_or_default(),
         }
     }
 
