@@ -11,8 +11,8 @@
 //!
 //! The accelerator: with `accel = "auto"` a probe guest boots under KVM first (it must
 //! reach power-off within [`KVM_PROBE_TIMEOUT`]); if it does not, every point runs under
-//! TCG. The verdict is kept in the cache (`accel-probe`) for the same host kernel, QEMU
-//! binary and guest kernel, so the probe's cost is paid once. Which one ran is in each
+//! TCG. The verdict is kept in the cache (`accel-probe`, a line per host kernel, QEMU
+//! binary and guest kernel), so the probe's cost is paid once for each. Which one ran is in each
 //! run's `lab.accel`.
 
 use std::collections::BTreeSet;
@@ -250,8 +250,10 @@ fn probe_kvm(
     }
     let memo = opts.cache.join("accel-probe");
     let key = probe_key(kernel);
-    if let Some(cached) = std::fs::read_to_string(&memo).ok().and_then(|t| {
-        let (k, v) = t.trim_end().rsplit_once('\t')?;
+    // one line per (host kernel, QEMU, guest kernel): `KEY<TAB>kvm|tcg`
+    let known = std::fs::read_to_string(&memo).unwrap_or_default();
+    if let Some(cached) = known.lines().find_map(|l| {
+        let (k, v) = l.rsplit_once('\t')?;
         (k == key).then(|| if v == "kvm" { Accel::Kvm } else { Accel::Tcg })
     }) {
         log(&format!(
@@ -307,7 +309,9 @@ fn probe_kvm(
     if accel == Accel::Kvm {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let _ = std::fs::write(&memo, format!("{key}\t{}\n", accel.name()));
+    let mut lines: Vec<String> = known.lines().map(String::from).collect();
+    lines.push(format!("{key}\t{}", accel.name()));
+    let _ = std::fs::write(&memo, lines.join("\n") + "\n");
     accel
 }
 

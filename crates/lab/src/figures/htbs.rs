@@ -65,7 +65,7 @@ fn fig4(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
     let dir = opts.out.join("htbs-fig4");
     let quick = scale == Scale::Quick;
     let readers: &[u32] = if quick { &READERS_QUICK } else { &READERS };
-    let size = if quick { "32M" } else { "100M" };
+    let size = "100M";
     let scheds = SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
     let mut bw = Vec::new();
     let mut commands = Vec::new();
@@ -77,6 +77,7 @@ fn fig4(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
             "# htbs-fig4: {n} dd reader(s) of their own {size} ext3 file, 4 KB requests (seeds/004 §IV)\n\
              name = \"htbs-fig4-{name}\"\n[guest]\nfs = \"ext3\"\nguest_scheduler = \"none\"\nmemory_mb = 256\n\
              timeout_s = 3600\n[headway]\ndisk = \"hd080hj\"\nschedulers = [{scheds}]\ncontext = \"connection\"\n\
+             size = \"16G\"\n\
              [workload.dd]\nreaders = {n}\nsize = \"{size}\"\nbs = \"4k\"\n"
         );
         let (report, cmd) = run_written(&dir, &name, &text, &[], opts, log)?;
@@ -111,14 +112,14 @@ fn fig4(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
         source: FIGURE.source.into(),
         title: FIGURE.title.into(),
         setting: "A real Linux guest (Debian's cloud 6.1 kernel, 256 MB, guest scheduler none) on headway \
-                  serve's emulated hd080hj (the paper's Samsung HD080HJ, no NCQ), one NBD connection: the \
-                  server's context. Each run writes the readers' files on a fresh ext3, drops the page \
+                  serve's emulated hd080hj (the paper's Samsung HD080HJ, no NCQ; its first 16 GB exported, \
+                  which keeps mkfs short), one NBD connection: the server's context. Each run writes the readers' files on a fresh ext3, drops the page \
                   cache, then starts the dd readers together (4 KB reads, the kernel's readahead in between). \
                   HTBS with the paper's Bmax = 20 and Twait = 10 ms (headway's defaults). The paper's HTBS \
                   saw each dd process; through NBD the server sees the guest as one application."
             .into(),
         commands,
-        scale_note: if quick { "1-8 readers of 32 MB files instead of 1-16 of 100 MB".into() } else { String::new() },
+        scale_note: if quick { "1-8 readers instead of 1-16".into() } else { String::new() },
         x_label: "dd readers".into(),
         y_label: "aggregate MB/s".into(),
         categories: readers.iter().map(|n| n.to_string()).collect(),

@@ -5,6 +5,8 @@
 //!   one set of runs), and on ReiserFS under the four device-driver schedulers (Figure 7).
 //! * [`htbs`] — the HTBS paper (seeds/004) §IV, Figure 4: 1-16 dd readers of 100 MB files
 //!   through ext3 under pClock and HTBS.
+//! * [`andrew`] — the anticipatory paper (seeds/001) §4.3, Figure 8: the Andrew benchmark's
+//!   mkdir, cp, stat and scan phases with two clients (busybox standing in).
 //! * [`gnuld`] — the anticipatory paper (seeds/001) §4.5, Figure 10: one and two linkers
 //!   over 385 small object files (binutils' `ld` standing in for the paper's GNU linker).
 //! * [`xen`] — the Stream Scheduling paper (seeds/000) §3.4, Figure 5's Xen case: four
@@ -21,6 +23,7 @@
 //! report rerun every point exactly. Figures measured on the same runs come out of one run
 //! (`iopath-fig2` to `iopath-fig6`: asking for any of them writes all five).
 
+mod andrew;
 mod gnuld;
 mod htbs;
 mod iopath;
@@ -176,6 +179,7 @@ pub struct LabFigure {
 pub fn figures() -> Vec<LabFigure> {
     let mut v = iopath::figures();
     v.push(htbs::FIGURE);
+    v.push(andrew::FIGURE);
     v.push(gnuld::FIGURE);
     v.push(xen::FIGURE);
     v.push(peers::FIGURE);
@@ -211,6 +215,14 @@ fn run_written(
     Ok((report, format!("headway lab run {} --out {}", path.display(), out.out.display())))
 }
 
+/// Shell commands run at once, the step failing when any of them fails:
+/// `a & p0=$!; b & p1=$!; wait $p0 && wait $p1`.
+fn together(commands: &[String]) -> String {
+    let started: Vec<String> = commands.iter().enumerate().map(|(i, c)| format!("{c} & p{i}=$!;")).collect();
+    let waits: Vec<String> = (0..commands.len()).map(|i| format!("wait $p{i}")).collect();
+    format!("{} {}", started.join(" "), waits.join(" && "))
+}
+
 /// `values` joined as `a, b, c` with `digits` decimals.
 fn list(values: &[f64], digits: usize) -> String {
     values.iter().map(|v| format!("{v:.digits$}")).collect::<Vec<_>>().join(", ")
@@ -234,15 +246,33 @@ mod tests {
     }
 
     #[test]
+    fn commands_together_fail_when_one_fails() {
+        let t = together(&["true".into(), "false".into()]);
+        assert_eq!(t, "true & p0=$!; false & p1=$!; wait $p0 && wait $p1");
+        let rc =
+            |script: &str| std::process::Command::new("sh").arg("-c").arg(script).status().unwrap().success();
+        assert!(!rc(&t));
+        assert!(rc(&together(&["true".into(), "true".into()])));
+        assert!(!rc(&together(&["false".into(), "sleep 0.1".into()])));
+    }
+
+    #[test]
     fn figure_ids_are_unique_and_found() {
         let ids: Vec<&str> = figures().iter().map(|f| f.id).collect();
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len(), "{ids:?}");
-        for id in
-            ["iopath-fig2", "iopath-fig3", "iopath-fig7", "htbs-fig4", "as-fig10", "ss-fig5-xen", "peers"]
-        {
+        for id in [
+            "iopath-fig2",
+            "iopath-fig3",
+            "iopath-fig7",
+            "htbs-fig4",
+            "as-fig8",
+            "as-fig10",
+            "ss-fig5-xen",
+            "peers",
+        ] {
             assert!(find(id).is_some(), "{id}");
         }
         assert!(find("nope").is_none());

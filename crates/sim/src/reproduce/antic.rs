@@ -8,7 +8,7 @@ const DISK: &str = "deskstar-34gxp";
 const PAIR: [&str; 2] = ["aged-sptf", "antic:aged-sptf"];
 
 pub(super) fn figures() -> Vec<Figure> {
-    let apps = "application benchmarks are not modelled, and no Debian package stands in for this one in the lab yet (the GNU linker runs there: `headway reproduce as-fig10`)";
+    let apps = "application benchmarks are not modelled, and no Debian package stands in for this one in the lab yet (the Andrew benchmark and the GNU linker run there: `headway reproduce as-fig8`, `as-fig10`)";
     vec![
         Figure {
             id: "as-fig4",
@@ -33,12 +33,6 @@ pub(super) fn figures() -> Vec<Figure> {
             source: "seeds/001 (Anticipatory Scheduling) §4.2.4, Figure 7",
             title: "an adversary thinking just past the longest wait",
             status: Status::Available(fig7),
-        },
-        Figure {
-            id: "as-fig8",
-            source: "seeds/001 §4.3, Figure 8",
-            title: "the Andrew benchmark",
-            status: Status::Unavailable(apps),
         },
         Figure {
             id: "as-fig9",
