@@ -12,17 +12,19 @@ all: build
 # (nbdinfo/nbdcopy from libnbd-bin, nbdsh's bindings from python3-libnbd, qemu-io from
 # qemu-utils), nbdkit and fio; DejaVu Sans for the text of `headway reproduce`'s plots; and
 # the lab's (`headway lab`, real Linux guests): QEMU's x86 system emulator, busybox-static
-# (the guest's shell), postmark, xfsprogs and reiserfsprogs (copied into guests), and apt's
+# (the guest's shell), postmark, xfsprogs, reiserfsprogs and binutils' as and ld (copied into
+# guests; as-fig10 links in the guest), and apt's
 # package lists (the guest kernel is fetched with `apt-get download` and unpacked, not
 # installed). qemu-system-x86 and qemu-utils are installed at the same version: installing
 # one removes a newer other. Installed only when missing; sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-LAB_PACKAGES := busybox-static fio postmark xfsprogs reiserfsprogs e2fsprogs
+LAB_PACKAGES := busybox-static fio postmark xfsprogs reiserfsprogs e2fsprogs binutils
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
 	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
 		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
 		&& command -v qemu-system-x86_64 && command -v postmark && command -v mkfs.xfs && command -v mkfs.reiserfs \
+		&& command -v as && command -v ld \
 		&& dpkg -s busybox-static && apt-cache show linux-image-cloud-amd64; } >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \
 		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades \

@@ -6,7 +6,6 @@ use crate::{ContextMode, SimError};
 use headway_disk::{DriveConfig, WriteCache};
 
 pub(super) fn figures() -> Vec<Figure> {
-    let fs = "the file-system layer (ext2/ext3/reiserfs/xfs allocation and journaling) is not modelled";
     vec![
         Figure {
             id: "iopath-fig8",
@@ -18,7 +17,12 @@ pub(super) fn figures() -> Vec<Figure> {
             id: "iopath-fig12",
             source: "seeds/002 §5, Figure 12",
             title: "Linux kernel builds per second",
-            status: Status::Unavailable(fs),
+            status: Status::Unavailable(
+                "the simulator has no file-system layer, and the lab copies no compiler toolchain into \
+                 its guests (gcc's driver, cc1, headers and crt files); under TCG a guest's code also runs \
+                 about 15x slower than on the host (binutils' ld under qemu-x86_64 -cpu max: 0.41 s \
+                 against 0.027 s), which stretches the think times the figure measures",
+            ),
         },
         Figure {
             id: "iopath-fig15",
