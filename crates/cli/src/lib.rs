@@ -497,7 +497,9 @@ struct ServeArgs {
     /// Export name (clients asking for the default export "" get it too)
     #[arg(long, default_value = "")]
     name: String,
-    /// Scheduled requests at the backend at once; 1 lets the scheduler alone pick the order
+    /// Scheduled requests at the backend at once; 1 lets the scheduler alone pick the order.
+    /// With `emulated:MODEL` the modelled drive queues that many commands and picks among
+    /// them (its SPTF), as a drive with command queueing does
     #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_QUEUE_DEPTH)]
     queue_depth: u32,
     /// Service curve to price head moves with, written by `headway calibrate` (default: the

@@ -31,7 +31,7 @@
 //! schedulers = ["noop", "stream"]
 //! context = "connection"        # connection | none
 //! write_cache = "through"       # through | back
-//! queue_depth = 1               # requests at the emulated drive at once
+//! queue_depth = 1               # commands the emulated drive holds and reorders
 //! size = "64G"                  # export size (default: the model's capacity)
 //! [headway.set]                 # scheduler tunables, as `headway serve --set`
 //!

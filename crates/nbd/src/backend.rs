@@ -754,6 +754,16 @@ impl Emulated {
         &self.spec
     }
 
+    /// A fresh drive of this model and write cache holding up to `depth` commands, for a
+    /// [`crate::queued::QueuedDrive`].
+    pub fn queued_drive(&self, depth: u32) -> Result<Drive, DriveError> {
+        let write_cache = self.write_cache();
+        Drive::new(
+            Hdd::new(self.spec.clone()),
+            DriveConfig { write_cache, queue_depth: depth, ..DriveConfig::default() },
+        )
+    }
+
     /// The drive's write cache.
     pub fn write_cache(&self) -> WriteCache {
         self.model.lock().unwrap().drive.config().write_cache
@@ -1305,14 +1315,14 @@ mod tests {
         }
     }
 
-    /// A real block device, only when `HEADWAY_TEST_SCRATCH_DEVICE` names one whose
-    /// contents may be destroyed (e.g. a loop device: `losetup -f --show scratch.img`).
+    /// A real block device: `HEADWAY_TEST_SCRATCH_DEVICE` names one whose contents may be
+    /// destroyed (e.g. a loop device: `losetup -f --show scratch.img`). Ignored by default
+    /// (no scratch device on a test machine); run with `--ignored`, where it fails without one.
     #[test]
+    #[ignore = "needs a scratch block device in HEADWAY_TEST_SCRATCH_DEVICE"]
     fn direct_block_device_round_trip() {
-        let Ok(dev) = std::env::var("HEADWAY_TEST_SCRATCH_DEVICE") else {
-            eprintln!("SKIPPED: set HEADWAY_TEST_SCRATCH_DEVICE to a scratch block device to run");
-            return;
-        };
+        let dev = std::env::var("HEADWAY_TEST_SCRATCH_DEVICE")
+            .expect("set HEADWAY_TEST_SCRATCH_DEVICE to a scratch block device");
         let b = FileBackend::open_direct(Path::new(&dev), None, false).unwrap();
         let a = b.direct_alignment().unwrap();
         assert!(a >= 512 && b.size().is_multiple_of(a as u64) && b.size() >= 1 << 20, "{a} {}", b.size());

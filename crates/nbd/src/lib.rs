@@ -29,6 +29,7 @@ mod conn;
 mod core;
 pub mod handshake;
 pub mod proto;
+pub mod queued;
 mod reply;
 pub mod server;
 pub mod signal;

@@ -19,7 +19,9 @@
 //!   completion or a wait, and every `direct` one, which can block on a disk) go to a pool
 //!   of backend workers doing `pread`/`pwrite`/`fdatasync`;
 //! * with `emulated:MODEL`, a delay line ([`crate::backend::DelayLine`]) holding each
-//!   dispatched request's replies and its completion until the drive model says it is done.
+//!   dispatched request's replies and its completion until the drive model says it is done;
+//!   at a queue depth above 1 a drive thread ([`crate::queued`]) runs the model against the
+//!   clock, as the drive picks among the commands it holds.
 //!
 //! At most `queue_depth` scheduled requests are at the backend at once (default 1: with a
 //! single outstanding request the scheduler, not the kernel, decides the order, which is
@@ -63,6 +65,7 @@ use crate::conn::connection;
 pub use crate::conn::HANDSHAKE_TIMEOUT;
 use crate::core::{Answer, Batch, Core, Held, Io, Op, OpResult, Out};
 use crate::proto::*;
+use crate::queued::{Msg as QueuedMsg, QueuedDrive};
 use crate::socket::{Conn, Listener};
 use crate::stats::{Kind, Line, Stats};
 use crate::tracelog::{Req, TraceConfig, TraceFile, Tracer};
@@ -209,6 +212,9 @@ pub(crate) struct Export {
     model: Option<Emulated>,
     /// Set by `run` when `model` is: holds completions until the model's `done`.
     delay: Mutex<Option<Sender<(Time, Held)>>>,
+    /// Set by `run` when `model` is and the queue depth is above 1: the drive model run
+    /// against the clock ([`crate::queued`]), which decides each completion.
+    queued: Mutex<Option<Sender<QueuedMsg<Held>>>>,
     /// How late the delay line released completions (`emulated:MODEL` only).
     lateness: Arc<Mutex<Lateness>>,
     pub name: String,
@@ -333,6 +339,7 @@ impl Server {
             backend,
             model,
             delay: Mutex::new(None),
+            queued: Mutex::new(None),
             lateness: Arc::default(),
             name: cfg.name.clone(),
             flags,
@@ -401,6 +408,24 @@ impl Server {
                 Some(line)
             }
         };
+        // Deeper than 1 with a model: the drive thread decides completions (crate::queued).
+        let queued = match (&export.model, &delay) {
+            (Some(m), Some(line)) if queue_depth > 1 => {
+                let drive = m.queued_drive(queue_depth).map_err(|source| ServeError::Model {
+                    model: m.spec().name.clone(),
+                    source: source.into(),
+                })?;
+                let to_line = line.sender();
+                let q = QueuedDrive::spawn(drive, export.core.origin(), move |t, mut h: Held| {
+                    h.done = Some(t);
+                    let _ = to_line.send((t, h));
+                })
+                .map_err(ServeError::Thread)?;
+                *export.queued.lock().unwrap() = Some(q.sender());
+                Some(q)
+            }
+            _ => None,
+        };
         // Workers: the dispatched requests plus room for FLUSHes and FUA syncs beside them.
         let mut workers = Vec::new();
         for i in 0..queue_depth as usize + 2 {
@@ -459,6 +484,8 @@ impl Server {
         // Every request has been answered, so every completion released.
         export.core.stop();
         let _ = timer.join();
+        *export.queued.lock().unwrap() = None;
+        drop(queued);
         *export.delay.lock().unwrap() = None;
         if let Some(line) = delay {
             info!(model = export.model.as_ref().map(|m| m.spec().name.as_str()), lateness = %line.finish(), "delay line");
@@ -576,10 +603,14 @@ impl Export {
     /// Run a batch on the backend (and time it on the model), then complete it: at once,
     /// or through the delay line at the model's `done`.
     fn execute(&self, Batch { rq, ios, at }: Batch) {
+        let trim_only = ios.iter().all(|io| matches!(io.op, Op::Trim { .. }));
+        let queued = if trim_only { None } else { self.queued.lock().unwrap().clone() };
         // The model first: it times the request from its dispatch, and the real I/O
-        // below takes part of that time. TRIM does not reach a disk's media.
+        // below takes part of that time. TRIM does not reach a disk's media. A queued
+        // drive times it after (its thread decides; below).
         let done = match &self.model {
-            Some(m) if !ios.iter().all(|io| matches!(io.op, Op::Trim { .. })) => {
+            Some(_) if queued.is_some() => None,
+            Some(m) if !trim_only => {
                 let acc = m.access(at, rq.sector, rq.len, rq.dir);
                 tracing::trace!(
                     at = at.0,
@@ -620,6 +651,16 @@ impl Export {
                     }
                 }
             }
+        }
+        if let Some(q) = queued {
+            let m = self.model.as_ref().expect("a queued drive has a model");
+            let flush_after = rq.dir == Dir::Write
+                && m.write_cache() == WriteCache::Back
+                && answers.iter().zip(&fua).any(|(_, &f)| f);
+            let (sector, len, dir) = (rq.sector, rq.len, rq.dir);
+            let held = Held { rq: Some(rq), done: None, answers };
+            let _ = q.send(QueuedMsg::Access { at, sector, len, dir, flush_after, held });
+            return;
         }
         self.hold_or_release(Held { rq: Some(rq), done, answers });
     }
@@ -697,6 +738,12 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
                     traced,
                 };
                 // with a model: the reply waits for the model's FLUSH CACHE
+                let queued = ex.queued.lock().unwrap().clone();
+                if let Some(q) = queued {
+                    let held = Held { rq: None, done: None, answers: vec![answer] };
+                    let _ = q.send(QueuedMsg::Flush { at: ex.core.now(), held });
+                    continue;
+                }
                 let done = ex.model.as_ref().map(|m| m.flush(ex.core.now()));
                 ex.hold_or_release(Held { rq: None, done, answers: vec![answer] });
             }

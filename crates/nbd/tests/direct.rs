@@ -120,7 +120,7 @@ fn raw_client_unaligned_pipeline_on_an_odd_sized_direct_export() {
 
 #[test]
 fn qemu_io_round_trip_on_a_direct_export() {
-    let Some(qemu_io) = tool("qemu-io") else { return };
+    let qemu_io = tool("qemu-io");
     let Some(s) = start(64 << 20, 1) else { return };
     let out = run(Command::new(qemu_io).args([
         "-f",
@@ -158,7 +158,7 @@ fn qemu_io_round_trip_on_a_direct_export() {
 
 #[test]
 fn nbdsh_concurrent_unaligned_writes_and_a_model() {
-    let Some(mut sh) = nbdsh() else { return };
+    let mut sh = nbdsh();
     // Queue depth 4: several workers read-modify-write the same blocks at once.
     let Some(s) = start((8 << 20) + 1234, 4) else { return };
     let script = r#"

@@ -12,7 +12,7 @@ use headway_nbd::proto::*;
 use headway_nbd::transmission::{self as tx, RequestHeader};
 
 mod common;
-use common::{nbdsh, random_file, read_n, run, tool, Running};
+use common::{fio_nbd, nbdsh, random_file, read_n, run, tool, Running};
 
 /// A 64 MiB export (or, `read_only`, an 8 MiB file of 0x5a bytes served read-only).
 fn start(read_only: bool, scheduler: &str) -> Running {
@@ -30,7 +30,7 @@ fn start(read_only: bool, scheduler: &str) -> Running {
 
 #[test]
 fn nbdinfo_shows_size_flags_and_block_sizes() {
-    let Some(nbdinfo) = tool("nbdinfo") else { return };
+    let nbdinfo = tool("nbdinfo");
     let s = start(false, "stream");
     let out = run(Command::new(nbdinfo).arg(s.uri()));
     for want in [
@@ -51,8 +51,8 @@ fn nbdinfo_shows_size_flags_and_block_sizes() {
 
 #[test]
 fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
-    let Some(nbdcopy) = tool("nbdcopy") else { return };
-    let Some(qemu_io) = tool("qemu-io") else { return };
+    let nbdcopy = tool("nbdcopy");
+    let qemu_io = tool("qemu-io");
     for sched in ["stream", "deadline", "antic"] {
         let s = start(false, sched);
         let src = s.path("src.bin");
@@ -87,7 +87,7 @@ fn nbdcopy_many_connections_round_trip_and_qemu_io_sees_the_same_data() {
 
 #[test]
 fn data_reaches_the_file_by_the_time_shutdown_returns() {
-    let Some(qemu_io) = tool("qemu-io") else { return };
+    let qemu_io = tool("qemu-io");
     let s = start(false, "stream");
     run(Command::new(qemu_io).args([
         "-f",
@@ -107,7 +107,7 @@ fn data_reaches_the_file_by_the_time_shutdown_returns() {
 
 #[test]
 fn read_only_export_refuses_writes_with_eperm() {
-    let Some(mut sh) = nbdsh() else { return };
+    let mut sh = nbdsh();
     let s = start(true, "deadline");
     let script = r#"
 import errno
@@ -128,7 +128,7 @@ print("ok")
 
 #[test]
 fn out_of_range_requests_get_einval_or_enospc() {
-    let Some(mut sh) = nbdsh() else { return };
+    let mut sh = nbdsh();
     let s = start(false, "stream");
     let script = r#"
 import errno
@@ -212,14 +212,10 @@ fn raw_client_export_name_simple_replies_out_of_order_pipeline() {
 /// nbdsh hashes it over NBD: both agree with the file on disk, byte for byte.
 #[test]
 fn fio_writes_and_verifies_qemu_img_and_nbdsh_read_the_same_bytes() {
-    let Some(fio) = tool("fio") else { return };
-    let Some(qemu_img) = tool("qemu-img") else { return };
-    let Some(mut sh) = nbdsh() else { return };
-    let ok = Command::new(fio).arg("--enghelp=nbd").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: fio lacks the nbd engine (run `make deps`)");
-        return;
-    }
+    let fio = tool("fio");
+    let qemu_img = tool("qemu-img");
+    let mut sh = nbdsh();
+    fio_nbd();
     let s = start(false, "deadline");
     let job = |extra: &[&str]| {
         let mut c = Command::new(fio);

@@ -74,41 +74,35 @@ impl Drop for Running {
     }
 }
 
-/// The client, or `None` after saying on stderr why the test is skipped.
-pub fn tool(name: &str) -> Option<&str> {
+/// The client; a test that needs it fails without it (`make deps` installs it).
+pub fn tool(name: &str) -> &str {
     let ok = Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {name}"))
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: `{name}` is not installed (run `make deps`)");
-    }
-    ok.then_some(name)
+    assert!(ok, "`{name}` is not installed (run `make deps`)");
+    name
 }
 
-/// nbdsh runs on the system python (the libnbd bindings are a Debian package).
-pub fn nbdsh() -> Option<Command> {
+/// nbdsh runs on the system python (the libnbd bindings are a Debian package); a test
+/// that needs it fails without it.
+pub fn nbdsh() -> Command {
     let ok = Command::new("/usr/bin/python3")
         .args(["-c", "import nbd"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: /usr/bin/python3 cannot import nbd (python3-libnbd; run `make deps`)");
-        return None;
-    }
+    assert!(ok, "/usr/bin/python3 cannot import nbd (python3-libnbd; run `make deps`)");
     let mut c = Command::new("/usr/bin/python3");
     c.args(["-m", "nbd"]);
-    Some(c)
+    c
 }
 
-/// fio with its nbd engine, or `None` after saying on stderr why the test is skipped.
-pub fn fio_nbd() -> Option<&'static str> {
+/// fio with its nbd engine; a test that needs it fails without it.
+pub fn fio_nbd() -> &'static str {
     let ok = Command::new("fio").arg("--enghelp=nbd").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: fio with the nbd engine is not installed (run `make deps`)");
-    }
-    ok.then_some("fio")
+    assert!(ok, "fio with the nbd engine is not installed (run `make deps`)");
+    "fio"
 }
 
 /// Run a client; its stdout and stderr. Panics (with them) if it fails.
