@@ -149,6 +149,10 @@ const SL: usize = 1;
 const LS: usize = 2;
 const LL: usize = 3;
 
+/// The drive's command queue in every run (the paper's: "the 18 GB disk drive with a
+/// queue depth of 4").
+pub const DRIVE_QUEUE_DEPTH: u32 = 4;
+
 /// Figure 2's table: disk IOPS of SS, SL, LS, LL.
 pub const FIG2_IOPS: [f64; 4] = [424.62, 310.87, 278.68, 227.91];
 
@@ -476,7 +480,7 @@ fn spec_text(l: &PostmarkLoad, scale: Scale, id: &str, fs: &[&str], scheds: &[&s
         "# {id}, PostMark {w} (seeds/002 Table 2: {pf} files of {lo}-{hi} bytes, {pt} transactions)\n\
          name = \"{id}-{name}\"\n[guest]\nkernel = \"generic\"\nfs = [{fs}]\n\
          guest_scheduler = \"none\"\nmemory_mb = 256\ntimeout_s = 5400\n\
-         [headway]\ndisk = \"cheetah-15k3\"\nschedulers = [{scheds}]\n\
+         [headway]\ndisk = \"cheetah-15k3\"\nschedulers = [{scheds}]\nqueue_depth = {DRIVE_QUEUE_DEPTH}\n\
          [workload.postmark]\nnumber = {files}\ntransactions = {transactions}\nsize_min = {lo}\nsize_max = {hi}\n",
         w = l.name,
         name = l.name.to_ascii_lowercase(),
@@ -525,8 +529,8 @@ const SETTING: &str = "Real Linux guests (Debian's generic 6.1 kernel, 256 MB, T
     with Table 2's file sizes and counts, fewer transactions (SS/SL 20,000, LS/LL 2,000 against \
     100,000 and 20,000), buffering on. Counts are between the workload's trace markers: what the \
     server received (the file system's output after the guest's and QEMU's merging) and the \
-    commands it sent the drive. Differences from the paper: a 6.1 kernel's file systems (2.6.16), \
-    the drive's own queue 1 deep (the paper's 4), a guest CPU emulated by QEMU.";
+    commands it sent the drive, which holds up to 4 and picks among them (the paper's queue depth). \
+    Differences from the paper: a 6.1 kernel's file systems (2.6.16), a guest CPU emulated by QEMU.";
 
 fn scale_note(scale: Scale) -> String {
     if scale == Scale::Quick {
@@ -867,6 +871,7 @@ mod tests {
                 let t = spec_text(l, scale, "iopath-postmark", &FS4, &["as"]);
                 let s = crate::spec::Spec::parse(std::path::Path::new("x.toml"), &t).unwrap();
                 assert_eq!(s.points().len(), 4);
+                assert_eq!(s.headway.queue_depth, 4, "the paper's drive queue");
                 let t = spec_text(l, scale, "iopath-fig7", &["reiserfs"], &FIG7_SCHEDULERS);
                 let s = crate::spec::Spec::parse(std::path::Path::new("x.toml"), &t).unwrap();
                 assert_eq!(s.points().len(), 4);
