@@ -56,6 +56,7 @@ fn list_names_every_figure_with_availability() {
         "iopath-fig5",
         "iopath-fig6",
         "iopath-fig7",
+        "iopath-fig15-postmark",
         "htbs-fig4",
         "as-fig8",
         "as-fig10",

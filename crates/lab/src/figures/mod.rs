@@ -3,6 +3,8 @@
 //! * [`iopath`] — the IO-path paper (seeds/002) §§3-5, Figures 2-7: PostMark's workloads of
 //!   its Table 2 on Ext2, Ext3, ReiserFS and XFS under Anticipatory scheduling (Figures 2-6,
 //!   one set of runs), and on ReiserFS under the four device-driver schedulers (Figure 7).
+//! * [`iopath_queue`] — the IO-path paper §6.1, Figure 15, with its own workload: PostMark
+//!   SS on ReiserFS against the emulated drive's queue depth, 18 GB and 300 GB disks.
 //! * [`htbs`] — the HTBS paper (seeds/004) §IV, Figure 4: 1-16 dd readers of 100 MB files
 //!   through ext3 under pClock and HTBS.
 //! * [`andrew`] — the anticipatory paper (seeds/001) §4.3, Figure 8: the Andrew benchmark's
@@ -27,6 +29,7 @@ mod andrew;
 mod gnuld;
 mod htbs;
 mod iopath;
+mod iopath_queue;
 mod peers;
 mod xen;
 
@@ -178,6 +181,7 @@ pub struct LabFigure {
 
 pub fn figures() -> Vec<LabFigure> {
     let mut v = iopath::figures();
+    v.push(iopath_queue::FIGURE);
     v.push(htbs::FIGURE);
     v.push(andrew::FIGURE);
     v.push(gnuld::FIGURE);
