@@ -17,6 +17,10 @@
 //!   time).
 //! * `device`: the headway disks as the guest kernel saw them (`/proc/diskstats`
 //!   differences: requests, bytes, `utilization` = time busy / workload time).
+//! * `server[]`: per headway disk, what `headway serve` counted over the whole run, its
+//!   request log (`trace`), and `workload`: the log between the workload's markers —
+//!   requests as they arrived and commands as they went to the drive (after the server's
+//!   merging), with their bytes ([`crate::served::WorkloadCounts`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
