@@ -522,6 +522,19 @@ struct ServeArgs {
     /// The trace's form: blkparse (Q, D and C lines) | iolog (fio iolog v3, arrivals only)
     #[arg(long, default_value = "blkparse", value_name = "blkparse|iolog", requires = "trace")]
     trace_format: String,
+    /// The Unix socket's permission bits, in octal (e.g. 0660; default: as the umask
+    /// leaves them)
+    #[arg(long, value_name = "MODE", requires = "unix", value_parser = parse_mode)]
+    socket_mode: Option<u32>,
+}
+
+/// An octal permission mode: `0660`, `660`, `0o660`.
+fn parse_mode(s: &str) -> std::result::Result<u32, String> {
+    let digits = s.strip_prefix("0o").unwrap_or(s);
+    match u32::from_str_radix(digits, 8) {
+        Ok(m) if m <= 0o7777 => Ok(m),
+        _ => Err(format!("`{s}`: give permission bits in octal, e.g. 0660")),
+    }
 }
 
 fn serve(a: ServeArgs) -> Result<()> {
@@ -563,6 +576,7 @@ fn serve(a: ServeArgs) -> Result<()> {
         .with_context(|| format!("--write-cache `{}`: expected back or through", a.write_cache))?;
     let trace_format = a.trace_format.parse::<TraceFormat>().map_err(anyhow::Error::msg)?;
     cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });
+    cfg.socket_mode = a.socket_mode;
     let server = Server::bind(cfg)?;
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;

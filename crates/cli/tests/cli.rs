@@ -715,3 +715,22 @@ fn fio_options_after_dashes_are_the_job_file() {
     fails_with(&["simulate", job.to_str().unwrap(), "--", "--name=a"], &["not both"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn serve_socket_mode_must_be_octal_and_needs_a_unix_socket() {
+    let o = headway(&[
+        "serve",
+        "--export",
+        "/nonexistent/x.img",
+        "--unix",
+        "/nonexistent/x.sock",
+        "--socket-mode",
+        "0999",
+    ]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--socket-mode") && e.contains("in octal"), "{e}");
+    let o = headway(&["serve", "--export", "/nonexistent/x.img", "--socket-mode", "0600"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--unix"), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -49,7 +49,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -134,6 +134,8 @@ pub struct ServeConfig {
     /// `--trace OUT [--trace-format F]`: record every request to a file as the server runs
     /// ([`crate::tracelog`]).
     pub trace: Option<TraceConfig>,
+    /// `--socket-mode`: the Unix socket's permission bits (`None`: as the umask leaves them).
+    pub socket_mode: Option<u32>,
 }
 
 impl ServeConfig {
@@ -155,6 +157,7 @@ impl ServeConfig {
             handshake_timeout: HANDSHAKE_TIMEOUT,
             write_cache: WriteCache::Through,
             trace: None,
+            socket_mode: None,
         }
     }
 }
@@ -179,6 +182,11 @@ pub enum ServeError {
     Export { path: PathBuf, source: io::Error },
     #[error("cannot listen on {addr}")]
     Bind { addr: String, source: io::Error },
+    /// Another server answers on the Unix socket path: it is not taken over.
+    #[error(
+        "a server is listening on {path}: refusing to take its socket over (stop it, or choose another path)"
+    )]
+    SocketInUse { path: PathBuf },
     #[error(transparent)]
     Scheduler(#[from] BuildError),
     #[error("unknown or unused --set tunables for scheduler `{scheduler}`: {names}")]
@@ -203,6 +211,8 @@ pub struct Server {
     queue_depth: u32,
     stats_interval: Option<StdDuration>,
     unix_path: Option<PathBuf>,
+    /// The inode of the socket file bound (removed at shutdown only if still there).
+    socket_ino: Option<u64>,
 }
 
 /// What every connection shares.
@@ -293,14 +303,7 @@ impl Server {
                 (Listener::Tcp(l), None)
             }
             Listen::Unix(p) => {
-                if std::fs::symlink_metadata(p).is_ok_and(|m| {
-                    use std::os::unix::fs::FileTypeExt;
-                    m.file_type().is_socket()
-                }) {
-                    let _ = std::fs::remove_file(p);
-                }
-                let l = UnixListener::bind(p)
-                    .map_err(|source| ServeError::Bind { addr: p.display().to_string(), source })?;
+                let l = bind_unix(p, cfg.socket_mode)?;
                 (Listener::Unix(l), Some(p.clone()))
             }
         };
@@ -363,6 +366,10 @@ impl Server {
             export,
             queue_depth: cfg.queue_depth,
             stats_interval: cfg.stats_interval,
+            socket_ino: unix_path
+                .as_ref()
+                .and_then(|p| std::fs::symlink_metadata(p).ok())
+                .map(|m| std::os::unix::fs::MetadataExt::ino(&m)),
             unix_path,
         })
     }
@@ -388,7 +395,7 @@ impl Server {
 
     /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
     pub fn run(self, shutdown: Arc<AtomicBool>) -> Result<(), ServeError> {
-        let Server { listener, export, queue_depth, stats_interval, unix_path } = self;
+        let Server { listener, export, queue_depth, stats_interval, unix_path, socket_ino } = self;
         let started = Instant::now();
         let work_rx = Arc::new(Mutex::new(export.work_rx.lock().unwrap().take().expect("run once")));
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -503,7 +510,12 @@ impl Server {
             let _ = w.join();
         }
         if let Some(p) = unix_path {
-            let _ = std::fs::remove_file(p);
+            // ours only: the socket file this server bound, not one put there since
+            if std::fs::symlink_metadata(&p)
+                .is_ok_and(|m| Some(std::os::unix::fs::MetadataExt::ino(&m)) == socket_ino)
+            {
+                let _ = std::fs::remove_file(p);
+            }
         }
         // Last: every reply and every connection's close has been recorded.
         let traced = match &export.trace {
@@ -547,6 +559,31 @@ pub fn default_curve() -> ServiceCurve {
 /// prices moves with, so the scheduler's estimates match the drive it is scheduling for.
 pub fn curve_for(spec: &headway_disk::DiskSpec) -> ServiceCurve {
     ServiceCurve::fit(&headway_disk::calibration_samples(spec, CALIBRATION_SAMPLES), CURVE_BINS_PER_DECADE)
+}
+
+/// Listen on the Unix socket `path`. A socket file already there is removed only when
+/// nothing answers on it (a server that died left it); a live server's socket is refused
+/// ([`ServeError::SocketInUse`]); any other file there makes binding fail. `mode`: the
+/// socket's permission bits.
+fn bind_unix(path: &Path, mode: Option<u32>) -> Result<UnixListener, ServeError> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let bind_err = |source| ServeError::Bind { addr: path.display().to_string(), source };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(_) => return Err(ServeError::SocketInUse { path: path.to_path_buf() }),
+            // nobody listening: a stale socket file
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                info!(path = %path.display(), "removing a stale socket (nothing answers on it)");
+                std::fs::remove_file(path).map_err(bind_err)?;
+            }
+            Err(_) => {}
+        }
+    }
+    let l = UnixListener::bind(path).map_err(bind_err)?;
+    if let Some(m) = mode {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(m)).map_err(bind_err)?;
+    }
+    Ok(l)
 }
 
 impl Export {

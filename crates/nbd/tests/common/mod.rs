@@ -1,5 +1,5 @@
 //! What the server's integration tests share: a server running in a thread on a Unix
-//! socket in a temporary directory, the real clients (skipped with a note when missing),
+//! socket in a temporary directory, the real clients (a test fails when one is missing),
 //! and small wire helpers.
 #![allow(dead_code)] // each test file uses its own part
 
