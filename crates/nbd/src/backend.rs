@@ -209,13 +209,21 @@ impl FileBackend {
         }
     }
 
-    /// Write zeros: `fallocate(ZERO_RANGE)` when the filesystem has it, else zero buffers.
-    /// (Punching a hole is also allowed unless NO_HOLE is set; zeroing satisfies both.)
-    /// `direct`: when the whole range cannot be fallocated (a block device takes only
-    /// aligned ranges), its aligned interior is tried and the edges written.
-    pub fn write_zeroes(&self, offset: u64, len: u64) -> io::Result<()> {
+    /// Write zeros: with `may_punch` a hole (`fallocate(PUNCH_HOLE)`), else — or where the
+    /// file system cannot punch — `fallocate(ZERO_RANGE)`, else zero buffers. `direct`:
+    /// when the whole range cannot be fallocated (a block device takes only aligned
+    /// ranges), its aligned interior is tried and the edges written.
+    pub fn write_zeroes(&self, offset: u64, len: u64, may_punch: bool) -> io::Result<()> {
+        // a hole reads as zeros and takes no space (it cannot fail for want of it);
+        // NBD_CMD_FLAG_NO_HOLE (`may_punch` false) asks for the zeros to be allocated
+        let modes: &[libc::c_int] = if may_punch {
+            &[libc::FALLOC_FL_PUNCH_HOLE, libc::FALLOC_FL_ZERO_RANGE]
+        } else {
+            &[libc::FALLOC_FL_ZERO_RANGE]
+        };
+        let zero = |o: u64, l: u64| modes.iter().any(|&m| self.fallocate(m, o, l));
         let Some(d) = &self.direct else {
-            if self.fallocate(libc::FALLOC_FL_ZERO_RANGE, offset, len) {
+            if zero(offset, len) {
                 return Ok(());
             }
             return self.write_zero_bytes(offset, len);
@@ -224,13 +232,12 @@ impl FileBackend {
             return Ok(());
         }
         let end = offset + len;
-        if d.with_range_shared(offset, end, || self.fallocate(libc::FALLOC_FL_ZERO_RANGE, offset, len)) {
+        if d.with_range_shared(offset, end, || zero(offset, len)) {
             return Ok(());
         }
         let a = d.align as u64;
         let (i0, i1) = (offset.div_ceil(a) * a, end / a * a);
-        if i0 < i1 && d.with_range_shared(i0, i1, || self.fallocate(libc::FALLOC_FL_ZERO_RANGE, i0, i1 - i0))
-        {
+        if i0 < i1 && d.with_range_shared(i0, i1, || zero(i0, i1 - i0)) {
             self.write_zero_bytes(offset, i0 - offset)?;
             return self.write_zero_bytes(i1, end - i1);
         }
@@ -1009,6 +1016,32 @@ mod tests {
         assert!("tape".parse::<BackendKind>().is_err());
     }
 
+    /// WRITE_ZEROES punches a hole (no space needed) unless NO_HOLE asks for allocated zeros.
+    #[test]
+    fn write_zeroes_punches_unless_no_hole() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("disk.img");
+        let b = FileBackend::open(&p, Some(4 << 20), false).unwrap();
+        let blocks = || std::fs::metadata(&p).unwrap().blocks() * 512;
+        b.write(0, &vec![9u8; 4 << 20]).unwrap();
+        b.sync().unwrap();
+        let full = blocks();
+        assert!(full >= 4 << 20, "{full}");
+        // punched: zeros, and the space given back
+        b.write_zeroes(1 << 20, 2 << 20, true).unwrap();
+        let mut buf = vec![1u8; 2 << 20];
+        b.read(1 << 20, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 0));
+        let punched = blocks();
+        assert!(punched <= full - (2 << 20), "{punched} of {full}: no hole");
+        // NO_HOLE: zeros, allocated
+        b.write_zeroes(1 << 20, 2 << 20, false).unwrap();
+        b.read(1 << 20, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 0));
+        assert!(blocks() >= full, "{} of {full}: NO_HOLE left a hole", blocks());
+    }
+
     #[test]
     fn file_is_created_extended_and_zeroed() {
         let dir = tempfile::tempdir().unwrap();
@@ -1016,7 +1049,7 @@ mod tests {
         let b = FileBackend::open(&p, Some(1 << 20), false).unwrap();
         assert_eq!(b.size(), 1 << 20);
         b.write(4096, &[7u8; 8192]).unwrap();
-        b.write_zeroes(5000, 100).unwrap();
+        b.write_zeroes(5000, 100, true).unwrap();
         let mut buf = vec![0u8; 8192];
         b.read(4096, &mut buf).unwrap();
         assert!(buf[..904].iter().all(|&x| x == 7));
@@ -1146,7 +1179,7 @@ mod tests {
             d.write(off, &w).unwrap();
             model[off as usize..off as usize + len].copy_from_slice(&w);
         }
-        d.write_zeroes(n - 3000, 3000).unwrap();
+        d.write_zeroes(n - 3000, 3000, true).unwrap();
         model[ODD_LEN - 3000..].fill(0);
         d.sync().unwrap();
         assert_eq!(std::fs::metadata(&p).unwrap().len(), n);
@@ -1221,7 +1254,7 @@ mod tests {
         let mut model = data.clone();
         // fallocate, unaligned and aligned.
         for (off, n) in [(5000, 100), (4096, 8192), (100, 20_000)] {
-            b.write_zeroes(off, n).unwrap();
+            b.write_zeroes(off, n, true).unwrap();
             model[off as usize..(off + n) as usize].fill(0);
         }
         // The fallback (what a file system without ZERO_RANGE gets), across chunks.
@@ -1301,8 +1334,8 @@ mod tests {
                         proptest::prop_assert!(x[..] == model[off as usize..off as usize + len], "{:?}", op);
                     }
                     DOp::Zero(off, len) => {
-                        d.write_zeroes(off, len as u64).unwrap();
-                        f.write_zeroes(off, len as u64).unwrap();
+                        d.write_zeroes(off, len as u64, true).unwrap();
+                        f.write_zeroes(off, len as u64, true).unwrap();
                         model[off as usize..off as usize + len].fill(0);
                     }
                 }
@@ -1329,8 +1362,8 @@ mod tests {
         assert!(FileBackend::open_direct(Path::new(&dev), Some(b.size() + 1), false).is_err());
         let data = pattern(3 * a + 77, 5);
         b.write(a as u64 / 2 + 3, &data).unwrap();
-        b.write_zeroes(a as u64 + 1, 10).unwrap();
-        b.write_zeroes(8 * a as u64, 4 * a as u64 + 1).unwrap();
+        b.write_zeroes(a as u64 + 1, 10, true).unwrap();
+        b.write_zeroes(8 * a as u64, 4 * a as u64 + 1, true).unwrap();
         b.trim(16 * a as u64, 4 * a as u64).unwrap();
         b.sync().unwrap();
         let mut got = vec![0u8; data.len()];

@@ -263,7 +263,7 @@ fn read_requests(
                 Op::Write { offset, data, fua }
             }
             Command::Trim { offset, len, fua } => Op::Trim { offset, len, fua },
-            Command::WriteZeroes { offset, len, fua, .. } => Op::Zero { offset, len, fua },
+            Command::WriteZeroes { offset, len, fua, no_hole } => Op::Zero { offset, len, fua, no_hole },
         };
         if op.extent().1 == 0 {
             // Nothing to schedule: a zero-length request succeeds at once.

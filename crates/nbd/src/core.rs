@@ -51,10 +51,27 @@ pub(crate) struct Io {
 }
 
 pub(crate) enum Op {
-    Read { offset: u64, len: u32 },
-    Write { offset: u64, data: Vec<u8>, fua: bool },
-    Trim { offset: u64, len: u32, fua: bool },
-    Zero { offset: u64, len: u32, fua: bool },
+    Read {
+        offset: u64,
+        len: u32,
+    },
+    Write {
+        offset: u64,
+        data: Vec<u8>,
+        fua: bool,
+    },
+    Trim {
+        offset: u64,
+        len: u32,
+        fua: bool,
+    },
+    /// `no_hole`: NBD_CMD_FLAG_NO_HOLE, the zeros allocated rather than punched.
+    Zero {
+        offset: u64,
+        len: u32,
+        fua: bool,
+        no_hole: bool,
+    },
     Flush,
 }
 

@@ -799,7 +799,9 @@ fn perform(b: &FileBackend, op: Op) -> OpResult {
         }
         Op::Write { offset, data, .. } => b.write(offset, &data).map(|_| None).map_err(err),
         Op::Trim { offset, len, .. } => b.trim(offset, len as u64).map(|_| None).map_err(err),
-        Op::Zero { offset, len, .. } => b.write_zeroes(offset, len as u64).map(|_| None).map_err(err),
+        Op::Zero { offset, len, no_hole, .. } => {
+            b.write_zeroes(offset, len as u64, !no_hole).map(|_| None).map_err(err)
+        }
         Op::Flush => b.sync().map(|_| None).map_err(err),
     }
 }

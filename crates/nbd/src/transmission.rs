@@ -87,6 +87,10 @@ pub struct Limits {
 /// Check a header against the spec and the export.
 pub fn validate(h: &RequestHeader, lim: Limits) -> Result<Command, Reject> {
     use Reject::*;
+    // DISC never has a reply, whatever flags it carries: the client is leaving
+    if h.ty == CMD_DISC {
+        return Ok(Command::Disc);
+    }
     if h.ty == CMD_WRITE && h.len > MAX_PAYLOAD {
         return Err(Disconnect("write payload larger than the 32 MiB maximum"));
     }
@@ -104,8 +108,10 @@ pub fn validate(h: &RequestHeader, lim: Limits) -> Result<Command, Reject> {
             return Err(Error(Errno::Inval, "read larger than the 32 MiB maximum"));
         }
         let in_range = h.offset.checked_add(h.len as u64).is_some_and(|end| end <= lim.size);
+        // the protocol: ENOSPC for a write or write-zeroes past the end, EINVAL for a
+        // read or trim
         if !in_range {
-            return Err(if writes {
+            return Err(if matches!(h.ty, CMD_WRITE | CMD_WRITE_ZEROES) {
                 Error(Errno::NoSpc, "request extends past the end of the export")
             } else {
                 Error(Errno::Inval, "request extends past the end of the export")
@@ -207,7 +213,14 @@ mod tests {
         assert_eq!(validate(&hdr(CMD_READ, 0, 0, 512), LIM), Ok(Command::Read { offset: 0, len: 512 }));
         assert!(matches!(validate(&hdr(CMD_READ, 0, 1 << 20, 1), LIM), Err(Reject::Error(Errno::Inval, _))));
         assert!(matches!(validate(&hdr(CMD_WRITE, 0, 1 << 20, 1), LIM), Err(Reject::Error(Errno::NoSpc, _))));
-        assert!(matches!(validate(&hdr(CMD_TRIM, 0, u64::MAX, 2), LIM), Err(Reject::Error(Errno::NoSpc, _))));
+        assert!(matches!(validate(&hdr(CMD_TRIM, 0, u64::MAX, 2), LIM), Err(Reject::Error(Errno::Inval, _))));
+        assert!(matches!(validate(&hdr(CMD_TRIM, 0, 1 << 20, 1), LIM), Err(Reject::Error(Errno::Inval, _))));
+        assert!(matches!(
+            validate(&hdr(CMD_WRITE_ZEROES, 0, 1 << 20, 1), LIM),
+            Err(Reject::Error(Errno::NoSpc, _))
+        ));
+        // DISC is never answered, even with flags no command has
+        assert_eq!(validate(&hdr(CMD_DISC, 0x8000, 0, 0), LIM), Ok(Command::Disc));
     }
 
     #[test]
