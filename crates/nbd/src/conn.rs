@@ -16,7 +16,7 @@ use crate::server::{ContextMode, Export};
 use crate::socket::Conn;
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
 
-/// A client that sends nothing for this long during the handshake is dropped: a silent or
+/// A client whose handshake is not over this long after it connected is dropped: a silent or
 /// stalled peer must not hold a thread forever.
 pub const HANDSHAKE_TIMEOUT: StdDuration = StdDuration::from_secs(30);
 
@@ -32,8 +32,8 @@ struct Session {
 /// down), then wait until every request it sent has been answered.
 pub(crate) fn connection(ex: &Export, id: u32, mut conn: Conn) {
     debug!(conn = id, "connected");
-    let _ = conn.set_read_timeout(Some(ex.handshake_timeout));
-    let session = match handshake(&mut conn, ex) {
+    let mut bounded = Deadline { c: &mut conn, until: std::time::Instant::now() + ex.handshake_timeout };
+    let session = match handshake(&mut bounded, ex) {
         Ok(Some(s)) => s,
         Ok(None) => {
             debug!(conn = id, "closed during handshake");
@@ -44,7 +44,7 @@ pub(crate) fn connection(ex: &Export, id: u32, mut conn: Conn) {
             return;
         }
     };
-    if let Err(e) = conn.set_read_timeout(None) {
+    if let Err(e) = conn.set_read_timeout(None).and_then(|_| conn.set_write_timeout(None)) {
         warn!(conn = id, error = %e, "cannot clear the handshake timeout");
         return;
     }
@@ -79,7 +79,44 @@ pub(crate) fn connection(ex: &Export, id: u32, mut conn: Conn) {
     info!(conn = id, "closed");
 }
 
-fn handshake(c: &mut Conn, ex: &Export) -> io::Result<Option<Session>> {
+/// The handshake's socket: every read and write must finish by `until` (the whole
+/// handshake has [`HANDSHAKE_TIMEOUT`], however the client paces its bytes).
+struct Deadline<'a> {
+    c: &'a mut Conn,
+    until: std::time::Instant,
+}
+
+impl Deadline<'_> {
+    /// Time left, or `TimedOut` once the deadline has passed.
+    fn left(&self) -> io::Result<StdDuration> {
+        let left = self.until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the handshake took too long"));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        let left = self.left()?;
+        self.c.set_read_timeout(Some(left))?;
+        self.c.read(b)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let left = self.left()?;
+        self.c.set_write_timeout(Some(left))?;
+        self.c.write(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.c.flush()
+    }
+}
+
+fn handshake(c: &mut Deadline<'_>, ex: &Export) -> io::Result<Option<Session>> {
     c.write_all(&hs::greeting())?;
     let mut fl = [0u8; 4];
     c.read_exact(&mut fl)?;
@@ -96,7 +133,7 @@ fn handshake(c: &mut Conn, ex: &Export) -> io::Result<Option<Session>> {
         let mut data = vec![0u8; h.len as usize];
         c.read_exact(&mut data)?;
         let opt = h.opt;
-        let reply = |c: &mut Conn, ty: u32, d: &[u8]| c.write_all(&hs::option_reply(opt, ty, d));
+        let reply = |c: &mut Deadline<'_>, ty: u32, d: &[u8]| c.write_all(&hs::option_reply(opt, ty, d));
         match hs::parse_option(opt, &data) {
             Err(HandshakeError::Invalid(m)) => reply(c, REP_ERR_INVALID, m.as_bytes())?,
             Err(_) => return Ok(None),

@@ -126,7 +126,7 @@ pub struct ServeConfig {
     /// `--stats INTERVAL`: log a statistics line this often, and one for the whole run at
     /// exit.
     pub stats_interval: Option<StdDuration>,
-    /// A client that sends nothing for this long during the handshake is disconnected
+    /// A client whose handshake is not over this long after it connected is disconnected
     /// (default [`HANDSHAKE_TIMEOUT`]).
     pub handshake_timeout: StdDuration,
     /// The emulated drive's write cache (`--write-cache`; `emulated:MODEL` only).

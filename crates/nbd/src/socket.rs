@@ -58,6 +58,12 @@ impl Conn {
             Conn::Unix(s) => s.set_read_timeout(t),
         }
     }
+    pub fn set_write_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Conn::Tcp(s) => s.set_write_timeout(t),
+            Conn::Unix(s) => s.set_write_timeout(t),
+        }
+    }
     /// Ends the reader's blocking reads (it sees end of file); replies can still go out.
     pub fn shutdown_read(&self) {
         let _ = match self {

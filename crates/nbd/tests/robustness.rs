@@ -67,6 +67,41 @@ fn a_silent_client_is_dropped_and_others_are_served() {
     assert_eq!(u64::from_be_bytes(reply[8..16].try_into().unwrap()), 7);
 }
 
+/// The handshake's deadline is for the whole handshake: a client that trickles a byte at
+/// a time, each well within the timeout, is still dropped once it has run out.
+#[test]
+fn a_trickling_handshake_is_dropped_at_its_deadline() {
+    let srv = start(1 << 20, Duration::from_millis(600));
+    let mut slow = UnixStream::connect(&srv.sock).unwrap();
+    let mut greet = [0u8; 18];
+    slow.read_exact(&mut greet).unwrap();
+    let t0 = Instant::now();
+    // the client flags, then an option with 256 bytes of data, one byte every 100 ms (the
+    // old per-read timeout of 600 ms never fired: the handshake would take 28 s)
+    let mut bytes = (FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&[0x49, 0x48, 0x41, 0x56, 0x45, 0x4f, 0x50, 0x54, 0, 0, 0, 1, 0, 0, 1, 0]);
+    bytes.extend_from_slice(&[b'x'; 256]);
+    let mut closed = false;
+    for b in bytes.iter().take(40) {
+        std::thread::sleep(Duration::from_millis(100));
+        if slow.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        slow.set_nonblocking(true).unwrap();
+        let mut x = [0u8; 64];
+        let r = slow.read(&mut x);
+        slow.set_nonblocking(false).unwrap();
+        if matches!(r, Ok(0)) {
+            closed = true;
+            break;
+        }
+    }
+    let waited = t0.elapsed();
+    assert!(closed, "the trickling client was never dropped ({waited:?})");
+    assert!(waited < Duration::from_millis(2000), "dropped only after {waited:?}");
+}
+
 #[test]
 fn a_client_that_never_reads_its_replies_is_held_to_its_budget() {
     const N: u64 = 12;
