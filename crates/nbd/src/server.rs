@@ -1,8 +1,8 @@
 //! The server: threads, the scheduler loop, FLUSH/FUA.
 //!
 //! Threads (plain std threads; no async runtime is needed at this scale):
-//! * acceptor (the caller of [`Server::run`]): accepts TCP or Unix connections, polling
-//!   the shutdown flag every [`ACCEPT_POLL`];
+//! * acceptor (the caller of [`Server::run`]): accepts TCP or Unix connections as they
+//!   come (it waits in `poll`), looking at the shutdown flag at least every [`ACCEPT_POLL`];
 //! * per connection, a reader (handshake, then request headers and WRITE payloads) and a
 //!   `ReplySink`: whichever thread has a reply (a worker, the delay line, the reader)
 //!   writes it onto the socket itself, without blocking, so replies go out in completion
@@ -473,7 +473,8 @@ impl Server {
                     )?);
                     conns.retain(|h| !h.is_finished());
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(ACCEPT_POLL),
+                // wait for the next connection, waking at once when one comes
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => listener.wait_readable(ACCEPT_POLL),
                 Err(e) => {
                     warn!(error = %e, "accept failed");
                     std::thread::sleep(ACCEPT_POLL);

@@ -17,6 +17,19 @@ impl Listener {
             Listener::Unix(l) => l.set_nonblocking(v),
         }
     }
+    /// Block until a connection is waiting or `most` has passed (a signal ends it early).
+    pub fn wait_readable(&self, most: std::time::Duration) {
+        let fd = match self {
+            Listener::Tcp(l) => l.as_raw_fd(),
+            Listener::Unix(l) => l.as_raw_fd(),
+        };
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one pollfd on a descriptor this listener owns.
+        unsafe {
+            libc::poll(&mut p, 1, most.as_millis().min(i32::MAX as u128) as libc::c_int);
+        }
+    }
+
     pub fn accept(&self) -> io::Result<Conn> {
         match self {
             Listener::Tcp(l) => {
