@@ -67,6 +67,15 @@ impl Budget {
 /// room, so a connection's memory is bounded whatever it sends.
 pub const CONNECTION_BUDGET: u64 = 2 * crate::proto::MAX_PAYLOAD as u64;
 
+/// What a request takes of the budget at least, data or not: requests without data (FLUSH,
+/// refused commands, zero-length reads) still hold a reply each, so a client that never
+/// reads its replies is stopped after `CONNECTION_BUDGET / REQUEST_FLOOR` (16,384) of them.
+pub const REQUEST_FLOOR: u64 = 4096;
+
+fn charge(cost: u64) -> u64 {
+    cost.max(REQUEST_FLOOR)
+}
+
 #[derive(Default)]
 struct SinkState {
     /// Buffers handed to the writer thread and not yet written by it.
@@ -125,10 +134,11 @@ impl ReplySink {
     }
 
     /// A request has been read: it will be answered with one `send`, whose `Out::cost`
-    /// is `cost`. Blocks while the connection's other unanswered requests hold so much
+    /// is `cost` (each charged at least [`REQUEST_FLOOR`]). Blocks while the connection's other unanswered requests hold so much
     /// data that `cost` more would pass [`CONNECTION_BUDGET`] (one request alone always
     /// passes); held replies are sent first.
     pub fn expect(&self, cost: u64) {
+        let cost = charge(cost);
         let over = |u: u64| u > 0 && u + cost > CONNECTION_BUDGET;
         let mut g = self.budget.used.lock().unwrap();
         if over(g.0) {
@@ -147,7 +157,7 @@ impl ReplySink {
     }
 
     pub fn send(&self, out: Out) {
-        let (cookie, cost) = (out.cookie, out.cost);
+        let (cookie, cost) = (out.cookie, charge(out.cost));
         let mut hdr = [0u8; 28];
         let mut err_chunk = Vec::new();
         let (hlen, data): (usize, Vec<u8>) = match (out.result, self.structured) {

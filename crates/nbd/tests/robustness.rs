@@ -149,6 +149,42 @@ fn a_client_that_never_reads_its_replies_is_held_to_its_budget() {
     sender.join().unwrap();
 }
 
+/// Requests without data cost a reply each: a client that floods them and never reads its
+/// replies is stopped too (the server used to read all of them: 20 M invalid requests took
+/// it to 898 MB). 500,000 refused commands: the server stops reading after its budget
+/// (16,384 replies held) and the socket buffers; the client's writes then block.
+#[test]
+fn a_flood_of_dataless_requests_is_held_to_the_budget() {
+    const N: u64 = 500_000;
+    let srv = start(1 << 20, Duration::from_secs(30));
+    let mut s = UnixStream::connect(&srv.sock).unwrap();
+    handshake(&mut s);
+    let mut w = s.try_clone().unwrap();
+    let written = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let n = written.clone();
+    let sender = std::thread::spawn(move || {
+        // type 99: unknown, refused with EINVAL, a reply without data
+        let batch: Vec<u8> = (0..1000).flat_map(|i| request(99, i, 0, 0)).collect();
+        for _ in 0..N / 1000 {
+            if w.write_all(&batch).is_err() {
+                return;
+            }
+            n.fetch_add(1000, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = written.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(sent < 100_000, "the server read {sent} requests of a client that reads no replies");
+    // reading the replies lets the rest through
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut buf = [0u8; 16];
+    for _ in 0..N {
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(u32::from_be_bytes(buf[4..8].try_into().unwrap()), 22, "EINVAL");
+    }
+    sender.join().unwrap();
+}
+
 mod fuzz {
     use super::*;
     use proptest::prelude::*;
