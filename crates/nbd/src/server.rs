@@ -33,7 +33,8 @@
 //! Durability — FLUSH and FUA are never weakened by reordering:
 //! * a WRITE is acknowledged only after its `pwrite` returned, so every acknowledged write
 //!   is in the page cache. FLUSH bypasses the scheduler and runs `fdatasync` on a worker
-//!   before its reply: that makes every write acknowledged before the FLUSH was received
+//!   before its reply (the FLUSHes waiting when a sync starts share it: a flood of them
+//!   from one client costs the others one sync, not one each): that makes every write acknowledged before the FLUSH was received
 //!   (on any connection) durable, however the scheduler orders queued requests. Writes
 //!   still queued were not acknowledged, so the spec does not ask FLUSH to cover them.
 //!   This also makes CAN_MULTI_CONN safe, and it is advertised.
@@ -225,6 +226,8 @@ pub(crate) struct Export {
     /// Set by `run` when `model` is and the queue depth is above 1: the drive model run
     /// against the clock ([`crate::queued`]), which decides each completion.
     queued: Mutex<Option<Sender<QueuedMsg<Held>>>>,
+    /// FLUSHes received and not yet taken by a worker.
+    flushes: Mutex<Vec<Io>>,
     /// How late the delay line released completions (`emulated:MODEL` only).
     lateness: Arc<Mutex<Lateness>>,
     pub name: String,
@@ -343,6 +346,7 @@ impl Server {
             model,
             delay: Mutex::new(None),
             queued: Mutex::new(None),
+            flushes: Mutex::new(Vec::new()),
             lateness: Arc::default(),
             name: cfg.name.clone(),
             flags,
@@ -541,7 +545,8 @@ enum WorkerMsg {
     /// A dispatched request and the client requests merged into it.
     Batch(Batch),
     /// FLUSH, outside the scheduler.
-    Flush(Io),
+    /// FLUSHes are waiting in `Export::flushes` (sent when the first one arrives).
+    Flush,
     /// Shutdown: every request has been answered.
     Stop,
 }
@@ -602,7 +607,17 @@ impl Export {
         if let Some(t) = &self.trace {
             t.queued(&Req::of(&io));
         }
-        let _ = self.work_tx.send(WorkerMsg::Flush(io));
+        // one fdatasync answers every FLUSH waiting when it starts (it covers every write
+        // acknowledged before any of them): a client's flood of FLUSHes costs the others
+        // one sync, not one each
+        let first = {
+            let mut f = self.flushes.lock().unwrap();
+            f.push(io);
+            f.len() == 1
+        };
+        if first {
+            let _ = self.work_tx.send(WorkerMsg::Flush);
+        }
     }
 
     /// The scheduler's clock, for stamping arrivals.
@@ -764,26 +779,33 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
         };
         match msg {
             WorkerMsg::Stop => return,
-            WorkerMsg::Flush(io) => {
-                let traced = ex.trace.as_ref().map(|_| Req::of(&io));
+            WorkerMsg::Flush => {
+                let waiting = std::mem::take(&mut *ex.flushes.lock().unwrap());
+                if waiting.is_empty() {
+                    continue;
+                }
                 let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
-                let answer = Answer {
-                    reply: io.reply,
-                    out: Out { cookie: io.cookie, result, cost: 0 },
-                    kind: Kind::Other,
-                    bytes: 0,
-                    arrived: io.arrived,
-                    traced,
-                };
-                // with a model: the reply waits for the model's FLUSH CACHE
+                ex.stats.flush_sync();
+                let answers: Vec<Answer> = waiting
+                    .into_iter()
+                    .map(|io| Answer {
+                        traced: ex.trace.as_ref().map(|_| Req::of(&io)),
+                        reply: io.reply,
+                        out: Out { cookie: io.cookie, result: result.clone(), cost: 0 },
+                        kind: Kind::Other,
+                        bytes: 0,
+                        arrived: io.arrived,
+                    })
+                    .collect();
+                // with a model: the replies wait for the model's FLUSH CACHE (one for all)
                 let queued = ex.queued.lock().unwrap().clone();
                 if let Some(q) = queued {
-                    let held = Held { rq: None, done: None, answers: vec![answer] };
+                    let held = Held { rq: None, done: None, answers };
                     let _ = q.send(QueuedMsg::Flush { at: ex.core.now(), held });
                     continue;
                 }
                 let done = ex.model.as_ref().map(|m| m.flush(ex.core.now()));
-                ex.hold_or_release(Held { rq: None, done, answers: vec![answer] });
+                ex.hold_or_release(Held { rq: None, done, answers });
             }
             WorkerMsg::Batch(b) => ex.execute(b),
         }

@@ -26,6 +26,8 @@ pub struct Window {
     pub latency: Histogram,
     /// ns the scheduler held requests with nothing at the backend (`WaitUntil`).
     pub idle_wait_ns: u64,
+    /// `fdatasync`s run for FLUSHes (FLUSHes waiting together share one).
+    pub flush_syncs: u64,
 }
 
 /// What kind of request a reply answered.
@@ -71,6 +73,13 @@ impl Stats {
         let (a, b) = &mut *g;
         a.idle_wait_ns += ns;
         b.idle_wait_ns += ns;
+    }
+
+    /// One `fdatasync` answered FLUSHes.
+    pub fn flush_sync(&self) {
+        let mut g = self.inner.lock().unwrap();
+        g.0.flush_syncs += 1;
+        g.1.flush_syncs += 1;
     }
 
     /// The current interval, starting a new one.

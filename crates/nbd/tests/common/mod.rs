@@ -23,6 +23,8 @@ pub struct Running {
     stop: Arc<AtomicBool>,
     /// The delay line's lateness (`emulated:MODEL` only).
     pub lateness: Arc<Mutex<Lateness>>,
+    /// The export's counters.
+    pub stats: Arc<headway_nbd::stats::Stats>,
     thread: Option<JoinHandle<Result<(), ServeError>>>,
 }
 
@@ -37,10 +39,11 @@ impl Running {
         setup(&mut cfg);
         let server = Server::bind(cfg)?;
         let lateness = server.lateness();
+        let stats = server.stats();
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let thread = Some(std::thread::spawn(move || server.run(s)));
-        Ok(Running { dir: Some(dir), sock, stop, lateness, thread })
+        Ok(Running { dir: Some(dir), sock, stop, lateness, stats, thread })
     }
 
     /// [`start_in`](Self::start_in) a new temporary directory; panics if binding fails.
