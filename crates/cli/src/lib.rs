@@ -522,6 +522,10 @@ struct ServeArgs {
     /// The trace's form: blkparse (Q, D and C lines) | iolog (fio iolog v3, arrivals only)
     #[arg(long, default_value = "blkparse", value_name = "blkparse|iolog", requires = "trace")]
     trace_format: String,
+    /// Connections served at once; more are closed as they arrive, with a log line (each
+    /// takes two threads)
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
     /// The Unix socket's permission bits, in octal (e.g. 0660; default: as the umask
     /// leaves them)
     #[arg(long, value_name = "MODE", requires = "unix", value_parser = parse_mode)]
@@ -577,6 +581,7 @@ fn serve(a: ServeArgs) -> Result<()> {
     let trace_format = a.trace_format.parse::<TraceFormat>().map_err(anyhow::Error::msg)?;
     cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });
     cfg.socket_mode = a.socket_mode;
+    cfg.max_connections = a.max_connections;
     let server = Server::bind(cfg)?;
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;

@@ -39,7 +39,9 @@ pub mod tracelog;
 pub mod transmission;
 
 pub use backend::BackendKind;
-pub use server::{ContextMode, Listen, ServeConfig, ServeError, Server, DEFAULT_QUEUE_DEPTH};
+pub use server::{
+    ContextMode, Listen, ServeConfig, ServeError, Server, DEFAULT_MAX_CONNECTIONS, DEFAULT_QUEUE_DEPTH,
+};
 pub use tracelog::{TraceConfig, TraceFormat};
 
 /// Parse a size with an optional binary suffix: `4096`, `64K`, `512M`, `2G`, `1T`

@@ -73,6 +73,8 @@ use crate::tracelog::{Req, TraceConfig, TraceFile, Tracer};
 
 /// Scheduled requests at the backend at once, unless `--queue-depth` says otherwise.
 pub const DEFAULT_QUEUE_DEPTH: u32 = 1;
+/// Connections served at once unless `--max-connections` says otherwise (two threads each).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// How often the acceptor looks at the shutdown flag.
 pub const ACCEPT_POLL: StdDuration = StdDuration::from_millis(20);
 /// Drive model whose fitted service curve prices head moves until calibration exists.
@@ -137,6 +139,9 @@ pub struct ServeConfig {
     pub trace: Option<TraceConfig>,
     /// `--socket-mode`: the Unix socket's permission bits (`None`: as the umask leaves them).
     pub socket_mode: Option<u32>,
+    /// `--max-connections`: connections served at once; more are closed on arrival
+    /// (default [`DEFAULT_MAX_CONNECTIONS`]). Each takes two threads.
+    pub max_connections: usize,
 }
 
 impl ServeConfig {
@@ -159,6 +164,7 @@ impl ServeConfig {
             write_cache: WriteCache::Through,
             trace: None,
             socket_mode: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -214,6 +220,7 @@ pub struct Server {
     unix_path: Option<PathBuf>,
     /// The inode of the socket file bound (removed at shutdown only if still there).
     socket_ino: Option<u64>,
+    max_connections: usize,
 }
 
 /// What every connection shares.
@@ -370,6 +377,7 @@ impl Server {
             export,
             queue_depth: cfg.queue_depth,
             stats_interval: cfg.stats_interval,
+            max_connections: cfg.max_connections,
             socket_ino: unix_path
                 .as_ref()
                 .and_then(|p| std::fs::symlink_metadata(p).ok())
@@ -399,7 +407,8 @@ impl Server {
 
     /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
     pub fn run(self, shutdown: Arc<AtomicBool>) -> Result<(), ServeError> {
-        let Server { listener, export, queue_depth, stats_interval, unix_path, socket_ino } = self;
+        let Server { listener, export, queue_depth, stats_interval, unix_path, socket_ino, max_connections } =
+            self;
         let started = Instant::now();
         let work_rx = Arc::new(Mutex::new(export.work_rx.lock().unwrap().take().expect("run once")));
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
@@ -464,18 +473,32 @@ impl Server {
                 Ok(conn) => {
                     next_id = next_id.wrapping_add(1);
                     let id = next_id;
+                    conns.retain(|h| !h.is_finished());
+                    // a connection that cannot be served is closed with a log line; the
+                    // server goes on
+                    if conns.len() >= max_connections {
+                        warn!(
+                            conn = id,
+                            max = max_connections,
+                            "connection refused: --max-connections reached"
+                        );
+                        continue;
+                    }
                     if let Ok(c) = conn.try_clone() {
                         live.lock().unwrap().insert(id, c);
                     }
-                    let (ex, live) = (export.clone(), live.clone());
-                    conns.push(spawn(
-                        format!("conn-{id}"),
-                        Box::new(move || {
-                            connection(&ex, id, conn);
+                    let (ex, l) = (export.clone(), live.clone());
+                    let started = std::thread::Builder::new().name(format!("conn-{id}")).spawn(move || {
+                        connection(&ex, id, conn);
+                        l.lock().unwrap().remove(&id);
+                    });
+                    match started {
+                        Ok(h) => conns.push(h),
+                        Err(e) => {
+                            warn!(conn = id, error = %e, "connection closed: cannot start its thread");
                             live.lock().unwrap().remove(&id);
-                        }),
-                    )?);
-                    conns.retain(|h| !h.is_finished());
+                        }
+                    }
                 }
                 // wait for the next connection, waking at once when one comes
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => listener.wait_readable(ACCEPT_POLL),

@@ -231,6 +231,41 @@ fn a_flood_of_flushes_shares_syncs_and_others_are_answered() {
     assert!(w.flush_syncs * 4 <= flushes, "{} syncs for {flushes} FLUSHes", w.flush_syncs);
 }
 
+/// Connections past `--max-connections` are closed as they arrive, and the server goes on
+/// serving the others and, once one leaves, a new one.
+#[test]
+fn connections_past_the_limit_are_closed_and_the_server_goes_on() {
+    let srv = Running::start(|cfg| {
+        cfg.size = Some(1 << 20);
+        cfg.max_connections = 3;
+    });
+    let mut kept: Vec<UnixStream> = (0..3)
+        .map(|_| {
+            let mut c = UnixStream::connect(&srv.sock).unwrap();
+            assert_eq!(handshake(&mut c), 1 << 20);
+            c
+        })
+        .collect();
+    for _ in 0..2 {
+        let mut extra = UnixStream::connect(&srv.sock).unwrap();
+        extra.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = [0u8; 18];
+        assert_eq!(extra.read(&mut b).unwrap(), 0, "a connection past the limit is closed");
+    }
+    // the kept ones are served
+    for (i, c) in kept.iter_mut().enumerate() {
+        c.write_all(&request(CMD_READ, i as u64, 0, 512)).unwrap();
+        let mut r = [0u8; 16 + 512];
+        c.read_exact(&mut r).unwrap();
+        assert_eq!(u32::from_be_bytes(r[4..8].try_into().unwrap()), 0);
+    }
+    // one leaves: a new one gets in
+    drop(kept.pop());
+    std::thread::sleep(Duration::from_millis(200));
+    let mut again = UnixStream::connect(&srv.sock).unwrap();
+    assert_eq!(handshake(&mut again), 1 << 20);
+}
+
 mod fuzz {
     use super::*;
     use proptest::prelude::*;
