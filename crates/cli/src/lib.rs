@@ -476,9 +476,11 @@ struct ServeArgs {
     /// model, see `headway disks`; the export may not exceed the model's capacity)
     #[arg(long, default_value = "file")]
     backend: String,
-    /// Scheduler (see `headway schedulers`)
-    #[arg(long, default_value = "stream")]
-    scheduler: String,
+    /// Scheduler (see `headway schedulers`). Default: stream for a disk (`direct`,
+    /// `emulated:MODEL`, or any export with --estimator); deadline for a `file` export,
+    /// whose page cache answers in microseconds, where waiting for a disk's seek never pays
+    #[arg(long)]
+    scheduler: Option<String>,
     /// Override a tunable: --set antic_expire=2ms (repeatable)
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -541,6 +543,19 @@ fn parse_mode(s: &str) -> std::result::Result<u32, String> {
     }
 }
 
+/// `serve`'s scheduler when none is given, and why.
+fn default_scheduler(backend: &headway_nbd::BackendKind, calibrated: bool) -> (&'static str, &'static str) {
+    match backend {
+        headway_nbd::BackendKind::File if !calibrated => (
+            "deadline",
+            "the default for a file export: its page cache answers in microseconds, where waiting \
+             for a disk's next nearby request does not pay",
+        ),
+        headway_nbd::BackendKind::File => ("stream", "the default with a calibrated service curve"),
+        _ => ("stream", "the default for a disk"),
+    }
+}
+
 fn serve(a: ServeArgs) -> Result<()> {
     use headway_nbd::{
         BackendKind, ContextMode as Ctx, Listen, ServeConfig, Server, TraceConfig, TraceFormat,
@@ -568,7 +583,14 @@ fn serve(a: ServeArgs) -> Result<()> {
     let mut cfg = ServeConfig::new(a.export, listen);
     cfg.size = a.size.as_deref().map(headway_nbd::parse_size).transpose().map_err(anyhow::Error::msg)?;
     cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
-    cfg.scheduler = a.scheduler;
+    cfg.scheduler = match a.scheduler {
+        Some(s) => s,
+        None => {
+            let (s, why) = default_scheduler(&cfg.backend, curve.is_some());
+            eprintln!("headway: scheduler {s} ({why}; --scheduler chooses another)");
+            s.to_string()
+        }
+    };
     cfg.settings = parse_settings(&a.set)?;
     cfg.context = a.context.parse::<Ctx>().map_err(anyhow::Error::msg)?;
     cfg.read_only = a.read_only;

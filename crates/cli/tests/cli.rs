@@ -734,3 +734,39 @@ fn serve_socket_mode_must_be_octal_and_needs_a_unix_socket() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--unix"), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// With no --scheduler, a file export (page cache) gets deadline and a disk gets stream,
+/// and the start-up says which and why (issue 17, item 8: stream on a page-cache export
+/// kept it idle 96% of the time).
+#[test]
+fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
+    use std::time::{Duration, Instant};
+    let dir = calibration_target("default-sched.img").with_file_name("default-sched-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (backend, want) in [
+        ("file", "scheduler deadline (the default for a file export"),
+        ("emulated:wd5000aaks", "scheduler stream (the default for a disk"),
+    ] {
+        let (img, sock, log) = (dir.join("d.img"), dir.join("d.sock"), dir.join("d.log"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
+            .args(["serve", "--size", "8M", "--backend", backend, "--export"])
+            .arg(&img)
+            .arg("--unix")
+            .arg(&sock)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+            assert!(Instant::now() < until, "the server did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains(want), "{backend}: {text}");
+        let _ = std::fs::remove_file(&sock);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
