@@ -317,21 +317,12 @@ fn a_bad_spec_names_file_line_and_key() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn two_guests_share_one_server_each_on_its_own_part_of_the_disk() {
-    let _one = one_guest();
-    let dir = tmpdir("two");
-    let spec = dir.join("two.toml");
-    let job = repo().join("experiments/lab/smoke.fio");
-    std::fs::write(
-        &spec,
-        format!(
-            "[guest]\nfs = \"ext4\"\nguests = 2\nmemory_mb = 256\naccel = \"tcg\"\ntimeout_s = 300\n\
-             [headway]\nschedulers = \"stream\"\nsize = \"8G\"\n[workload]\nfio = {:?}\n",
-            job.to_str().unwrap()
-        ),
-    )
-    .unwrap();
+/// `headway lab run` of the spec `text` in a new temporary directory NAME: the directory
+/// and the results JSON. Fails the test if the run fails.
+fn lab_run(name: &str, text: &str) -> (PathBuf, Value) {
+    let dir = tmpdir(name);
+    let spec = dir.join(format!("{name}.toml"));
+    std::fs::write(&spec, text).unwrap();
     let json = dir.join("r.json");
     let o = headway(&[
         "lab",
@@ -344,6 +335,21 @@ fn two_guests_share_one_server_each_on_its_own_part_of_the_disk() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (dir, r)
+}
+
+#[test]
+fn two_guests_share_one_server_each_on_its_own_part_of_the_disk() {
+    let _one = one_guest();
+    let job = repo().join("experiments/lab/smoke.fio");
+    let (dir, r) = lab_run(
+        "two",
+        &format!(
+            "[guest]\nfs = \"ext4\"\nguests = 2\nmemory_mb = 256\naccel = \"tcg\"\ntimeout_s = 300\n\
+             [headway]\nschedulers = \"stream\"\nsize = \"8G\"\n[workload]\nfio = {:?}\n",
+            job.to_str().unwrap()
+        ),
+    );
     let run = &r["runs"][0];
     assert_eq!(run["lab"]["guests"], 2);
     // each guest ran the whole job: its 32 MiB written and read back
@@ -385,27 +391,12 @@ fn two_guests_share_one_server_each_on_its_own_part_of_the_disk() {
 #[test]
 fn dd_readers_through_ext3_report_each_readers_bytes() {
     let _one = one_guest();
-    let dir = tmpdir("dd");
-    let spec = dir.join("dd.toml");
-    std::fs::write(
-        &spec,
+    let (_dir, r) = lab_run(
+        "dd",
         "[guest]\nfs = \"ext3\"\nmemory_mb = 256\naccel = \"tcg\"\ntimeout_s = 300\n\
          [headway]\ndisk = \"hd080hj\"\nschedulers = \"htbs\"\ncontext = \"connection\"\nsize = \"2G\"\n\
          [workload.dd]\nreaders = 2\nsize = \"8M\"\nbs = \"4k\"\n",
-    )
-    .unwrap();
-    let json = dir.join("r.json");
-    let o = headway(&[
-        "lab",
-        "run",
-        spec.to_str().unwrap(),
-        "--out",
-        dir.join("out").to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    );
     let run = &r["runs"][0];
     let jobs = run["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 2, "{jobs:?}");

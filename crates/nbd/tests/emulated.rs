@@ -97,6 +97,13 @@ fn emulated_far_reads_take_the_model_service_time_in_wall_clock() {
     assert_eq!(late.count, 10);
 }
 
+/// fio's JSON output; fails the test if fio failed.
+fn fio_output(out: &std::process::Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "fio failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
+}
+
 /// par-read over NBD: four synchronous sequential 4 KiB readers 51 GiB apart, one
 /// connection each, for `RUNTIME`; aggregate read bandwidth, bytes/s.
 fn par_read(s: &Running) -> f64 {
@@ -116,9 +123,7 @@ fn par_read(s: &Running) -> f64 {
         ])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "fio failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let v = fio_output(&out);
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 4);
     jobs.iter().map(|j| j["read"]["bw_bytes"].as_f64().unwrap()).sum()
@@ -230,10 +235,7 @@ fn random_iops(s: &Running) -> f64 {
         ])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "fio failed:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
-    v["jobs"][0]["read"]["iops"].as_f64().unwrap()
+    fio_output(&out)["jobs"][0]["read"]["iops"].as_f64().unwrap()
 }
 
 /// `--queue-depth 8` on an emulated drive: the drive holds eight commands and picks among
