@@ -33,9 +33,10 @@
 //! Durability — FLUSH and FUA are never weakened by reordering:
 //! * a WRITE is acknowledged only after its `pwrite` returned, so every acknowledged write
 //!   is in the page cache. FLUSH bypasses the scheduler and runs `fdatasync` on a worker
-//!   before its reply (the FLUSHes waiting when a sync starts share it: a flood of them
-//!   from one client costs the others one sync, not one each): that makes every write acknowledged before the FLUSH was received
-//!   (on any connection) durable, however the scheduler orders queued requests. Writes
+//!   before its reply (the FLUSHes waiting when a sync starts share it — a flood of them
+//!   from one client costs the others one sync, not one each — and none is answered by a
+//!   sync that started before it arrived): that makes every write acknowledged before the
+//!   FLUSH was received (on any connection) durable, however the scheduler orders queued requests. Writes
 //!   still queued were not acknowledged, so the spec does not ask FLUSH to cover them.
 //!   This also makes CAN_MULTI_CONN safe, and it is advertised.
 //! * a FUA WRITE / WRITE_ZEROES / TRIM is `fdatasync`ed after its `pwrite` and before its
