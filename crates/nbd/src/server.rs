@@ -36,9 +36,9 @@
 //!   before its reply (the FLUSHes waiting when a sync starts share it — a flood of them
 //!   from one client costs the others one sync, not one each — and none is answered by a
 //!   sync that started before it arrived): that makes every write acknowledged before the
-//!   FLUSH was received (on any connection) durable, however the scheduler orders queued requests. Writes
-//!   still queued were not acknowledged, so the spec does not ask FLUSH to cover them.
-//!   This also makes CAN_MULTI_CONN safe, and it is advertised.
+//!   FLUSH was received (on any connection) durable, however the scheduler orders queued
+//!   requests. Writes still queued were not acknowledged, so the spec does not ask FLUSH to
+//!   cover them. This also makes CAN_MULTI_CONN safe, and it is advertised.
 //! * a FUA WRITE / WRITE_ZEROES / TRIM is `fdatasync`ed after its `pwrite` and before its
 //!   reply.
 //! * shutdown: stop accepting, end reading on every connection, wait for every reply, then
