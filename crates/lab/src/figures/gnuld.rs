@@ -23,8 +23,10 @@
 //! written and the cache dropped took 10.8-11.5 s (10.4 s of it system time, of which
 //! `strace` saw 1.8 s in system calls); a second one, into a new output file, 0.16 s; one
 //! after dropping the cache again 0.7 s. Yet linking all 385 once before dropping the
-//! cache (as here) leaves the measured link at 91.5 s. The cause is not found; the figure
-//! needs KVM to measure the disk.
+//! cache (as here) leaves the measured link at 91.5 s, and two links at once take as long
+//! as one (91.5 s with 972 reads at the drive against 495): each read the drive serves in
+//! milliseconds stalls about 185 ms in the guest. The cause is not found (PostMark's and
+//! dd's reads do not stall so); the figure needs it found, or KVM, to measure the disk.
 //!
 //! The server's schedulers: Aged-SPTF and CSCAN, each plain and with anticipation
 //! (`antic:`), and `stream:aged-sptf`. Behind `headway serve` anticipation sees one NBD
