@@ -477,8 +477,8 @@ struct ServeArgs {
     #[arg(long, default_value = "file")]
     backend: String,
     /// Scheduler (see `headway schedulers`). Default: stream for a disk (`direct`,
-    /// `emulated:MODEL`, or any export with --estimator); deadline for a `file` export,
-    /// whose page cache answers in microseconds, where waiting for a disk's seek never pays
+    /// `emulated:MODEL`, or any export with --estimator); noop for a `file` export, whose
+    /// page cache answers in microseconds, where neither waiting nor sorting pays
     #[arg(long)]
     scheduler: Option<String>,
     /// Override a tunable: --set antic_expire=2ms (repeatable)
@@ -547,9 +547,9 @@ fn parse_mode(s: &str) -> std::result::Result<u32, String> {
 fn default_scheduler(backend: &headway_nbd::BackendKind, calibrated: bool) -> (&'static str, &'static str) {
     match backend {
         headway_nbd::BackendKind::File if !calibrated => (
-            "deadline",
-            "the default for a file export: its page cache answers in microseconds, where waiting \
-             for a disk's next nearby request does not pay",
+            "noop",
+            "the default for a file export: its page cache answers in microseconds, where neither \
+             waiting for a disk's next nearby request nor sorting pays",
         ),
         headway_nbd::BackendKind::File => ("stream", "the default with a calibrated service curve"),
         _ => ("stream", "the default for a disk"),

@@ -735,7 +735,7 @@ fn serve_socket_mode_must_be_octal_and_needs_a_unix_socket() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--unix"), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-/// With no --scheduler, a file export (page cache) gets deadline and a disk gets stream,
+/// With no --scheduler, a file export (page cache) gets noop and a disk gets stream,
 /// and the start-up says which and why (issue 17, item 8: stream on a page-cache export
 /// kept it idle 96% of the time).
 #[test]
@@ -745,7 +745,7 @@ fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (backend, want) in [
-        ("file", "scheduler deadline (the default for a file export"),
+        ("file", "scheduler noop (the default for a file export"),
         ("emulated:wd5000aaks", "scheduler stream (the default for a disk"),
     ] {
         let (img, sock, log) = (dir.join("d.img"), dir.join("d.sock"), dir.join("d.log"));
