@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use headway_disk::DriveConfig;
-use headway_lab::served::{compare, read_served};
+use headway_lab::served::compare;
 use headway_lab::spec::{self, Spec};
 use headway_lab::{run_spec, LabOptions, LabReport};
 use headway_sim::trace::{feed, replay_traced, Format, Mode, ReplayConfig};
@@ -85,7 +85,6 @@ pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
     for run in &mut report.runs {
         for srv in &mut run.server {
             let trace = Path::new(&srv.trace);
-            let served = read_served(trace).map_err(anyhow::Error::msg)?;
             for (mode, name) in [(Mode::Open, "open"), (Mode::Closed, "closed")] {
                 let cfg = ReplayConfig {
                     path: trace.to_path_buf(),
@@ -121,7 +120,7 @@ pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
                     })
                     .sum::<f64>()
                     / ios.max(1) as f64;
-                srv.replay.push(compare(name, &served, &service, response));
+                srv.replay.push(compare(name, &srv.served, &service, response));
             }
         }
     }

@@ -297,29 +297,14 @@ fn calibrate_and_estimator_errors_name_the_file() {
 #[test]
 fn serve_stats_count_the_requests() {
     use std::io::{Read, Write};
-    use std::os::unix::net::UnixStream;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     let dir = calibration_target("stats.img").with_file_name("stats-dir");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (img, sock, log) = (dir.join("disk.img"), dir.join("nbd.sock"), dir.join("server.log"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
-        .args(["serve", "--size", "8M", "--scheduler", "noop", "--stats", "200ms", "--export"])
-        .arg(&img)
-        .arg("--unix")
-        .arg(&sock)
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let until = Instant::now() + Duration::from_secs(10);
-    let mut s = loop {
-        if let Ok(s) = UnixStream::connect(&sock) {
-            break s;
-        }
-        assert!(Instant::now() < until, "the server did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (mut child, mut s) =
+        spawn_serve(&["--size", "8M", "--scheduler", "noop", "--stats", "200ms"], &img, &sock, &log);
     let mut greet = [0u8; 18];
     s.read_exact(&mut greet).unwrap();
     s.write_all(&3u32.to_be_bytes()).unwrap(); // fixed newstyle, no zeroes
@@ -740,7 +725,6 @@ fn serve_socket_mode_must_be_octal_and_needs_a_unix_socket() {
 /// kept it idle 96% of the time).
 #[test]
 fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
-    use std::time::{Duration, Instant};
     let dir = calibration_target("default-sched.img").with_file_name("default-sched-dir");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -749,19 +733,7 @@ fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
         ("emulated:wd5000aaks", "scheduler stream (the default for a disk"),
     ] {
         let (img, sock, log) = (dir.join("d.img"), dir.join("d.sock"), dir.join("d.log"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
-            .args(["serve", "--size", "8M", "--backend", backend, "--export"])
-            .arg(&img)
-            .arg("--unix")
-            .arg(&sock)
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let until = Instant::now() + Duration::from_secs(10);
-        while std::os::unix::net::UnixStream::connect(&sock).is_err() {
-            assert!(Instant::now() < until, "the server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let (mut child, _) = spawn_serve(&["--size", "8M", "--backend", backend], &img, &sock, &log);
         let _ = child.kill();
         let _ = child.wait();
         let text = std::fs::read_to_string(&log).unwrap();
@@ -769,4 +741,33 @@ fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
         let _ = std::fs::remove_file(&sock);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `headway serve ARGS --export IMG --unix SOCK`, its stderr to LOG; once it answers on SOCK:
+/// the process and a connection to it.
+fn spawn_serve(
+    args: &[&str],
+    img: &std::path::Path,
+    sock: &std::path::Path,
+    log: &std::path::Path,
+) -> (std::process::Child, std::os::unix::net::UnixStream) {
+    use std::time::{Duration, Instant};
+    let child = Command::new(env!("CARGO_BIN_EXE_headway"))
+        .arg("serve")
+        .args(args)
+        .arg("--export")
+        .arg(img)
+        .arg("--unix")
+        .arg(sock)
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(s) = std::os::unix::net::UnixStream::connect(sock) {
+            return (child, s);
+        }
+        assert!(Instant::now() < until, "the server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

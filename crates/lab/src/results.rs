@@ -329,6 +329,9 @@ pub struct ServerReport {
     pub trace: String,
     /// The workload's part of the log: what arrived and what went to the drive.
     pub workload: crate::served::WorkloadCounts,
+    /// The log as read back (for the replay comparison; not written out).
+    #[serde(skip)]
+    pub served: crate::served::Served,
     /// The same requests replayed in the simulator on the same model (filled in by the
     /// caller that has the simulator: `headway lab run`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -514,9 +514,9 @@ fn run_point(
     for s in served {
         let (stats, trace) = (s.stats.clone(), s.trace.clone());
         s.stop().map_err(|source| LabError::Serve { point: label.clone(), source })?;
-        let workload = crate::served::read_served(&trace)
-            .map_err(|msg| LabError::Results { point: label.clone(), msg })?
-            .workload(&begins, &ends);
+        let served = crate::served::read_served(&trace)
+            .map_err(|msg| LabError::Results { point: label.clone(), msg })?;
+        let workload = served.workload(&begins, &ends);
         let w = stats.total();
         server.push(ServerReport {
             reads: w.reads,
@@ -528,6 +528,7 @@ fn run_point(
             idle_wait_ns: w.idle_wait_ns,
             trace: trace.display().to_string(),
             workload,
+            served,
             replay: Vec::new(),
         });
     }

@@ -22,8 +22,6 @@ use serde::Serialize;
 pub struct Served {
     /// Service time of each command, ns, in dispatch order.
     pub service_ns: Vec<u64>,
-    /// Response time of each read or write request, ns, in completion order.
-    pub response_ns: Vec<u64>,
     /// Every completed read or write, in completion order.
     pub requests: Vec<Request>,
 }
@@ -62,6 +60,12 @@ pub struct WorkloadCounts {
 }
 
 impl Served {
+    /// Response time of each read or write request (completion less arrival), ns, in
+    /// completion order.
+    pub fn response_ns(&self) -> Vec<u64> {
+        self.requests.iter().map(|r| r.complete_ns.saturating_sub(r.arrival_ns)).collect()
+    }
+
     /// The workload's window: from the completion of the first begin marker (a read starting
     /// at a sector in `begins`) to the arrival of the last end marker (in `ends`).
     pub fn window(&self, begins: &[u64], ends: &[u64]) -> Option<(u64, u64)> {
@@ -169,7 +173,6 @@ pub fn parse_served(text: &str) -> Result<Served, (usize, String)> {
                     .ok_or_else(|| bad("a completion with no dispatch"))?;
                 let (arrived, dispatched) = q.remove(at).expect("found");
                 let dispatched = dispatched.expect("found dispatched");
-                out.response_ns.push(t.saturating_sub(arrived));
                 out.requests.push(Request {
                     arrival_ns: arrived,
                     dispatch_ns: dispatched,
@@ -262,7 +265,7 @@ pub fn compare(
         busy_ns_emulated: be,
         busy_ns_simulated: bs,
         busy_diff: if be > 0 { (bs as f64 - be as f64) / be as f64 } else { 0.0 },
-        mean_response_ns_emulated: mean(&served.response_ns),
+        mean_response_ns_emulated: mean(&served.response_ns()),
         mean_response_ns_simulated: sim_mean_response_ns,
     }
 }
@@ -289,7 +292,7 @@ mod tests {
 ";
         let s = parse_served(t).unwrap();
         assert_eq!(s.service_ns, vec![10_000_000, 4_000_000]);
-        assert_eq!(s.response_ns, vec![20_000_000, 15_000_000, 4_000_000]);
+        assert_eq!(s.response_ns(), vec![20_000_000, 15_000_000, 4_000_000]);
     }
 
     #[test]
@@ -350,7 +353,17 @@ mod tests {
         assert_eq!(ks_distance(&[], &[1]), 0.0);
         let c = compare(
             "open",
-            &Served { service_ns: vec![10, 10], response_ns: vec![20], ..Served::default() },
+            &Served {
+                service_ns: vec![10, 10],
+                requests: vec![Request {
+                    arrival_ns: 0,
+                    dispatch_ns: 0,
+                    complete_ns: 20,
+                    write: false,
+                    sector: 0,
+                    sectors: 8,
+                }],
+            },
             &[11, 11],
             25.0,
         );

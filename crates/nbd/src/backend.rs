@@ -1349,8 +1349,9 @@ mod tests {
     }
 
     /// A real block device: `HEADWAY_TEST_SCRATCH_DEVICE` names one whose contents may be
-    /// destroyed (e.g. a loop device: `losetup -f --show scratch.img`). Ignored by default
-    /// (no scratch device on a test machine); run with `--ignored`, where it fails without one.
+    /// destroyed (e.g. a loop device: `losetup -f --show scratch.img`). Ignored by cargo's
+    /// default run; `make test` runs it on a loop device wherever it can make one
+    /// (`make scratch-device-test`), and with `--ignored` it fails without a device.
     #[test]
     #[ignore = "needs a scratch block device in HEADWAY_TEST_SCRATCH_DEVICE"]
     fn direct_block_device_round_trip() {

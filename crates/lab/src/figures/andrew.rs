@@ -20,7 +20,9 @@
 //! The server's schedulers: `aged-sptf`, `antic:aged-sptf` and `stream:aged-sptf`; one NBD
 //! connection carries both clients.
 
-use super::{check_rows, list, run_written, together, verdict_of, Check, FigureData, LabFigure, Scale};
+use super::{
+    check_rows, list, run_written, together, toml_list, verdict_of, Check, FigureData, LabFigure, Scale,
+};
 use crate::run::LabOptions;
 use crate::LabError;
 
@@ -110,7 +112,7 @@ pub fn judge_fig8(one: &[[f64; 4]; 3], two: &[[f64; 4]; 3]) -> Vec<Check> {
 fn fig8(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
     let dir = opts.out.join("as-fig8");
     let dirs = if scale == Scale::Quick { 100 } else { 500 };
-    let scheds = SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let scheds = toml_list(&SCHEDULERS);
     let mut times = [[[0.0; 4]; 3]; 2];
     let mut commands = Vec::new();
     let mut reports = Vec::new();

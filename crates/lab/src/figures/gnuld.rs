@@ -33,7 +33,9 @@
 //! connection, not the guest's two linker processes; stream scheduling needs no process
 //! information.
 
-use super::{check_rows, list, run_written, together, verdict_of, Check, FigureData, LabFigure, Scale};
+use super::{
+    check_rows, list, run_written, together, toml_list, verdict_of, Check, FigureData, LabFigure, Scale,
+};
 use crate::run::LabOptions;
 use crate::LabError;
 
@@ -138,7 +140,7 @@ pub fn judge_fig10(one: &[f64; 5], two: &[f64; 5]) -> Vec<Check> {
 
 fn fig10(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
     let dir = opts.out.join("as-fig10");
-    let scheds = SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let scheds = toml_list(&SCHEDULERS);
     let mut times = [[0.0; 5]; 2];
     let mut commands = Vec::new();
     let mut reports = Vec::new();
@@ -238,7 +240,9 @@ mod tests {
     fn the_steps_link_each_repository_once() {
         let two = steps(2);
         assert_eq!(two.len(), 3);
-        assert!(two[0].contains("mkrepo $HEADWAY_DIR/r0 1 && mkrepo $HEADWAY_DIR/r1 2 && ld -r -o /tmp/warm0.o"));
+        assert!(
+            two[0].contains("mkrepo $HEADWAY_DIR/r0 1 && mkrepo $HEADWAY_DIR/r1 2 && ld -r -o /tmp/warm0.o")
+        );
         assert!(two[2].contains("r0/*.o & p0=$!") && two[2].contains("r1/*.o & p1=$!"), "{}", two[2]);
         assert!(!steps(1)[2].contains("r1/"));
         // the steps make and link real objects with the host's binutils, in busybox's shell

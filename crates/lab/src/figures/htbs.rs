@@ -13,7 +13,7 @@
 //! application. `stream:pclock` — Stream Scheduling (seeds/000) wrapped around pClock, which
 //! needs no process information — runs beside them.
 
-use super::{check_rows, list, run_written, verdict_of, Check, FigureData, LabFigure, Scale};
+use super::{check_rows, list, run_written, toml_list, verdict_of, Check, FigureData, LabFigure, Scale};
 use crate::run::LabOptions;
 use crate::LabError;
 
@@ -66,7 +66,7 @@ fn fig4(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
     let quick = scale == Scale::Quick;
     let readers: &[u32] = if quick { &READERS_QUICK } else { &READERS };
     let size = "100M";
-    let scheds = SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let scheds = toml_list(&SCHEDULERS);
     let mut bw = Vec::new();
     let mut commands = Vec::new();
     let mut reports = Vec::new();
@@ -160,7 +160,7 @@ mod tests {
 
     #[test]
     fn the_spec_parses() {
-        let scheds = SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+        let scheds = super::toml_list(&SCHEDULERS);
         let t = format!(
             "[guest]\nfs = \"ext3\"\n[headway]\ndisk = \"hd080hj\"\nschedulers = [{scheds}]\ncontext = \"connection\"\n\
              [workload.dd]\nreaders = 2\nsize = \"100M\"\nbs = \"4k\"\n"

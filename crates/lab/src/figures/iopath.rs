@@ -31,7 +31,7 @@
 //!   the best under SS; the largest gain among the elevators (Deadline, AS, CFQ) about 20%
 //!   (band 1.10-1.35); the schedulers further apart under SS and SL than under LS and LL.
 
-use super::{check_rows, list, run_written, verdict_of, Check, FigureData, LabFigure, Scale};
+use super::{check_rows, list, run_written, toml_list, verdict_of, Check, FigureData, LabFigure, Scale};
 use crate::results::LabRun;
 use crate::run::LabOptions;
 use crate::served::WorkloadCounts;
@@ -216,6 +216,11 @@ pub type Matrix = [[PmCell; 4]; 4];
 
 fn column(m: &Matrix, j: usize, f: impl Fn(&PmCell) -> f64) -> Vec<f64> {
     m.iter().map(|row| f(&row[j])).collect()
+}
+
+/// `f` of every cell.
+fn grid(m: &Matrix, f: &dyn Fn(&PmCell) -> f64) -> [[f64; 4]; 4] {
+    m.each_ref().map(|row| row.each_ref().map(f))
 }
 
 fn index_of_max(v: &[f64]) -> usize {
@@ -475,7 +480,6 @@ pub fn judge_fig7(tps: &[[f64; 4]; 4]) -> Vec<Check> {
 /// The spec of one workload's runs: the file systems and schedulers given.
 fn spec_text(l: &PostmarkLoad, scale: Scale, id: &str, fs: &[&str], scheds: &[&str]) -> String {
     let (files, transactions) = if scale == Scale::Quick { l.quick } else { l.full };
-    let quoted = |v: &[&str]| v.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ");
     format!(
         "# {id}, PostMark {w} (seeds/002 Table 2: {pf} files of {lo}-{hi} bytes, {pt} transactions)\n\
          name = \"{id}-{name}\"\n[guest]\nkernel = \"generic\"\nfs = [{fs}]\n\
@@ -488,8 +492,8 @@ fn spec_text(l: &PostmarkLoad, scale: Scale, id: &str, fs: &[&str], scheds: &[&s
         pt = l.paper_transactions,
         lo = l.size_min,
         hi = l.size_max,
-        fs = quoted(fs),
-        scheds = quoted(scheds),
+        fs = toml_list(fs),
+        scheds = toml_list(scheds),
     )
 }
 
@@ -586,15 +590,6 @@ fn family(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
     let per_fs = |f: &dyn Fn(&PmCell) -> f64| -> Vec<(String, Vec<f64>)> {
         FS4.iter().enumerate().map(|(j, n)| (n.to_string(), column(&m, j, f))).collect()
     };
-    let grid = |f: &dyn Fn(&PmCell) -> f64| -> [[f64; 4]; 4] {
-        let mut g = [[0.0; 4]; 4];
-        for w in 0..4 {
-            for j in 0..4 {
-                g[w][j] = f(&m[w][j]);
-            }
-        }
-        g
-    };
     let by_load = |what: &str, f: &dyn Fn(&PmCell) -> String| -> Vec<(String, String, String)> {
         TABLE2
             .iter()
@@ -638,7 +633,7 @@ fn family(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
         ],
         checks: judge_fig2(&ext3),
     };
-    let tps = grid(&|c| c.tps);
+    let tps = grid(&m, &|c| c.tps);
     let fig3 = Draft {
         id: "iopath-fig3",
         y_label: "PostMark transactions/s",
@@ -646,7 +641,7 @@ fn family(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
         rows: by_load("transactions/s", &|c| format!("{:.1}", c.tps)),
         checks: judge_fig3(&tps),
     };
-    let work = grid(&PmCell::work_mb);
+    let work = grid(&m, &PmCell::work_mb);
     let fig4 = Draft {
         id: "iopath-fig4",
         y_label: "MB read + written over the workload",
@@ -676,7 +671,7 @@ fn family(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
         }),
         checks: judge_fig5(&m),
     };
-    let n = grid(&|c| c.disk_requests() as f64);
+    let n = grid(&m, &|c| c.disk_requests() as f64);
     let fig6 = Draft {
         id: "iopath-fig6",
         y_label: "requests at the disk over the workload",
@@ -694,12 +689,7 @@ fn fig7(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Ve
     let pick = FIG7_SCHEDULERS.map(|s| ("reiserfs", s));
     let (m, commands, reports) =
         run_matrix("iopath-fig7", scale, &["reiserfs"], &FIG7_SCHEDULERS, pick, opts, log)?;
-    let mut tps = [[0.0; 4]; 4];
-    for w in 0..4 {
-        for j in 0..4 {
-            tps[w][j] = m[w][j].tps;
-        }
-    }
+    let tps = grid(&m, &|c| c.tps);
     let d = Draft {
         id: "iopath-fig7",
         y_label: "PostMark transactions/s",

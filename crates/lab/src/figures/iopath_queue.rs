@@ -13,7 +13,7 @@
 //! newer 300 GB disk"); under Deadline at the deepest queue the two disks come within 10%
 //! ("very close").
 
-use super::{check_rows, list, run_written, verdict_of, Check, FigureData, LabFigure, Scale};
+use super::{check_rows, list, run_written, toml_list, verdict_of, Check, FigureData, LabFigure, Scale};
 use crate::run::LabOptions;
 use crate::LabError;
 
@@ -88,7 +88,7 @@ fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
     let quick = scale == Scale::Quick;
     let depths: &[u32] = if quick { &DEPTHS_QUICK } else { &DEPTHS };
     let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
-    let quoted = scheds.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let quoted = toml_list(scheds);
     let mut tps: [Vec<Vec<f64>>; 2] =
         [vec![vec![0.0; depths.len()]; scheds.len()], vec![vec![0.0; depths.len()]; scheds.len()]];
     let mut commands = Vec::new();

@@ -227,6 +227,11 @@ fn together(commands: &[String]) -> String {
     format!("{} {}", started.join(" "), waits.join(" && "))
 }
 
+/// Names as a TOML list's items: `"a", "b"`.
+fn toml_list(names: &[&str]) -> String {
+    names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
+}
+
 /// `values` joined as `a, b, c` with `digits` decimals.
 fn list(values: &[f64], digits: usize) -> String {
     values.iter().map(|v| format!("{v:.digits$}")).collect::<Vec<_>>().join(", ")

@@ -3,7 +3,7 @@
 //! NBD connection per guest (the server's context is a guest, as Xen's host sees a VM). The
 //! paper gives no numbers for this case: its statements are checked as shapes ([`judge_xen`]).
 
-use super::{run_written, FigureData, LabFigure, Scale, Verdict};
+use super::{run_written, toml_list, FigureData, LabFigure, Scale, Verdict};
 use crate::run::LabOptions;
 use crate::LabError;
 
@@ -46,7 +46,7 @@ fn ss_fig5_xen(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
     let quick = scale == Scale::Quick;
     let job = include_str!("../../../../experiments/lab/xen-ftp.fio");
     let job = if quick { job.replace("size=300m", "size=75m") } else { job.to_string() };
-    let scheds = XEN_SCHEDULERS.iter().map(|s| format!("\"{s}\"")).collect::<Vec<_>>().join(", ");
+    let scheds = toml_list(&XEN_SCHEDULERS);
     let mut series = Vec::new();
     let mut commands = Vec::new();
     let mut reports = Vec::new();
