@@ -752,7 +752,7 @@ fn spawn_serve(
     log: &std::path::Path,
 ) -> (std::process::Child, std::os::unix::net::UnixStream) {
     use std::time::{Duration, Instant};
-    let child = Command::new(env!("CARGO_BIN_EXE_headway"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
         .arg("serve")
         .args(args)
         .arg("--export")
@@ -767,7 +767,11 @@ fn spawn_serve(
         if let Ok(s) = std::os::unix::net::UnixStream::connect(sock) {
             return (child, s);
         }
-        assert!(Instant::now() < until, "the server did not listen");
+        if Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server did not listen");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
