@@ -744,7 +744,8 @@ fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
 }
 
 /// `headway serve ARGS --export IMG --unix SOCK`, its stderr to LOG; once it answers on SOCK:
-/// the process and a connection to it.
+/// the process (the caller reaps it) and a connection to it.
+#[allow(clippy::zombie_processes)] // returned to the caller, which kills and waits for it
 fn spawn_serve(
     args: &[&str],
     img: &std::path::Path,
