@@ -80,8 +80,12 @@ pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
     let hw = &spec.headway;
     let disk = headway_disk::builtin(&hw.disk).context("the spec's disk model")?;
     let settings = hw.settings();
-    // the emulated drive of `headway serve`: the model with its default queue, the spec's cache
-    let drive = DriveConfig { write_cache: hw.write_cache.model(), ..DriveConfig::default() };
+    // the emulated drive of `headway serve`: the model with the spec's queue depth and cache
+    let drive = DriveConfig {
+        write_cache: hw.write_cache.model(),
+        queue_depth: hw.queue_depth,
+        ..DriveConfig::default()
+    };
     for run in &mut report.runs {
         for srv in &mut run.server {
             let trace = Path::new(&srv.trace);
