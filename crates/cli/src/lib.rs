@@ -524,10 +524,19 @@ struct ServeArgs {
     /// The trace's form: blkparse (Q, D and C lines) | iolog (fio iolog v3, arrivals only)
     #[arg(long, default_value = "blkparse", value_name = "blkparse|iolog", requires = "trace")]
     trace_format: String,
-    /// Connections served at once; more are closed as they arrive, with a log line (each
-    /// takes two threads)
+    /// Connections served at once; more are closed as they arrive, with a log line (a
+    /// connection is a task on the I/O threads, not a thread of its own)
     #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// Threads that read requests and write replies for all connections (default: one per
+    /// CPU, at most 4)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    io_threads: Option<u16>,
+    /// Connections served by two threads of their own (a reader and a writer: the quickest
+    /// for a few busy clients) while fewer are; the others, however many, are tasks on the
+    /// I/O threads
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::server::DEFAULT_CONNECTION_THREADS)]
+    connection_threads: usize,
     /// The Unix socket's permission bits, in octal (e.g. 0660; default: as the umask
     /// leaves them)
     #[arg(long, value_name = "MODE", requires = "unix", value_parser = parse_mode)]
@@ -604,6 +613,10 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });
     cfg.socket_mode = a.socket_mode;
     cfg.max_connections = a.max_connections;
+    cfg.connection_threads = a.connection_threads;
+    if let Some(n) = a.io_threads {
+        cfg.io_threads = n as usize;
+    }
     let server = Server::bind(cfg)?;
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;

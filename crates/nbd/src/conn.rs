@@ -1,11 +1,18 @@
 //! One client connection: the handshake, then reading requests and handing them to the
 //! export's scheduling core. Replies go out through the connection's [`ReplySink`].
+//!
+//! A connection is a task on the server's I/O runtime, not a thread: an idle connection
+//! costs a socket and a few KiB, and a server with thousands of them runs on as many
+//! threads as with one (see [`crate::server`]).
 
-use std::io::{self, BufReader, Read, Write};
+use std::io;
+use std::os::fd::{OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use headway_sched::ContextId;
+use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
+use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::core::{Io, Op, Out};
@@ -13,11 +20,11 @@ use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
 use crate::proto::*;
 use crate::reply::ReplySink;
 use crate::server::{ContextMode, Export};
-use crate::socket::Conn;
+use crate::socket::{send_all, Reader, StopEvent};
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
 
 /// A client whose handshake is not over this long after it connected is dropped: a silent or
-/// stalled peer must not hold a thread forever.
+/// stalled peer must not hold its connection forever, however it paces its bytes.
 pub const HANDSHAKE_TIMEOUT: StdDuration = StdDuration::from_secs(30);
 
 /// Bytes a connection's reader takes from the socket at once: many pipelined request
@@ -28,157 +35,186 @@ struct Session {
     structured: bool,
 }
 
-/// Serve connection `id` until the client disconnects (or the server shuts its reading
-/// down), then wait until every request it sent has been answered.
-pub(crate) fn connection(ex: &Export, id: u32, mut conn: Conn) {
+/// The server's shutdown, as tasks and as threads wait for it.
+#[derive(Clone)]
+pub(crate) struct Stop {
+    pub rx: watch::Receiver<bool>,
+    pub event: Arc<StopEvent>,
+}
+
+/// Serve connection `id` (its non-blocking socket `sock`) until the client disconnects
+/// (or `stop` says the server is shutting down), then wait until every request it sent
+/// has been answered.
+pub(crate) async fn connection(ex: Arc<Export>, id: u32, sock: OwnedFd, stop: Stop) {
     debug!(conn = id, "connected");
-    let mut bounded = Deadline { c: &mut conn, until: std::time::Instant::now() + ex.handshake_timeout };
-    let session = match handshake(&mut bounded, ex) {
-        Ok(Some(s)) => s,
-        Ok(None) => {
+    let (rd, out) = match sock.try_clone().and_then(|out| Ok((Reader::new(sock)?, Arc::new(out)))) {
+        Ok(x) => x,
+        Err(e) => {
+            warn!(conn = id, error = %e, "connection closed: cannot set it up");
+            return;
+        }
+    };
+    let mut rd = BufReader::with_capacity(READ_BUFFER, rd);
+    let session = match tokio::time::timeout(ex.handshake_timeout, handshake(&mut rd, &out, &ex)).await {
+        Ok(Ok(Some(s))) => s,
+        Ok(Ok(None)) => {
             debug!(conn = id, "closed during handshake");
             return;
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             debug!(conn = id, error = %e, "handshake failed");
             return;
         }
-    };
-    if let Err(e) = conn.set_read_timeout(None).and_then(|_| conn.set_write_timeout(None)) {
-        warn!(conn = id, error = %e, "cannot clear the handshake timeout");
-        return;
-    }
-    info!(conn = id, structured = session.structured, "transmission");
-    let ctx = match ex.context {
-        ContextMode::Connection => Some(ContextId(id)),
-        ContextMode::None => None,
-    };
-    let (writer, reply) = match ReplySink::start(&conn, session.structured, id) {
-        Ok(w) => w,
-        Err(e) => {
-            warn!(conn = id, error = %e, "cannot start the reply writer");
+        Err(_) => {
+            debug!(conn = id, "handshake took too long: dropped");
             return;
         }
     };
-    let mut rd = BufReader::with_capacity(READ_BUFFER, conn);
-    let ended = read_requests(ex, &mut rd, id, ctx, &reply);
-    reply.uncork();
-    if let Err(e) = ended {
-        if e.kind() != io::ErrorKind::UnexpectedEof {
-            debug!(conn = id, error = %e, "connection read ended");
+    info!(conn = id, structured = session.structured, "transmission");
+    let t = Transmission { ex: ex.clone(), id, rd, out, structured: session.structured, stop };
+    // A connection of its own thread (two, with its writer) while the server has them to
+    // give: its reads and writes then block, and the kernel wakes it directly, which a
+    // busy client notices (see BENCHMARKS.md). The rest are tasks on the I/O threads.
+    if let Ok(permit) = ex.connection_threads.clone().try_acquire_owned() {
+        let (tx, rx) = std::sync::mpsc::channel::<Transmission>();
+        let (done_tx, done) = tokio::sync::oneshot::channel::<()>();
+        let rt = tokio::runtime::Handle::current();
+        let started = std::thread::Builder::new().name(format!("conn-{id}")).spawn(move || {
+            if let Ok(t) = rx.recv() {
+                rt.block_on(t.run(true));
+            }
+            drop(permit);
+            let _ = done_tx.send(());
+        });
+        match started {
+            Ok(_) => {
+                let _ = tx.send(t);
+                let _ = done.await;
+                return;
+            }
+            Err(e) => debug!(conn = id, error = %e, "no thread for the connection: served as a task"),
         }
     }
-    drop(reply);
-    // The writer ends once every request of this connection has been answered (every
-    // `Arc<ReplySink>` is gone) and what the socket did not take at once is written.
-    let _ = writer.join();
-    ex.closed(id);
-    if let Some(ctx) = ctx {
-        ex.exited(ctx);
-    }
-    info!(conn = id, "closed");
+    t.run(false).await;
 }
 
-/// The handshake's socket: every read and write must finish by `until` (the whole
-/// handshake has [`HANDSHAKE_TIMEOUT`], however the client paces its bytes).
-struct Deadline<'a> {
-    c: &'a mut Conn,
-    until: std::time::Instant,
+/// A connection past its handshake.
+struct Transmission {
+    ex: Arc<Export>,
+    id: u32,
+    rd: BufReader<Reader>,
+    out: Arc<OwnedFd>,
+    structured: bool,
+    stop: Stop,
 }
 
-impl Deadline<'_> {
-    /// Time left, or `TimedOut` once the deadline has passed.
-    fn left(&self) -> io::Result<StdDuration> {
-        let left = self.until.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "the handshake took too long"));
+impl Transmission {
+    /// Serve requests until the client disconnects or the server stops, then wait for
+    /// every reply. `thread`: on a thread of the connection's own (blocking reads and a
+    /// writer thread).
+    async fn run(self, thread: bool) {
+        let Transmission { ex, id, mut rd, out, structured, stop } = self;
+        let Stop { rx: mut stop, event } = stop;
+        if thread {
+            rd.get_mut().make_blocking(event);
         }
-        Ok(left)
+        let fd = rd.get_ref().raw_fd();
+        let ctx = match ex.context {
+            ContextMode::Connection => Some(ContextId(id)),
+            ContextMode::None => None,
+        };
+        let (writer, reply) = ReplySink::start(out, structured, thread);
+        let ended = read_requests(&ex, &mut rd, fd, id, ctx, &reply, &mut stop).await;
+        reply.uncork();
+        if let Err(e) = ended {
+            if e.kind() != io::ErrorKind::UnexpectedEof {
+                debug!(conn = id, error = %e, "connection read ended");
+            }
+        }
+        drop(reply);
+        // The writer ends once every request of this connection has been answered (every
+        // `Arc<ReplySink>` is gone) and what the socket did not take at once is written.
+        let _ = writer.await;
+        ex.closed(id);
+        if let Some(ctx) = ctx {
+            ex.exited(ctx);
+        }
+        info!(conn = id, "closed");
     }
 }
 
-impl Read for Deadline<'_> {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        let left = self.left()?;
-        self.c.set_read_timeout(Some(left))?;
-        self.c.read(b)
-    }
-}
-
-impl Write for Deadline<'_> {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        let left = self.left()?;
-        self.c.set_write_timeout(Some(left))?;
-        self.c.write(b)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.c.flush()
-    }
-}
-
-fn handshake(c: &mut Deadline<'_>, ex: &Export) -> io::Result<Option<Session>> {
-    c.write_all(&hs::greeting())?;
+/// The handshake on the reader `r`, answering on the descriptor `c`.
+async fn handshake<R: AsyncRead + Unpin>(r: &mut R, c: &OwnedFd, ex: &Export) -> io::Result<Option<Session>> {
+    // replies collect in `out`, sent whole before the next read and at the end
+    let mut out: Vec<u8> = Vec::new();
+    out.extend_from_slice(&hs::greeting());
+    send_all(c, &std::mem::take(&mut out), &[], 0, false).await?;
     let mut fl = [0u8; 4];
-    c.read_exact(&mut fl)?;
+    r.read_exact(&mut fl).await?;
     let Ok(cflags) = hs::decode_client_flags(&fl) else { return Ok(None) };
     let no_zeroes = cflags & FLAG_C_NO_ZEROES != 0;
     let mut structured = false;
     loop {
+        send_all(c, &std::mem::take(&mut out), &[], 0, false).await?;
         let mut h = [0u8; OptionHeader::SIZE];
-        c.read_exact(&mut h)?;
+        r.read_exact(&mut h).await?;
         let Ok(h) = OptionHeader::decode(&h) else { return Ok(None) };
         if h.len > MAX_OPTION_LEN {
             return Ok(None);
         }
         let mut data = vec![0u8; h.len as usize];
-        c.read_exact(&mut data)?;
+        r.read_exact(&mut data).await?;
         let opt = h.opt;
-        let reply = |c: &mut Deadline<'_>, ty: u32, d: &[u8]| c.write_all(&hs::option_reply(opt, ty, d));
+        let reply =
+            |out: &mut Vec<u8>, ty: u32, d: &[u8]| out.extend_from_slice(&hs::option_reply(opt, ty, d));
         match hs::parse_option(opt, &data) {
-            Err(HandshakeError::Invalid(m)) => reply(c, REP_ERR_INVALID, m.as_bytes())?,
+            Err(HandshakeError::Invalid(m)) => reply(&mut out, REP_ERR_INVALID, m.as_bytes()),
             Err(_) => return Ok(None),
             Ok(ClientOption::ExportName(n)) => {
                 if !n.is_empty() && n != ex.name {
                     return Ok(None);
                 }
-                c.write_all(&hs::export_name_reply(ex.backend.size(), ex.flags, no_zeroes))?;
+                out.extend_from_slice(&hs::export_name_reply(ex.backend.size(), ex.flags, no_zeroes));
+                send_all(c, &out, &[], 0, false).await?;
                 return Ok(Some(Session { structured }));
             }
             Ok(ClientOption::Abort) => {
-                let _ = reply(c, REP_ACK, &[]);
+                reply(&mut out, REP_ACK, &[]);
+                let _ = send_all(c, &out, &[], 0, false).await;
                 return Ok(None);
             }
             Ok(ClientOption::List) => {
-                reply(c, REP_SERVER, &hs::rep_server(&ex.name))?;
-                reply(c, REP_ACK, &[])?;
+                reply(&mut out, REP_SERVER, &hs::rep_server(&ex.name));
+                reply(&mut out, REP_ACK, &[]);
             }
             Ok(ClientOption::StructuredReply) => {
                 structured = true;
-                reply(c, REP_ACK, &[])?;
+                reply(&mut out, REP_ACK, &[]);
             }
             Ok(ClientOption::Info { go, name, requests }) => {
                 if !name.is_empty() && name != ex.name {
-                    reply(c, REP_ERR_UNKNOWN, format!("no export named `{name}`").as_bytes())?;
+                    reply(&mut out, REP_ERR_UNKNOWN, format!("no export named `{name}`").as_bytes());
                     continue;
                 }
-                reply(c, REP_INFO, &hs::info_export(ex.backend.size(), ex.flags))?;
+                reply(&mut out, REP_INFO, &hs::info_export(ex.backend.size(), ex.flags));
                 if requests.contains(&INFO_NAME) {
-                    reply(c, REP_INFO, &hs::info_text(INFO_NAME, &ex.name))?;
+                    reply(&mut out, REP_INFO, &hs::info_text(INFO_NAME, &ex.name));
                 }
                 if requests.contains(&INFO_DESCRIPTION) {
-                    reply(c, REP_INFO, &hs::info_text(INFO_DESCRIPTION, "headway scheduled export"))?;
+                    reply(&mut out, REP_INFO, &hs::info_text(INFO_DESCRIPTION, "headway scheduled export"));
                 }
                 // Sent whether asked or not (the spec allows it): with a minimum of 1 byte it
                 // constrains nothing a client could be unprepared for.
-                reply(c, REP_INFO, &hs::info_block_size(MIN_BLOCK, PREFERRED_BLOCK, MAX_PAYLOAD))?;
-                reply(c, REP_ACK, &[])?;
+                reply(&mut out, REP_INFO, &hs::info_block_size(MIN_BLOCK, PREFERRED_BLOCK, MAX_PAYLOAD));
+                reply(&mut out, REP_ACK, &[]);
                 if go {
+                    send_all(c, &out, &[], 0, false).await?;
                     return Ok(Some(Session { structured }));
                 }
             }
             Ok(ClientOption::Unknown(o)) => {
                 debug!(option = o, "unsupported option");
-                reply(c, REP_ERR_UNSUP, &[])?;
+                reply(&mut out, REP_ERR_UNSUP, &[]);
             }
         }
     }
@@ -203,7 +239,9 @@ struct Spin {
 }
 
 impl Spin {
-    fn wait_readable(&mut self, fd: std::os::fd::RawFd) {
+    /// Poll `fd` (yielding to the connection's neighbours between polls) until it is
+    /// readable or the limit has passed — unless the client has been slow.
+    async fn wait_readable(&mut self, fd: RawFd) {
         let start = std::time::Instant::now();
         self.since = Some(start);
         if self.slow {
@@ -215,7 +253,7 @@ impl Spin {
             if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
                 return;
             }
-            std::hint::spin_loop();
+            tokio::task::yield_now().await;
         }
     }
 
@@ -228,12 +266,14 @@ impl Spin {
 
 /// Read requests until the client disconnects. Replies are corked while more requests
 /// are already buffered (see [`ReplySink`]).
-fn read_requests(
+async fn read_requests(
     ex: &Export,
-    c: &mut BufReader<Conn>,
+    c: &mut BufReader<Reader>,
+    fd: RawFd,
     id: u32,
     ctx: Option<ContextId>,
     reply: &Arc<ReplySink>,
+    stop: &mut watch::Receiver<bool>,
 ) -> io::Result<()> {
     let lim = Limits { size: ex.backend.size(), read_only: ex.read_only };
     let mut hb = [0u8; RequestHeader::SIZE];
@@ -249,10 +289,19 @@ fn read_requests(
             }
             corked = buffered;
         }
-        if c.buffer().is_empty() {
-            spin.wait_readable(c.get_ref().raw_fd());
+        if *stop.borrow() {
+            return Ok(());
         }
-        c.read_exact(&mut hb)?;
+        if buffered {
+            c.read_exact(&mut hb).await?;
+        } else {
+            spin.wait_readable(fd).await;
+            // shutdown ends the wait for the next request, never a request half read
+            tokio::select! {
+                r = c.read_exact(&mut hb) => { r?; }
+                _ = stop.changed() => return Ok(()),
+            }
+        }
         let arrived = ex.now();
         spin.arrived();
         let Ok(h) = RequestHeader::decode(&hb) else {
@@ -267,19 +316,20 @@ fn read_requests(
             }
             Err(Reject::Error(e, why)) => {
                 // A refused WRITE's payload is still on the wire: read past it.
-                io::copy(&mut Read::by_ref(c).take(h.payload_len() as u64), &mut io::sink())?;
+                tokio::io::copy(&mut (&mut *c).take(h.payload_len() as u64), &mut tokio::io::sink()).await?;
                 debug!(cookie = h.cookie, ?e, why, "request refused");
-                reply.expect(0);
+                reply.expect(0).await;
                 reply.send(Out { cookie: h.cookie, result: Err((e, why.to_string())), cost: 0 });
                 continue;
             }
         };
         // Bounded memory: wait here while this connection's unanswered requests hold their
-        // budget of data (before the payload is read).
+        // budget of data (before the payload is read); the client's further requests stay
+        // on its socket meanwhile.
         match cmd {
             Command::Disc => return Ok(()),
-            Command::Read { len, .. } | Command::Write { len, .. } => reply.expect(len as u64),
-            _ => reply.expect(0),
+            Command::Read { len, .. } | Command::Write { len, .. } => reply.expect(len as u64).await,
+            _ => reply.expect(0).await,
         }
         let op = match cmd {
             Command::Disc => return Ok(()),
@@ -291,12 +341,12 @@ fn read_requests(
             Command::Read { offset, len } => Op::Read { offset, len },
             Command::Write { offset, len, fua } => {
                 if corked && c.buffer().len() < len as usize {
-                    // The payload is still on its way: nothing held while we block.
+                    // The payload is still on its way: nothing held while we wait.
                     reply.uncork();
                     corked = false;
                 }
                 let mut data = vec![0u8; len as usize];
-                c.read_exact(&mut data)?;
+                c.read_exact(&mut data).await?;
                 Op::Write { offset, data, fua }
             }
             Command::Trim { offset, len, fua } => Op::Trim { offset, len, fua },

@@ -1,38 +1,38 @@
 //! A connection's reply path: whichever thread has a reply writes it onto the socket.
 
-use std::io::{self, Write};
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::{oneshot, Semaphore};
 use tracing::debug;
 
 use crate::core::Out;
-use crate::socket::Conn;
+use crate::socket::{send_all, send_nonblocking};
 use crate::transmission as tx;
 
 /// A connection's reply path, shared by every thread that answers its requests.
 ///
 /// `send` puts the reply on the socket at once with non-blocking `sendmsg`s, under the
 /// state lock so replies never interleave. Whatever the socket does not take (a full send
-/// buffer: a slow client or a large read) goes to the connection's writer thread, which
-/// writes it with blocking writes; while anything is queued there, later replies queue
+/// buffer: a slow client or a large read) goes to the connection's writer task, which
+/// writes it as the socket takes it; while anything is queued there, later replies queue
 /// behind it, so bytes leave in the order replies were sent. A worker therefore never
 /// blocks on a client.
 ///
 /// Corking: while the connection's reader knows more requests are already buffered (it
 /// read them in one go), it corks the sink; replies then collect in one buffer (those up to
 /// [`DIRECT_REPLY_MAX`] of data, whichever thread sends them), which goes out in one write
-/// when the reader uncorks — before it next blocks on the socket. A client that pipelines
+/// when the reader uncorks — before it next waits on the socket. A client that pipelines
 /// sixteen requests gets their replies in a write or two instead of sixteen.
 pub(crate) struct ReplySink {
-    /// A clone of the connection, written with `MSG_DONTWAIT`.
-    conn: Conn,
+    /// A duplicate of the connection's socket, written with `MSG_DONTWAIT`.
+    fd: Arc<OwnedFd>,
     structured: bool,
     state: Arc<Mutex<SinkState>>,
-    /// To the writer thread; sent to only under `state`'s lock.
-    backlog_tx: Sender<Pending>,
+    /// To the writer task; sent to only under `state`'s lock.
+    backlog_tx: UnboundedSender<Pending>,
     /// Requests read and not yet answered (counted by the reader before it passes one on).
     unanswered: AtomicUsize,
     /// Bytes of data (WRITE payloads, READ lengths) unanswered requests and unwritten
@@ -41,23 +41,17 @@ pub(crate) struct ReplySink {
 }
 
 /// A connection's data budget: taken by the reader per request, given back when the
-/// reply's bytes have left for the socket.
-#[derive(Default)]
-struct Budget {
-    /// Bytes held, and whether the reader waits for some to be given back.
-    used: Mutex<(u64, bool)>,
-    freed: Condvar,
-}
+/// reply's bytes have left for the socket. A reader that finds it spent stops reading its
+/// connection until replies give some back.
+struct Budget(Semaphore);
 
 impl Budget {
+    fn new() -> Budget {
+        Budget(Semaphore::new(CONNECTION_BUDGET as usize))
+    }
     fn give(&self, cost: u64) {
         if cost > 0 {
-            let mut g = self.used.lock().unwrap();
-            g.0 -= cost;
-            // A notify is a system call even with nobody waiting: only when the reader is.
-            if g.1 {
-                self.freed.notify_one();
-            }
+            self.0.add_permits(cost as usize);
         }
     }
 }
@@ -78,7 +72,7 @@ fn charge(cost: u64) -> u64 {
 
 #[derive(Default)]
 struct SinkState {
-    /// Buffers handed to the writer thread and not yet written by it.
+    /// Buffers handed to the writer task and not yet written by it.
     queued: usize,
     /// A write failed: the connection is gone; replies are dropped.
     dead: bool,
@@ -92,7 +86,7 @@ struct SinkState {
 /// A corked buffer this large goes out without waiting for `uncork`.
 const CORK_MAX: usize = 256 << 10;
 
-/// Replies with more data than this go to the writer thread whole: their copy into the
+/// Replies with more data than this go to the writer task whole: their copy into the
 /// socket is long enough that doing it beside the worker's next request beats saving the
 /// hop (1 MiB sequential reads), while small replies gain most from skipping it.
 const DIRECT_REPLY_MAX: usize = 64 << 10;
@@ -107,52 +101,47 @@ struct Pending {
 }
 
 impl ReplySink {
-    /// The reply path of connection `id` (`conn` is cloned for it) and its writer thread,
-    /// which ends once every clone of the returned sink is gone and its backlog written.
+    /// The reply path of a connection whose socket's duplicate descriptor is `fd`:
+    /// replies are written to it from any thread without blocking, and what it does not
+    /// take at once by a writer, which ends once every clone of the returned sink is gone
+    /// and its backlog written (the receiver hears when). The writer is a thread of its
+    /// own writing with blocking calls when `thread` (and one can be started), else a task
+    /// on the current runtime.
     pub fn start(
-        conn: &Conn,
+        fd: Arc<OwnedFd>,
         structured: bool,
-        id: u32,
-    ) -> io::Result<(std::thread::JoinHandle<()>, Arc<ReplySink>)> {
-        let (w, direct) = (conn.try_clone()?, conn.try_clone()?);
-        let (backlog_tx, backlog_rx) = std::sync::mpsc::channel::<Pending>();
+        thread: bool,
+    ) -> (oneshot::Receiver<()>, Arc<ReplySink>) {
+        let (backlog_tx, backlog_rx) = tokio::sync::mpsc::unbounded_channel::<Pending>();
         let state: Arc<Mutex<SinkState>> = Arc::default();
-        let (st, budget) = (state.clone(), Arc::new(Budget::default()));
-        let b = budget.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("conn-{id}-writer"))
-            .spawn(move || writer(w, backlog_rx, &st, &b))?;
-        let sink = ReplySink {
-            conn: direct,
-            structured,
-            state,
-            backlog_tx,
-            unanswered: AtomicUsize::new(0),
-            budget,
+        let budget = Arc::new(Budget::new());
+        let (done_tx, done) = oneshot::channel();
+        let w = Writer {
+            fd: fd.clone(),
+            rx: backlog_rx,
+            state: state.clone(),
+            budget: budget.clone(),
+            done: done_tx,
         };
-        Ok((h, Arc::new(sink)))
+        w.start(thread);
+        let sink = ReplySink { fd, structured, state, backlog_tx, unanswered: AtomicUsize::new(0), budget };
+        (done, Arc::new(sink))
     }
 
     /// A request has been read: it will be answered with one `send`, whose `Out::cost`
-    /// is `cost` (each charged at least [`REQUEST_FLOOR`]). Blocks while the connection's other unanswered requests hold so much
-    /// data that `cost` more would pass [`CONNECTION_BUDGET`] (one request alone always
-    /// passes); held replies are sent first.
-    pub fn expect(&self, cost: u64) {
-        let cost = charge(cost);
-        let over = |u: u64| u > 0 && u + cost > CONNECTION_BUDGET;
-        let mut g = self.budget.used.lock().unwrap();
-        if over(g.0) {
-            drop(g);
-            self.uncork();
-            g = self.budget.used.lock().unwrap();
-            while over(g.0) {
-                g.1 = true;
-                g = self.budget.freed.wait(g).unwrap();
+    /// is `cost` (each charged at least [`REQUEST_FLOOR`]). Waits while the connection's
+    /// other unanswered requests hold so much data that `cost` more would pass
+    /// [`CONNECTION_BUDGET`] (one request alone always passes); held replies are sent
+    /// first.
+    pub async fn expect(&self, cost: u64) {
+        let cost = charge(cost) as u32;
+        match self.budget.0.try_acquire_many(cost) {
+            Ok(p) => p.forget(),
+            Err(_) => {
+                self.uncork();
+                self.budget.0.acquire_many(cost).await.expect("the budget is never closed").forget();
             }
-            g.1 = false;
         }
-        g.0 += cost;
-        drop(g);
         self.unanswered.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -188,7 +177,7 @@ impl ReplySink {
         };
         let head: &[u8] = if err_chunk.is_empty() { &hdr[..hlen] } else { &err_chunk };
         let mut st = self.state.lock().unwrap();
-        // Whether more replies of this connection are on their way: then the writer thread
+        // Whether more replies of this connection are on their way: then the writer task
         // coalesces them into one write (and one wake-up of the client), which beats a
         // `sendmsg` each; the last one (every reply at iodepth 1) goes out from here.
         let more = self.unanswered.fetch_sub(1, Ordering::SeqCst) > 1;
@@ -210,13 +199,13 @@ impl ReplySink {
     }
 
     /// Write `head ++ data` now as far as the socket takes it (when `direct`), and hand the
-    /// rest to the writer thread; the budget `cost` goes back once all of it has left.
+    /// rest to the writer task; the budget `cost` goes back once all of it has left.
     fn put(&self, st: &mut SinkState, direct: bool, head: &[u8], data: Vec<u8>, cost: u64) {
         let total = head.len() + data.len();
         let mut sent = 0usize;
         if direct {
             while sent < total {
-                match send_nonblocking(self.conn.raw_fd(), head, &data, sent) {
+                match send_nonblocking(self.fd.as_raw_fd(), head, &data, sent) {
                     Ok(0) => break,
                     Ok(n) => sent += n,
                     Err(e) => {
@@ -250,7 +239,7 @@ impl ReplySink {
         self.flush_corked(&mut st);
     }
 
-    /// The corked bytes onto the socket, what it does not take to the writer thread.
+    /// The corked bytes onto the socket, what it does not take to the writer task.
     fn flush_corked(&self, st: &mut SinkState) {
         let cost = std::mem::take(&mut st.corked_cost);
         if st.corked.is_empty() || st.dead {
@@ -264,79 +253,93 @@ impl ReplySink {
     }
 }
 
-/// One non-blocking `sendmsg` of `head ++ data` from byte `from`: the bytes taken, 0 when
-/// the socket's send buffer is full.
-fn send_nonblocking(fd: RawFd, head: &[u8], data: &[u8], from: usize) -> io::Result<usize> {
-    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 2];
-    let mut n = 0;
-    if from < head.len() {
-        iov[n] = libc::iovec { iov_base: head[from..].as_ptr() as *mut _, iov_len: head.len() - from };
-        n += 1;
-    }
-    let d = from.saturating_sub(head.len());
-    if d < data.len() {
-        iov[n] = libc::iovec { iov_base: data[d..].as_ptr() as *mut _, iov_len: data.len() - d };
-        n += 1;
-    }
-    if n == 0 {
-        return Ok(0);
-    }
-    loop {
-        // SAFETY: a zeroed msghdr is valid; the iovecs point into `head` and `data`, which
-        // outlive the call, and `fd` is the open socket `ReplySink::conn` owns.
-        let r = unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = iov.as_mut_ptr();
-            msg.msg_iovlen = n as _;
-            libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
-        };
-        if r >= 0 {
-            return Ok(r as usize);
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted => continue,
-            io::ErrorKind::WouldBlock => return Ok(0),
-            _ => return Err(e),
-        }
-    }
+/// A connection's writer: writes what the socket did not take at once, in order, as the
+/// socket takes it. Ends when every [`ReplySink`] of the connection is gone and the
+/// backlog is written.
+struct Writer {
+    fd: Arc<OwnedFd>,
+    rx: UnboundedReceiver<Pending>,
+    state: Arc<Mutex<SinkState>>,
+    budget: Arc<Budget>,
+    done: oneshot::Sender<()>,
 }
 
-/// Writes, blocking, what the socket did not take at once, in order. Ends when every
-/// [`ReplySink`] of the connection is gone and the backlog is written.
-fn writer(c: Conn, rx: Receiver<Pending>, state: &Mutex<SinkState>, budget: &Budget) {
-    let mut w = io::BufWriter::with_capacity(256 << 10, c);
-    let mut dead = false;
-    while let Ok(first) = rx.recv() {
-        // Coalesce what is queued; the sink may write directly again only once all of it
-        // has left the buffer.
-        let (mut n, mut cost) = (0usize, 0u64);
-        let mut next = Some(first);
-        while let Some(p) = next.take() {
-            n += 1;
-            cost += p.cost;
-            if !dead {
-                let r = if p.from < p.head.len() {
-                    w.write_all(&p.head[p.from..]).and_then(|_| w.write_all(&p.data))
-                } else {
-                    w.write_all(&p.data[p.from - p.head.len()..])
-                };
-                if let Err(e) = r {
+impl Writer {
+    /// On a thread of its own (blocking writes) when `thread` and one starts, else as a
+    /// task on the current runtime.
+    fn start(self, thread: bool) {
+        if thread {
+            let (tx, rx) = std::sync::mpsc::channel::<Writer>();
+            let rt = tokio::runtime::Handle::current();
+            let started = std::thread::Builder::new().name("conn-writer".into()).spawn(move || {
+                if let Ok(w) = rx.recv() {
+                    rt.block_on(w.run(true));
+                }
+            });
+            if started.is_ok() {
+                let _ = tx.send(self);
+                return;
+            }
+        }
+        tokio::spawn(self.run(false));
+    }
+
+    async fn run(self, blocking: bool) {
+        let Writer { fd, mut rx, state, budget, done } = self;
+        let fd: &OwnedFd = &fd;
+        let mut dead = false;
+        // small replies queued together go out in one write (and one wake-up of the client)
+        let mut small: Vec<u8> = Vec::new();
+        while let Some(first) = rx.recv().await {
+            // Coalesce what is queued; the sink may write directly again only once all of
+            // it has left.
+            let (mut n, mut cost) = (0usize, 0u64);
+            let mut next = Some(first);
+            while let Some(p) = next.take() {
+                n += 1;
+                cost += p.cost;
+                if !dead {
+                    let left = p.head.len() + p.data.len() - p.from;
+                    let r = if left <= COALESCE_MAX {
+                        if p.from < p.head.len() {
+                            small.extend_from_slice(&p.head[p.from..]);
+                            small.extend_from_slice(&p.data);
+                        } else {
+                            small.extend_from_slice(&p.data[p.from - p.head.len()..]);
+                        }
+                        if small.len() >= CORK_MAX {
+                            send_all(fd, &[], &std::mem::take(&mut small), 0, blocking).await
+                        } else {
+                            Ok(())
+                        }
+                    } else {
+                        match send_all(fd, &[], &std::mem::take(&mut small), 0, blocking).await {
+                            Ok(()) => send_all(fd, &p.head, &p.data, p.from, blocking).await,
+                            e => e,
+                        }
+                    };
+                    if let Err(e) = r {
+                        debug!(error = %e, "reply write failed");
+                        dead = true;
+                    }
+                }
+                next = rx.try_recv().ok();
+            }
+            if !dead && !small.is_empty() {
+                if let Err(e) = send_all(fd, &[], &std::mem::take(&mut small), 0, blocking).await {
                     debug!(error = %e, "reply write failed");
                     dead = true;
                 }
             }
-            next = rx.try_recv().ok();
+            small.clear();
+            budget.give(cost);
+            let mut st = state.lock().unwrap();
+            st.queued -= n;
+            st.dead |= dead;
         }
-        if !dead {
-            if let Err(e) = w.flush() {
-                debug!(error = %e, "reply write failed");
-                dead = true;
-            }
-        }
-        budget.give(cost);
-        let mut st = state.lock().unwrap();
-        st.queued -= n;
-        st.dead |= dead;
+        let _ = done.send(());
     }
 }
+
+/// Backlogged replies this small are copied together and written at once.
+const COALESCE_MAX: usize = 16 << 10;

@@ -1,108 +1,273 @@
-//! Listening and connected sockets, TCP or Unix, behind one type each.
+//! Sockets: bound with the standard library (binding errors come before any runtime
+//! starts), served on the I/O runtime through readiness alone.
+//!
+//! A connection is a non-blocking descriptor and a duplicate of it. The reader waits on
+//! the first for readability only; replies are written to the duplicate with
+//! non-blocking `sendmsg`s from whichever thread has one, and only a write that finds the
+//! socket full registers the duplicate for writability, until it is done ([`send_all`]).
+//! So a busy connection costs no wake-ups for send-buffer space it does not wait for
+//! (registering both directions for the connection's life wakes the runtime each time the
+//! client drains its receive buffer).
 
-use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::io;
+use std::net::TcpListener;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixListener;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, Interest, ReadBuf};
 
 pub(crate) enum Listener {
     Tcp(TcpListener),
     Unix(UnixListener),
 }
 
-impl Listener {
-    pub fn set_nonblocking(&self, v: bool) -> io::Result<()> {
+/// A [`Listener`] on the I/O runtime.
+pub(crate) struct AsyncListener(AsyncFd<Listener>);
+
+impl AsRawFd for Listener {
+    fn as_raw_fd(&self) -> RawFd {
         match self {
-            Listener::Tcp(l) => l.set_nonblocking(v),
-            Listener::Unix(l) => l.set_nonblocking(v),
-        }
-    }
-    /// Block until a connection is waiting or `most` has passed (a signal ends it early).
-    pub fn wait_readable(&self, most: std::time::Duration) {
-        let fd = match self {
             Listener::Tcp(l) => l.as_raw_fd(),
             Listener::Unix(l) => l.as_raw_fd(),
-        };
-        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one pollfd on a descriptor this listener owns.
-        unsafe {
-            libc::poll(&mut p, 1, most.as_millis().min(i32::MAX as u128) as libc::c_int);
         }
     }
+}
 
-    pub fn accept(&self) -> io::Result<Conn> {
-        match self {
+impl Listener {
+    /// Hand the socket to the runtime this is called on.
+    pub fn into_async(self) -> io::Result<AsyncListener> {
+        match &self {
+            Listener::Tcp(l) => l.set_nonblocking(true)?,
+            Listener::Unix(l) => l.set_nonblocking(true)?,
+        }
+        // SAFETY: the listener owns its descriptor for as long as the AsyncFd holds it.
+        let fd = unsafe { AsyncFd::register_with_interest(self, Interest::READABLE) };
+        Ok(AsyncListener(fd.map_err(|e| e.into_parts().1)?))
+    }
+
+    fn accept(&self) -> io::Result<OwnedFd> {
+        let fd: OwnedFd = match self {
             Listener::Tcp(l) => {
                 let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
+                s.set_nonblocking(true)?;
                 let _ = s.set_nodelay(true);
-                Ok(Conn::Tcp(s))
+                s.into()
             }
             Listener::Unix(l) => {
                 let (s, _) = l.accept()?;
-                s.set_nonblocking(false)?;
-                Ok(Conn::Unix(s))
+                s.set_nonblocking(true)?;
+                s.into()
+            }
+        };
+        Ok(fd)
+    }
+}
+
+impl AsyncListener {
+    /// The next connection: its non-blocking descriptor.
+    pub async fn accept(&self) -> io::Result<OwnedFd> {
+        loop {
+            let mut g = self.0.readable().await?;
+            if let Ok(r) = g.try_io(|l| l.get_ref().accept()) {
+                return r;
             }
         }
     }
 }
 
-pub(crate) enum Conn {
-    Tcp(TcpStream),
-    Unix(UnixStream),
+/// A connection's receiving side. On the I/O runtime, reads wait for readability only;
+/// on a thread of its own ([`Reader::make_blocking`]) they block in `poll` on the socket
+/// and the server's stop event: no wake-ups while idle.
+pub(crate) enum Reader {
+    Async(AsyncFd<OwnedFd>),
+    Blocking {
+        fd: OwnedFd,
+        stop: Arc<StopEvent>,
+    },
+    /// Only while switching.
+    Gone,
 }
 
-impl Conn {
-    pub fn try_clone(&self) -> io::Result<Conn> {
-        Ok(match self {
-            Conn::Tcp(s) => Conn::Tcp(s.try_clone()?),
-            Conn::Unix(s) => Conn::Unix(s.try_clone()?),
-        })
+/// An event that becomes readable, for good, once [`StopEvent::set`] is called (an
+/// eventfd).
+pub(crate) struct StopEvent(OwnedFd);
+
+impl StopEvent {
+    pub fn new() -> io::Result<StopEvent> {
+        // SAFETY: eventfd has no preconditions; a non-negative result is a new descriptor.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a new descriptor nothing else owns.
+        Ok(StopEvent(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
+    pub fn set(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: an 8-byte write from a valid buffer to the eventfd this owns.
+        unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr().cast(), 8) };
+    }
+    fn raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+}
+
+impl Reader {
+    pub fn new(fd: OwnedFd) -> io::Result<Reader> {
+        // SAFETY: the OwnedFd keeps its descriptor open for as long as the AsyncFd holds it.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) };
+        Ok(Reader::Async(fd.map_err(|e| e.into_parts().1)?))
+    }
+
     pub fn raw_fd(&self) -> RawFd {
         match self {
-            Conn::Tcp(s) => s.as_raw_fd(),
-            Conn::Unix(s) => s.as_raw_fd(),
+            Reader::Async(a) => a.get_ref().as_raw_fd(),
+            Reader::Blocking { fd, .. } => fd.as_raw_fd(),
+            Reader::Gone => -1,
         }
     }
-    pub fn set_read_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
-        match self {
-            Conn::Tcp(s) => s.set_read_timeout(t),
-            Conn::Unix(s) => s.set_read_timeout(t),
+
+    /// Read from here on by blocking (on a thread of the connection's own), no longer
+    /// registered with the runtime; the stream ends once `stop` is set.
+    pub fn make_blocking(&mut self, stop: Arc<StopEvent>) {
+        if let Reader::Async(a) = std::mem::replace(self, Reader::Gone) {
+            *self = Reader::Blocking { fd: a.into_inner(), stop };
         }
     }
-    pub fn set_write_timeout(&self, t: Option<std::time::Duration>) -> io::Result<()> {
-        match self {
-            Conn::Tcp(s) => s.set_write_timeout(t),
-            Conn::Unix(s) => s.set_write_timeout(t),
+}
+
+fn recv(fd: RawFd, b: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
+    // SAFETY: `b` is a valid, initialised buffer of `b.len()` bytes.
+    let n = unsafe { libc::recv(fd, b.as_mut_ptr().cast(), b.len(), flags) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Wait until `fd` has `events` or `ms` milliseconds have passed (-1: no limit).
+pub(crate) fn wait_for(fd: RawFd, events: libc::c_short, ms: libc::c_int) {
+    let mut p = libc::pollfd { fd, events, revents: 0 };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, ms) };
+}
+
+impl AsyncRead for Reader {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Reader::Async(a) => loop {
+                let mut g = ready!(a.poll_read_ready(cx))?;
+                let b = buf.initialize_unfilled();
+                match g.try_io(|fd| recv(fd.as_raw_fd(), b, 0)) {
+                    Ok(Ok(n)) => {
+                        buf.advance(n);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Ok(Err(e)) => return Poll::Ready(Err(e)),
+                    // not ready after all: readiness cleared, wait again
+                    Err(_) => continue,
+                }
+            },
+            Reader::Blocking { fd, stop } => loop {
+                match recv(fd.as_raw_fd(), buf.initialize_unfilled(), libc::MSG_DONTWAIT) {
+                    Ok(n) => {
+                        buf.advance(n);
+                        return Poll::Ready(Ok(()));
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        let mut p = [
+                            libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                            libc::pollfd { fd: stop.raw_fd(), events: libc::POLLIN, revents: 0 },
+                        ];
+                        // SAFETY: two valid pollfds.
+                        unsafe { libc::poll(p.as_mut_ptr(), 2, -1) };
+                        if p[1].revents != 0 {
+                            // the server stops: end of stream
+                            return Poll::Ready(Ok(()));
+                        }
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            },
+            Reader::Gone => Poll::Ready(Err(io::ErrorKind::NotConnected.into())),
         }
     }
-    /// Ends the reader's blocking reads (it sees end of file); replies can still go out.
-    pub fn shutdown_read(&self) {
-        let _ = match self {
-            Conn::Tcp(s) => s.shutdown(std::net::Shutdown::Read),
-            Conn::Unix(s) => s.shutdown(std::net::Shutdown::Read),
+}
+
+/// One non-blocking `sendmsg` of `head ++ data` from byte `from`: the bytes taken, 0 when
+/// the socket's send buffer is full.
+pub(crate) fn send_nonblocking(fd: RawFd, head: &[u8], data: &[u8], from: usize) -> io::Result<usize> {
+    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 2];
+    let mut n = 0;
+    if from < head.len() {
+        iov[n] = libc::iovec { iov_base: head[from..].as_ptr() as *mut _, iov_len: head.len() - from };
+        n += 1;
+    }
+    let d = from.saturating_sub(head.len());
+    if d < data.len() {
+        iov[n] = libc::iovec { iov_base: data[d..].as_ptr() as *mut _, iov_len: data.len() - d };
+        n += 1;
+    }
+    if n == 0 {
+        return Ok(0);
+    }
+    loop {
+        // SAFETY: a zeroed msghdr is valid; the iovecs point into `head` and `data`, which
+        // outlive the call; the caller owns `fd`.
+        let r = unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = n as _;
+            libc::sendmsg(fd, &msg, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
         };
-    }
-}
-
-impl Read for Conn {
-    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(s) => s.read(b),
-            Conn::Unix(s) => s.read(b),
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => return Ok(0),
+            _ => return Err(e),
         }
     }
 }
 
-impl Write for Conn {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        match self {
-            Conn::Tcp(s) => s.write(b),
-            Conn::Unix(s) => s.write(b),
+/// Send `head ++ data` from byte `from` whole, waiting whenever the socket's send buffer is
+/// full: `blocking`, in `poll` (a thread of the connection's own); else registered with
+/// the runtime for writability only meanwhile. `fd` is the connection's duplicate
+/// descriptor.
+pub(crate) async fn send_all(
+    fd: &OwnedFd,
+    head: &[u8],
+    data: &[u8],
+    mut from: usize,
+    blocking: bool,
+) -> io::Result<()> {
+    let total = head.len() + data.len();
+    let mut reg: Option<AsyncFd<BorrowedFd<'_>>> = None;
+    while from < total {
+        match send_nonblocking(fd.as_raw_fd(), head, data, from)? {
+            0 if blocking => wait_for(fd.as_raw_fd(), libc::POLLOUT, -1),
+            0 => {
+                let r = match &reg {
+                    Some(r) => r,
+                    None => {
+                        // SAFETY: the borrow keeps the descriptor open while registered.
+                        let r = unsafe { AsyncFd::register_with_interest(fd.as_fd(), Interest::WRITABLE) };
+                        reg.insert(r.map_err(|e| e.into_parts().1)?)
+                    }
+                };
+                r.writable().await?.clear_ready();
+            }
+            n => from += n,
         }
     }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+    Ok(())
 }

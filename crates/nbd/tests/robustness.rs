@@ -14,12 +14,22 @@ mod common;
 use common::Running;
 
 fn start(size: u64, handshake_timeout: Duration) -> Running {
+    start_with(size, handshake_timeout, headway_nbd::server::DEFAULT_CONNECTION_THREADS)
+}
+
+/// `connection_threads`: 0 serves every connection as a task on the I/O threads; the
+/// default gives the first ones threads of their own. The hostile cases run both ways.
+fn start_with(size: u64, handshake_timeout: Duration, connection_threads: usize) -> Running {
     Running::start(|cfg| {
         cfg.size = Some(size);
         cfg.scheduler = "noop".into();
         cfg.handshake_timeout = handshake_timeout;
+        cfg.connection_threads = connection_threads;
     })
 }
+
+const THREAD: usize = headway_nbd::server::DEFAULT_CONNECTION_THREADS;
+const TASK: usize = 0;
 
 /// Fixed newstyle handshake to transmission with NBD_OPT_EXPORT_NAME; returns the size.
 fn handshake(s: &mut UnixStream) -> u64 {
@@ -122,10 +132,19 @@ fn a_trickling_handshake_is_dropped_at_its_deadline() {
 }
 
 #[test]
-fn a_client_that_never_reads_its_replies_is_held_to_its_budget() {
+fn a_client_that_never_reads_its_replies_is_held_to_its_budget_on_a_thread() {
+    never_reads(THREAD);
+}
+
+#[test]
+fn a_client_that_never_reads_its_replies_is_held_to_its_budget_as_a_task() {
+    never_reads(TASK);
+}
+
+fn never_reads(connection_threads: usize) {
     const N: u64 = 12;
     let len = MAX_PAYLOAD;
-    let srv = start(N * len as u64, Duration::from_secs(30));
+    let srv = start_with(N * len as u64, Duration::from_secs(30), connection_threads);
     let mut s = UnixStream::connect(&srv.sock).unwrap();
     handshake(&mut s);
     let before = rss_bytes();
@@ -154,9 +173,18 @@ fn a_client_that_never_reads_its_replies_is_held_to_its_budget() {
 /// it to 898 MB). 500,000 refused commands: the server stops reading after its budget
 /// (16,384 replies held) and the socket buffers; the client's writes then block.
 #[test]
-fn a_flood_of_dataless_requests_is_held_to_the_budget() {
+fn a_flood_of_dataless_requests_is_held_to_the_budget_on_a_thread() {
+    dataless_flood(THREAD);
+}
+
+#[test]
+fn a_flood_of_dataless_requests_is_held_to_the_budget_as_a_task() {
+    dataless_flood(TASK);
+}
+
+fn dataless_flood(connection_threads: usize) {
     const N: u64 = 500_000;
-    let srv = start(1 << 20, Duration::from_secs(30));
+    let srv = start_with(1 << 20, Duration::from_secs(30), connection_threads);
     let mut s = UnixStream::connect(&srv.sock).unwrap();
     handshake(&mut s);
     let mut w = s.try_clone().unwrap();
@@ -190,9 +218,18 @@ fn a_flood_of_dataless_requests_is_held_to_the_budget() {
 /// is 100 ms; measured: printed), and the server runs far fewer syncs than FLUSHes (it ran
 /// one each, on one queue: after a client's 2 M FLUSHes another's took 53.6 s).
 #[test]
-fn a_flood_of_flushes_shares_syncs_and_others_are_answered() {
+fn a_flood_of_flushes_shares_syncs_and_others_are_answered_on_threads() {
+    flush_flood(THREAD);
+}
+
+#[test]
+fn a_flood_of_flushes_shares_syncs_and_others_are_answered_as_tasks() {
+    flush_flood(TASK);
+}
+
+fn flush_flood(connection_threads: usize) {
     const PER: u64 = 16_384;
-    let srv = start(1 << 20, Duration::from_secs(30));
+    let srv = start_with(1 << 20, Duration::from_secs(30), connection_threads);
     let mut flooders = Vec::new();
     for _ in 0..4 {
         let mut s = UnixStream::connect(&srv.sock).unwrap();

@@ -1,0 +1,204 @@
+//! Thousands of connections cannot take `headway serve` down (issue 17): 2,000 of them —
+//! idle before the handshake, idle after it, and busy — against a server that may start
+//! no more than 64 threads (`prlimit --nproc=64`, run as `nobody`, since the limit does not
+//! bind root). A connection is a task on the I/O threads unless the server has a thread to
+//! give it (`--connection-threads`); when starting one fails, the connection is served as
+//! a task. Threads, resident memory and idle CPU are printed and bounded.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NPROC: u32 = 64;
+/// Resident memory the server may have with 2,000 connections open (measured: printed).
+const RSS_BOUND: u64 = 256 << 20;
+/// CPU the server may use while every connection idles (measured: printed).
+const IDLE_CPU_BOUND: f64 = 0.05;
+
+fn status_field(pid: u32, key: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let l = s.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no {key} in status"));
+    l.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// User plus system CPU seconds of process `pid`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &s[s.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // fields 14 and 15 of stat (utime, stime) are 12 and 13 after the command name
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+fn raise_descriptor_limit(want: u64) {
+    let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: get/setrlimit with a valid rlimit.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut l), 0);
+        if l.rlim_cur < want {
+            l.rlim_cur = want.min(l.rlim_max);
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &l), 0);
+        }
+        assert!(l.rlim_cur >= want, "this test needs {want} descriptors; the hard limit is {}", l.rlim_max);
+    }
+}
+
+fn handshake(s: &mut UnixStream) {
+    let mut greet = [0u8; 18];
+    s.read_exact(&mut greet).unwrap();
+    s.write_all(&3u32.to_be_bytes()).unwrap(); // FIXED_NEWSTYLE | NO_ZEROES
+                                               // NBD_OPT_EXPORT_NAME, empty name
+    let mut opt = Vec::new();
+    opt.extend_from_slice(&0x4948_4156_454F_5054u64.to_be_bytes());
+    opt.extend_from_slice(&1u32.to_be_bytes());
+    opt.extend_from_slice(&0u32.to_be_bytes());
+    s.write_all(&opt).unwrap();
+    let mut r = [0u8; 10];
+    s.read_exact(&mut r).unwrap();
+}
+
+fn read_request(cookie: u64, offset: u64, len: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(28);
+    b.extend_from_slice(&0x2560_9513u32.to_be_bytes());
+    b.extend_from_slice(&0u16.to_be_bytes());
+    b.extend_from_slice(&0u16.to_be_bytes()); // NBD_CMD_READ
+    b.extend_from_slice(&cookie.to_be_bytes());
+    b.extend_from_slice(&offset.to_be_bytes());
+    b.extend_from_slice(&len.to_be_bytes());
+    b
+}
+
+/// One READ on `s`, its reply checked.
+fn read_once(s: &mut UnixStream, cookie: u64) {
+    s.write_all(&read_request(cookie, (cookie % 4096) * 4096, 4096)).unwrap();
+    let mut r = vec![0u8; 16 + 4096];
+    s.read_exact(&mut r).unwrap();
+    assert_eq!(u32::from_be_bytes(r[4..8].try_into().unwrap()), 0, "READ failed");
+    assert_eq!(u64::from_be_bytes(r[8..16].try_into().unwrap()), cookie);
+}
+
+fn wait_for_socket(sock: &Path, child: &mut std::process::Child) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while UnixStream::connect(sock).is_err() {
+        if let Ok(Some(st)) = child.try_wait() {
+            panic!("the server exited before listening: {st}");
+        }
+        assert!(Instant::now() < until, "the server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn two_thousand_connections_on_a_server_limited_to_64_threads() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test starts the server as `nobody` under prlimit --nproc (root ignores that limit): run it as root, as CI does"
+    );
+    raise_descriptor_limit(4500);
+    let dir = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    // a copy `nobody` can run wherever the build directory lives
+    let bin = dir.path().join("headway");
+    std::fs::copy(env!("CARGO_BIN_EXE_headway"), &bin).unwrap();
+    let (img, sock, log) =
+        (dir.path().join("x.img"), dir.path().join("x.sock"), dir.path().join("server.log"));
+    let mut child = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "prlimit", &format!("--nproc={NPROC}")])
+        .arg(&bin)
+        .args(["serve", "--size", "16M", "--scheduler", "noop", "--export"])
+        .arg(&img)
+        .arg("--unix")
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("setpriv and prlimit (util-linux) run the server");
+    let pid = child.id();
+    wait_for_socket(&sock, &mut child);
+
+    let t0 = Instant::now();
+    // 500 idle before the handshake, 1,000 idle after it, 500 busy
+    let mut waiting = Vec::new();
+    let mut idle = Vec::new();
+    let mut busy = Vec::new();
+    for i in 0..2000 {
+        let mut s = UnixStream::connect(&sock).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        match i % 4 {
+            0 => {
+                let mut greet = [0u8; 18];
+                s.read_exact(&mut greet).unwrap();
+                waiting.push(s);
+            }
+            1 | 2 => {
+                handshake(&mut s);
+                idle.push(s);
+            }
+            _ => {
+                handshake(&mut s);
+                busy.push(s);
+            }
+        }
+    }
+    let connected = t0.elapsed();
+    for round in 0..4u64 {
+        for (i, s) in busy.iter_mut().enumerate() {
+            s.write_all(&read_request(round * 1000 + i as u64, (i as u64 % 4096) * 4096, 4096)).unwrap();
+        }
+        for (i, s) in busy.iter_mut().enumerate() {
+            let mut r = vec![0u8; 16 + 4096];
+            s.read_exact(&mut r).unwrap();
+            assert_eq!(u32::from_be_bytes(r[4..8].try_into().unwrap()), 0);
+            assert_eq!(u64::from_be_bytes(r[8..16].try_into().unwrap()), round * 1000 + i as u64);
+        }
+    }
+    let served = t0.elapsed();
+    assert!(child.try_wait().unwrap().is_none(), "the server exited");
+    let threads = status_field(pid, "Threads:");
+    let rss = status_field(pid, "VmRSS:") << 10;
+    // idle: no connection sends anything
+    std::thread::sleep(Duration::from_millis(300));
+    let (c0, w0) = (cpu_seconds(pid), Instant::now());
+    std::thread::sleep(Duration::from_secs(2));
+    let idle_cpu = (cpu_seconds(pid) - c0) / w0.elapsed().as_secs_f64();
+    eprintln!(
+        "2,000 connections (500 before the handshake, 1,000 idle, 500 busy): connected in {connected:?}, \
+         2,000 READs answered by {served:?}; server threads {threads}, RSS {} MiB, idle CPU {:.3} of a CPU",
+        rss >> 20,
+        idle_cpu
+    );
+    assert!(threads <= NPROC as u64, "{threads} threads");
+    assert!(rss < RSS_BOUND, "RSS {} MiB", rss >> 20);
+    assert!(idle_cpu < IDLE_CPU_BOUND, "idle CPU {idle_cpu:.3}");
+    // every kind still works: a waiting one finishes its handshake, an idle one reads, and
+    // a new one gets in
+    let s = &mut waiting[0];
+    s.write_all(&3u32.to_be_bytes()).unwrap();
+    let mut opt = Vec::new();
+    opt.extend_from_slice(&0x4948_4156_454F_5054u64.to_be_bytes());
+    opt.extend_from_slice(&1u32.to_be_bytes());
+    opt.extend_from_slice(&0u32.to_be_bytes());
+    s.write_all(&opt).unwrap();
+    let mut r = [0u8; 10];
+    s.read_exact(&mut r).unwrap();
+    read_once(s, 7);
+    read_once(&mut idle[999], 8);
+    let mut fresh = UnixStream::connect(&sock).unwrap();
+    handshake(&mut fresh);
+    read_once(&mut fresh, 9);
+    drop((waiting, idle, busy, fresh));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let st = child.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(st.success(), "the server ended with {st}; its log:\n{text}");
+    assert!(!text.contains("panicked"), "{text}");
+}
