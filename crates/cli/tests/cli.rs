@@ -776,3 +776,31 @@ fn spawn_serve(
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Listening beyond loopback without TLS is said at start; on loopback it is not.
+#[test]
+fn serve_warns_when_listening_beyond_loopback_without_tls() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    for (addr, warned) in [("0.0.0.0:0", true), ("127.0.0.1:0", false)] {
+        let log = dir.path().join("serve.log");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
+            .args(["serve", "--size", "1M", "--listen", addr, "--export"])
+            .arg(dir.path().join("x.img"))
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        let text = loop {
+            let t = std::fs::read_to_string(&log).unwrap();
+            if t.contains("serving") || Instant::now() >= until {
+                break t;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(text.contains("serving"), "{addr}: the server did not start: {text}");
+        assert_eq!(text.contains("without TLS"), warned, "{addr}: {text}");
+    }
+}

@@ -344,6 +344,13 @@ impl Server {
             Listen::Tcp(a) => {
                 let l =
                     TcpListener::bind(a).map_err(|source| ServeError::Bind { addr: a.clone(), source })?;
+                if l.local_addr().is_ok_and(|a| !a.ip().is_loopback()) {
+                    warn!(
+                        listen = %a,
+                        "listening beyond this machine without TLS or authentication: whoever reaches \
+                         this address can read and write the export"
+                    );
+                }
                 (Listener::Tcp(l), None)
             }
             Listen::Unix(p) => {

@@ -307,12 +307,25 @@ mod fuzz {
     use super::*;
     use proptest::prelude::*;
 
-    /// What a hostile client may send: raw garbage, or well-formed headers with random
-    /// fields (types, flags, offsets, lengths), either during the handshake or after it.
+    /// What a hostile client may send: raw garbage, well-formed headers with random
+    /// fields (types, flags, offsets, lengths), or a well-formed handshake option with one
+    /// byte changed, either during the handshake or after it.
     #[derive(Clone, Debug)]
     enum Chunk {
         Bytes(Vec<u8>),
         Header { flags: u16, ty: u16, offset: u64, len: u32 },
+        Mutated { option: u8, at: usize, xor: u8 },
+    }
+
+    /// A well-formed option of each kind the server knows, to mutate.
+    fn option(which: u8) -> Vec<u8> {
+        match which % 5 {
+            0 => hs::ClientOption::ExportName(String::new()).encode(),
+            1 => hs::ClientOption::List.encode(),
+            2 => hs::ClientOption::StructuredReply.encode(),
+            3 => hs::ClientOption::Info { go: true, name: String::new(), requests: vec![INFO_NAME] }.encode(),
+            _ => hs::ClientOption::Abort.encode(),
+        }
     }
 
     fn chunk() -> impl Strategy<Value = Chunk> {
@@ -320,6 +333,11 @@ mod fuzz {
             prop::collection::vec(any::<u8>(), 0..64).prop_map(Chunk::Bytes),
             (any::<u16>(), 0u16..12, any::<u64>(), 0u32..(1 << 16))
                 .prop_map(|(flags, ty, offset, len)| Chunk::Header { flags, ty, offset, len }),
+            (any::<u8>(), 0usize..32, 1u8..=255).prop_map(|(option, at, xor)| Chunk::Mutated {
+                option,
+                at,
+                xor
+            }),
             (0u16..4, 0u64..(1 << 21), 0u32..8192).prop_map(|(ty, offset, len)| Chunk::Header {
                 flags: 0,
                 ty,
@@ -330,13 +348,17 @@ mod fuzz {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
         /// Whatever a client sends, the server neither panics nor stops serving others,
         /// and it answers the client's next well-formed request or drops the connection.
         #[test]
-        fn hostile_input_never_hurts_the_server(after_handshake: bool, chunks in prop::collection::vec(chunk(), 1..8)) {
-            let srv = start(1 << 20, Duration::from_secs(2));
+        fn hostile_input_never_hurts_the_server(
+            after_handshake: bool,
+            on_thread: bool,
+            chunks in prop::collection::vec(chunk(), 1..8),
+        ) {
+            let srv = start_with(1 << 20, Duration::from_secs(2), if on_thread { THREAD } else { TASK });
             let mut bad = UnixStream::connect(&srv.sock).unwrap();
             bad.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             if after_handshake {
@@ -347,6 +369,12 @@ mod fuzz {
                     Chunk::Bytes(b) => b.clone(),
                     Chunk::Header { flags, ty, offset, len } => {
                         RequestHeader { flags: *flags, ty: *ty, cookie: 1, offset: *offset, len: *len }.encode().to_vec()
+                    }
+                    Chunk::Mutated { option: o, at, xor } => {
+                        let mut b = option(*o);
+                        let i = at % b.len();
+                        b[i] ^= xor;
+                        b
                     }
                 };
                 if bad.write_all(&bytes).is_err() {
