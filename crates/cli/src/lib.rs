@@ -537,6 +537,25 @@ struct ServeArgs {
     /// I/O threads
     #[arg(long, value_name = "N", default_value_t = headway_nbd::server::DEFAULT_CONNECTION_THREADS)]
     connection_threads: usize,
+    /// TLS (NBD's STARTTLS): off, on (for clients that ask) or require (no export without
+    /// it)
+    #[arg(long, default_value = "off", value_name = "off|on|require")]
+    tls: headway_nbd::TlsMode,
+    /// The server's certificate chain (PEM), with --tls-key
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM)
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// CA certificates (PEM) that client certificates must chain to (with --tls-verify-peer)
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// Every client must present a certificate signed by --tls-ca
+    #[arg(long)]
+    tls_verify_peer: bool,
+    /// Pre-shared keys: `identity:hexkey` lines, as `psktool` writes them
+    #[arg(long, value_name = "FILE")]
+    tls_psk: Option<PathBuf>,
     /// The Unix socket's permission bits, in octal (e.g. 0660; default: as the umask
     /// leaves them)
     #[arg(long, value_name = "MODE", requires = "unix", value_parser = parse_mode)]
@@ -614,6 +633,14 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.socket_mode = a.socket_mode;
     cfg.max_connections = a.max_connections;
     cfg.connection_threads = a.connection_threads;
+    cfg.tls = headway_nbd::TlsConfig {
+        mode: a.tls,
+        cert: a.tls_cert.clone(),
+        key: a.tls_key.clone(),
+        ca: a.tls_ca.clone(),
+        verify_peer: a.tls_verify_peer,
+        psk: a.tls_psk.clone(),
+    };
     if let Some(n) = a.io_threads {
         cfg.io_threads = n as usize;
     }

@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use headway_sched::ContextId;
-use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use crate::core::{Io, Op, Out};
 use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
 use crate::proto::*;
-use crate::reply::ReplySink;
+use crate::reply::{ReplyOut, ReplySink};
 use crate::server::{ContextMode, Export};
 use crate::socket::{send_all, Reader, StopEvent};
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
@@ -33,6 +33,8 @@ const READ_BUFFER: usize = 128 << 10;
 
 struct Session {
     structured: bool,
+    /// The connection went through STARTTLS.
+    tls: bool,
 }
 
 /// The server's shutdown, as tasks and as threads wait for it.
@@ -71,7 +73,13 @@ pub(crate) async fn connection(ex: Arc<Export>, id: u32, sock: OwnedFd, stop: St
         }
     };
     info!(conn = id, structured = session.structured, "transmission");
+    let tls = session.tls;
     let t = Transmission { ex: ex.clone(), id, rd, out, structured: session.structured, stop };
+    if tls {
+        // one TLS session, which the reader and the writer share: a task, never threads
+        t.run(false).await;
+        return;
+    }
     // A connection of its own thread (two, with its writer) while the server has them to
     // give: its reads and writes then block, and the kernel wakes it directly, which a
     // busy client notices (see BENCHMARKS.md). The rest are tasks on the I/O threads.
@@ -123,6 +131,10 @@ impl Transmission {
             ContextMode::Connection => Some(ContextId(id)),
             ContextMode::None => None,
         };
+        let out = match rd.get_mut().split_tls() {
+            Some(w) => ReplyOut::Tls(w),
+            None => ReplyOut::Socket(out),
+        };
         let (writer, reply) = ReplySink::start(out, structured, thread);
         let ended = read_requests(&ex, &mut rd, fd, id, ctx, &reply, &mut stop).await;
         reply.uncork();
@@ -143,19 +155,33 @@ impl Transmission {
     }
 }
 
-/// The handshake on the reader `r`, answering on the descriptor `c`.
-async fn handshake<R: AsyncRead + Unpin>(r: &mut R, c: &OwnedFd, ex: &Export) -> io::Result<Option<Session>> {
+/// Send `b` during the handshake: on the descriptor `c`, or through TLS once it is on.
+async fn send(r: &mut BufReader<Reader>, c: &OwnedFd, b: &[u8]) -> io::Result<()> {
+    match r.get_mut().tls() {
+        Some(t) => {
+            t.write_all(b).await?;
+            t.flush().await
+        }
+        None => send_all(c, b, &[], 0, false).await,
+    }
+}
+
+/// The handshake on the reader `r`, answering on the descriptor `c` (or through TLS past
+/// STARTTLS, which replaces `r`'s socket by the TLS stream).
+async fn handshake(r: &mut BufReader<Reader>, c: &OwnedFd, ex: &Export) -> io::Result<Option<Session>> {
     // replies collect in `out`, sent whole before the next read and at the end
     let mut out: Vec<u8> = Vec::new();
     out.extend_from_slice(&hs::greeting());
-    send_all(c, &std::mem::take(&mut out), &[], 0, false).await?;
+    send(r, c, &std::mem::take(&mut out)).await?;
+    let require = ex.tls.as_ref().is_some_and(|t| t.require);
+    let mut tls = false;
     let mut fl = [0u8; 4];
     r.read_exact(&mut fl).await?;
     let Ok(cflags) = hs::decode_client_flags(&fl) else { return Ok(None) };
     let no_zeroes = cflags & FLAG_C_NO_ZEROES != 0;
     let mut structured = false;
     loop {
-        send_all(c, &std::mem::take(&mut out), &[], 0, false).await?;
+        send(r, c, &std::mem::take(&mut out)).await?;
         let mut h = [0u8; OptionHeader::SIZE];
         r.read_exact(&mut h).await?;
         let Ok(h) = OptionHeader::decode(&h) else { return Ok(None) };
@@ -167,20 +193,48 @@ async fn handshake<R: AsyncRead + Unpin>(r: &mut R, c: &OwnedFd, ex: &Export) ->
         let opt = h.opt;
         let reply =
             |out: &mut Vec<u8>, ty: u32, d: &[u8]| out.extend_from_slice(&hs::option_reply(opt, ty, d));
-        match hs::parse_option(opt, &data) {
+        let parsed = hs::parse_option(opt, &data);
+        if require && !tls && !matches!(parsed, Ok(ClientOption::StartTls | ClientOption::Abort)) {
+            if matches!(parsed, Ok(ClientOption::ExportName(_))) {
+                // NBD_OPT_EXPORT_NAME cannot be answered with an error: the connection ends
+                return Ok(None);
+            }
+            reply(&mut out, REP_ERR_TLS_REQD, b"this server requires TLS: send NBD_OPT_STARTTLS first");
+            continue;
+        }
+        match parsed {
             Err(HandshakeError::Invalid(m)) => reply(&mut out, REP_ERR_INVALID, m.as_bytes()),
+            Ok(ClientOption::StartTls) => match (&ex.tls, tls) {
+                (None, _) => reply(&mut out, REP_ERR_UNSUP, b"TLS is not configured on this server (--tls)"),
+                (Some(_), true) => reply(&mut out, REP_ERR_INVALID, b"TLS is already on"),
+                (Some(t), false) => {
+                    reply(&mut out, REP_ACK, &[]);
+                    send(r, c, &std::mem::take(&mut out)).await?;
+                    if !r.buffer().is_empty() {
+                        // bytes sent before TLS was on could be taken as if they had come
+                        // through it: refuse them
+                        debug!("bytes after NBD_OPT_STARTTLS before the TLS handshake: disconnecting");
+                        return Ok(None);
+                    }
+                    let ssl = t.session().map_err(io::Error::other)?;
+                    r.get_mut().start_tls(ssl).await?;
+                    tls = true;
+                    // what was negotiated in plaintext does not count (the protocol says so)
+                    structured = false;
+                }
+            },
             Err(_) => return Ok(None),
             Ok(ClientOption::ExportName(n)) => {
                 if !n.is_empty() && n != ex.name {
                     return Ok(None);
                 }
                 out.extend_from_slice(&hs::export_name_reply(ex.backend.size(), ex.flags, no_zeroes));
-                send_all(c, &out, &[], 0, false).await?;
-                return Ok(Some(Session { structured }));
+                send(r, c, &out).await?;
+                return Ok(Some(Session { structured, tls }));
             }
             Ok(ClientOption::Abort) => {
                 reply(&mut out, REP_ACK, &[]);
-                let _ = send_all(c, &out, &[], 0, false).await;
+                let _ = send(r, c, &out).await;
                 return Ok(None);
             }
             Ok(ClientOption::List) => {
@@ -208,8 +262,8 @@ async fn handshake<R: AsyncRead + Unpin>(r: &mut R, c: &OwnedFd, ex: &Export) ->
                 reply(&mut out, REP_INFO, &hs::info_block_size(MIN_BLOCK, PREFERRED_BLOCK, MAX_PAYLOAD));
                 reply(&mut out, REP_ACK, &[]);
                 if go {
-                    send_all(c, &out, &[], 0, false).await?;
-                    return Ok(Some(Session { structured }));
+                    send(r, c, &out).await?;
+                    return Ok(Some(Session { structured, tls }));
                 }
             }
             Ok(ClientOption::Unknown(o)) => {
@@ -244,7 +298,7 @@ impl Spin {
     async fn wait_readable(&mut self, fd: RawFd) {
         let start = std::time::Instant::now();
         self.since = Some(start);
-        if self.slow {
+        if self.slow || fd < 0 {
             return;
         }
         let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };

@@ -73,7 +73,9 @@ pub enum ClientOption {
         requests: Vec<u16>,
     },
     StructuredReply,
-    /// Anything else (STARTTLS, META_CONTEXT, EXTENDED_HEADERS, ...): NBD_REP_ERR_UNSUP.
+    /// `OPT_STARTTLS`: TLS from here on (see [`crate::tls`]).
+    StartTls,
+    /// Anything else (META_CONTEXT, EXTENDED_HEADERS, ...): NBD_REP_ERR_UNSUP.
     Unknown(u32),
 }
 
@@ -82,6 +84,8 @@ pub fn parse_option(opt: u32, data: &[u8]) -> Result<ClientOption, HandshakeErro
     match opt {
         OPT_EXPORT_NAME => Ok(ClientOption::ExportName(name_from(data)?)),
         OPT_ABORT => Ok(ClientOption::Abort),
+        OPT_STARTTLS if data.is_empty() => Ok(ClientOption::StartTls),
+        OPT_STARTTLS => Err(HandshakeError::Invalid("NBD_OPT_STARTTLS carries no data")),
         OPT_LIST if data.is_empty() => Ok(ClientOption::List),
         OPT_LIST => Err(HandshakeError::Invalid("NBD_OPT_LIST carries no data")),
         OPT_STRUCTURED_REPLY if data.is_empty() => Ok(ClientOption::StructuredReply),
@@ -116,6 +120,7 @@ impl ClientOption {
         let (opt, data) = match self {
             ClientOption::ExportName(n) => (OPT_EXPORT_NAME, n.as_bytes().to_vec()),
             ClientOption::Abort => (OPT_ABORT, vec![]),
+            ClientOption::StartTls => (OPT_STARTTLS, vec![]),
             ClientOption::List => (OPT_LIST, vec![]),
             ClientOption::StructuredReply => (OPT_STRUCTURED_REPLY, vec![]),
             ClientOption::Unknown(o) => (*o, vec![]),

@@ -9,7 +9,7 @@
 //! I/O, property-tested), [`backend`] (where requests go), [`server`] (threads, FLUSH/FUA)
 //! with its private parts `core` (the scheduling core and its timer), `conn` (a
 //! connection's handshake and request reading), `reply` (the reply path) and `socket`,
-//! [`signal`] (SIGINT/SIGTERM → graceful shutdown) and [`tracelog`] (`--trace OUT`: every
+//! [`signal`] (SIGINT/SIGTERM → graceful shutdown), [`tls`] (STARTTLS with X.509 or PSK) and [`tracelog`] (`--trace OUT`: every
 //! request recorded as blkparse text or a fio iolog, for `headway replay`). [`calibrate`]
 //! is `headway calibrate`: service time against seek distance measured on a real device,
 //! fitted, and the curve file `headway serve --estimator FILE` loads.
@@ -35,6 +35,7 @@ pub mod server;
 pub mod signal;
 mod socket;
 pub mod stats;
+pub mod tls;
 pub mod tracelog;
 pub mod transmission;
 
@@ -42,6 +43,7 @@ pub use backend::BackendKind;
 pub use server::{
     ContextMode, Listen, ServeConfig, ServeError, Server, DEFAULT_MAX_CONNECTIONS, DEFAULT_QUEUE_DEPTH,
 };
+pub use tls::{TlsConfig, TlsMode};
 pub use tracelog::{TraceConfig, TraceFormat};
 
 /// Parse a size with an optional binary suffix: `4096`, `64K`, `512M`, `2G`, `1T`

@@ -9,8 +9,9 @@ use tokio::sync::{oneshot, Semaphore};
 use tracing::debug;
 
 use crate::core::Out;
-use crate::socket::{send_all, send_nonblocking};
+use crate::socket::{send_all, send_nonblocking, TlsStream};
 use crate::transmission as tx;
+use tokio::io::{AsyncWriteExt, WriteHalf};
 
 /// A connection's reply path, shared by every thread that answers its requests.
 ///
@@ -27,8 +28,9 @@ use crate::transmission as tx;
 /// when the reader uncorks — before it next waits on the socket. A client that pipelines
 /// sixteen requests gets their replies in a write or two instead of sixteen.
 pub(crate) struct ReplySink {
-    /// A duplicate of the connection's socket, written with `MSG_DONTWAIT`.
-    fd: Arc<OwnedFd>,
+    /// A duplicate of the connection's socket, written with `MSG_DONTWAIT` (`None` over
+    /// TLS: every reply goes through the writer, which holds the session).
+    fd: Option<Arc<OwnedFd>>,
     structured: bool,
     state: Arc<Mutex<SinkState>>,
     /// To the writer task; sent to only under `state`'s lock.
@@ -101,28 +103,22 @@ struct Pending {
 }
 
 impl ReplySink {
-    /// The reply path of a connection whose socket's duplicate descriptor is `fd`:
-    /// replies are written to it from any thread without blocking, and what it does not
-    /// take at once by a writer, which ends once every clone of the returned sink is gone
-    /// and its backlog written (the receiver hears when). The writer is a thread of its
-    /// own writing with blocking calls when `thread` (and one can be started), else a task
-    /// on the current runtime.
-    pub fn start(
-        fd: Arc<OwnedFd>,
-        structured: bool,
-        thread: bool,
-    ) -> (oneshot::Receiver<()>, Arc<ReplySink>) {
+    /// The reply path of a connection whose replies go to `out`: in plaintext, written to
+    /// the socket's duplicate descriptor from any thread without blocking, and what it does
+    /// not take at once by a writer; over TLS, all by the writer. The writer ends once
+    /// every clone of the returned sink is gone and its backlog written (the receiver hears
+    /// when). It is a thread of its own writing with blocking calls when `thread` (and one
+    /// can be started), else a task on the current runtime.
+    pub fn start(out: ReplyOut, structured: bool, thread: bool) -> (oneshot::Receiver<()>, Arc<ReplySink>) {
+        let fd = match &out {
+            ReplyOut::Socket(fd) => Some(fd.clone()),
+            ReplyOut::Tls(_) => None,
+        };
         let (backlog_tx, backlog_rx) = tokio::sync::mpsc::unbounded_channel::<Pending>();
         let state: Arc<Mutex<SinkState>> = Arc::default();
         let budget = Arc::new(Budget::new());
         let (done_tx, done) = oneshot::channel();
-        let w = Writer {
-            fd: fd.clone(),
-            rx: backlog_rx,
-            state: state.clone(),
-            budget: budget.clone(),
-            done: done_tx,
-        };
+        let w = Writer { out, rx: backlog_rx, state: state.clone(), budget: budget.clone(), done: done_tx };
         w.start(thread);
         let sink = ReplySink { fd, structured, state, backlog_tx, unanswered: AtomicUsize::new(0), budget };
         (done, Arc::new(sink))
@@ -203,9 +199,9 @@ impl ReplySink {
     fn put(&self, st: &mut SinkState, direct: bool, head: &[u8], data: Vec<u8>, cost: u64) {
         let total = head.len() + data.len();
         let mut sent = 0usize;
-        if direct {
+        if let (true, Some(fd)) = (direct, &self.fd) {
             while sent < total {
-                match send_nonblocking(self.fd.as_raw_fd(), head, &data, sent) {
+                match send_nonblocking(fd.as_raw_fd(), head, &data, sent) {
                     Ok(0) => break,
                     Ok(n) => sent += n,
                     Err(e) => {
@@ -253,11 +249,37 @@ impl ReplySink {
     }
 }
 
+/// Where a connection's replies go.
+pub(crate) enum ReplyOut {
+    /// The socket's duplicate descriptor.
+    Socket(Arc<OwnedFd>),
+    /// The TLS session's writing half.
+    Tls(WriteHalf<TlsStream>),
+}
+
+impl ReplyOut {
+    /// `head ++ data` from byte `from`, whole (`blocking`: see [`send_all`]).
+    async fn send(&mut self, head: &[u8], data: &[u8], from: usize, blocking: bool) -> std::io::Result<()> {
+        match self {
+            ReplyOut::Socket(fd) => send_all(fd, head, data, from, blocking).await,
+            ReplyOut::Tls(w) => {
+                if from < head.len() {
+                    w.write_all(&head[from..]).await?;
+                    w.write_all(data).await?;
+                } else {
+                    w.write_all(&data[from - head.len()..]).await?;
+                }
+                w.flush().await
+            }
+        }
+    }
+}
+
 /// A connection's writer: writes what the socket did not take at once, in order, as the
 /// socket takes it. Ends when every [`ReplySink`] of the connection is gone and the
 /// backlog is written.
 struct Writer {
-    fd: Arc<OwnedFd>,
+    out: ReplyOut,
     rx: UnboundedReceiver<Pending>,
     state: Arc<Mutex<SinkState>>,
     budget: Arc<Budget>,
@@ -285,8 +307,7 @@ impl Writer {
     }
 
     async fn run(self, blocking: bool) {
-        let Writer { fd, mut rx, state, budget, done } = self;
-        let fd: &OwnedFd = &fd;
+        let Writer { mut out, mut rx, state, budget, done } = self;
         let mut dead = false;
         // small replies queued together go out in one write (and one wake-up of the client)
         let mut small: Vec<u8> = Vec::new();
@@ -308,13 +329,13 @@ impl Writer {
                             small.extend_from_slice(&p.data[p.from - p.head.len()..]);
                         }
                         if small.len() >= CORK_MAX {
-                            send_all(fd, &[], &std::mem::take(&mut small), 0, blocking).await
+                            out.send(&[], &std::mem::take(&mut small), 0, blocking).await
                         } else {
                             Ok(())
                         }
                     } else {
-                        match send_all(fd, &[], &std::mem::take(&mut small), 0, blocking).await {
-                            Ok(()) => send_all(fd, &p.head, &p.data, p.from, blocking).await,
+                        match out.send(&[], &std::mem::take(&mut small), 0, blocking).await {
+                            Ok(()) => out.send(&p.head, &p.data, p.from, blocking).await,
                             e => e,
                         }
                     };
@@ -326,7 +347,7 @@ impl Writer {
                 next = rx.try_recv().ok();
             }
             if !dead && !small.is_empty() {
-                if let Err(e) = send_all(fd, &[], &std::mem::take(&mut small), 0, blocking).await {
+                if let Err(e) = out.send(&[], &std::mem::take(&mut small), 0, blocking).await {
                     debug!(error = %e, "reply write failed");
                     dead = true;
                 }

@@ -78,6 +78,7 @@ use crate::proto::*;
 use crate::queued::{Msg as QueuedMsg, QueuedDrive};
 use crate::socket::{Listener, StopEvent};
 use crate::stats::{Kind, Line, Stats};
+use crate::tls::{Tls, TlsConfig, TlsError, TlsMode};
 use crate::tracelog::{Req, TraceConfig, TraceFile, Tracer};
 
 /// Scheduled requests at the backend at once, unless `--queue-depth` says otherwise.
@@ -150,6 +151,8 @@ pub struct ServeConfig {
     pub trace: Option<TraceConfig>,
     /// `--socket-mode`: the Unix socket's permission bits (`None`: as the umask leaves them).
     pub socket_mode: Option<u32>,
+    /// `--tls` and its credentials ([`crate::tls`]).
+    pub tls: TlsConfig,
     /// `--max-connections`: connections served at once; more are closed on arrival
     /// (default [`DEFAULT_MAX_CONNECTIONS`]). A connection is a task, not a thread.
     pub max_connections: usize,
@@ -193,6 +196,7 @@ impl ServeConfig {
             write_cache: WriteCache::Through,
             trace: None,
             socket_mode: None,
+            tls: TlsConfig::default(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             io_threads: default_io_threads(),
             connection_threads: DEFAULT_CONNECTION_THREADS,
@@ -235,6 +239,8 @@ pub enum ServeError {
     EmptyExport,
     #[error("final sync of the export failed")]
     Sync(#[source] io::Error),
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsError),
     #[error("could not start a thread")]
     Thread(#[source] io::Error),
     /// The trace file could not be created (by `bind`, before listening) or written.
@@ -274,6 +280,8 @@ pub(crate) struct Export {
     pub read_only: bool,
     pub context: ContextMode,
     pub handshake_timeout: StdDuration,
+    /// STARTTLS, when `--tls` is on or required.
+    pub(crate) tls: Option<Tls>,
     /// Permits for connections served by threads of their own.
     pub(crate) connection_threads: Arc<tokio::sync::Semaphore>,
     core: Core,
@@ -333,7 +341,9 @@ impl Server {
                 return Err(too_big(backend.size(), m));
             }
         }
-        // Before listening: an unwritable path stops the server before any client comes.
+        // Before listening: bad TLS options or credentials, and an unwritable trace path,
+        // stop the server before any client comes.
+        let tls = Tls::new(&cfg.tls)?;
         let trace = match &cfg.trace {
             Some(t) => Some(
                 TraceFile::create(t).map_err(|source| ServeError::Trace { path: t.path.clone(), source })?,
@@ -344,11 +354,11 @@ impl Server {
             Listen::Tcp(a) => {
                 let l =
                     TcpListener::bind(a).map_err(|source| ServeError::Bind { addr: a.clone(), source })?;
-                if l.local_addr().is_ok_and(|a| !a.ip().is_loopback()) {
+                if l.local_addr().is_ok_and(|a| !a.ip().is_loopback()) && cfg.tls.mode != TlsMode::Require {
                     warn!(
                         listen = %a,
-                        "listening beyond this machine without TLS or authentication: whoever reaches \
-                         this address can read and write the export"
+                        "listening beyond this machine without TLS required (--tls require): whoever \
+                         reaches this address can read and write the export"
                     );
                 }
                 (Listener::Tcp(l), None)
@@ -402,6 +412,7 @@ impl Server {
             context: cfg.context,
             handshake_timeout: cfg.handshake_timeout,
             connection_threads: Arc::new(tokio::sync::Semaphore::new(cfg.connection_threads)),
+            tls,
             trace: trace.map(|f| Tracer::new(f, core.origin())),
             core,
             stats,
@@ -412,7 +423,8 @@ impl Server {
         info!(
             export = %cfg.export.display(), size = export.backend.size(), backend = ?cfg.backend,
             scheduler = %cfg.scheduler,
-            queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only, "serving"
+            queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only,
+            tls = ?cfg.tls.mode, "serving"
         );
         Ok(Server {
             listener,

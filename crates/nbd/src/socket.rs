@@ -88,6 +88,10 @@ pub(crate) enum Reader {
         fd: OwnedFd,
         stop: Arc<StopEvent>,
     },
+    /// Past STARTTLS, during the rest of the handshake: the whole TLS stream.
+    Tls(Box<TlsStream>),
+    /// Past STARTTLS, in transmission: its reading half (the writer has the other).
+    TlsRead(tokio::io::ReadHalf<TlsStream>),
     /// Only while switching.
     Gone,
 }
@@ -117,6 +121,42 @@ impl StopEvent {
 }
 
 impl Reader {
+    /// Start TLS on this (plaintext, runtime-registered) socket with `ssl`: the TLS
+    /// handshake, after which this reader is the whole TLS stream.
+    pub async fn start_tls(&mut self, ssl: openssl::ssl::Ssl) -> io::Result<()> {
+        let Reader::Async(a) = std::mem::replace(self, Reader::Gone) else {
+            return Err(io::Error::other("STARTTLS on a connection not in plaintext"));
+        };
+        let sock = Sock::new(a.into_inner())?;
+        let mut s = tokio_openssl::SslStream::new(ssl, sock).map_err(io::Error::other)?;
+        Pin::new(&mut s).accept().await.map_err(|e| io::Error::other(format!("TLS handshake: {e}")))?;
+        *self = Reader::Tls(Box::new(s));
+        Ok(())
+    }
+
+    /// The TLS stream during the handshake (`None` in plaintext).
+    pub fn tls(&mut self) -> Option<&mut TlsStream> {
+        match self {
+            Reader::Tls(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Past the handshake: keep the reading half, give the writing half.
+    pub fn split_tls(&mut self) -> Option<tokio::io::WriteHalf<TlsStream>> {
+        match std::mem::replace(self, Reader::Gone) {
+            Reader::Tls(t) => {
+                let (r, w) = tokio::io::split(*t);
+                *self = Reader::TlsRead(r);
+                Some(w)
+            }
+            other => {
+                *self = other;
+                None
+            }
+        }
+    }
+
     pub fn new(fd: OwnedFd) -> io::Result<Reader> {
         // SAFETY: the OwnedFd keeps its descriptor open for as long as the AsyncFd holds it.
         let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) };
@@ -127,7 +167,7 @@ impl Reader {
         match self {
             Reader::Async(a) => a.get_ref().as_raw_fd(),
             Reader::Blocking { fd, .. } => fd.as_raw_fd(),
-            Reader::Gone => -1,
+            Reader::Tls(_) | Reader::TlsRead(_) | Reader::Gone => -1,
         }
     }
 
@@ -196,8 +236,65 @@ impl AsyncRead for Reader {
                     Err(e) => return Poll::Ready(Err(e)),
                 }
             },
+            Reader::Tls(t) => Pin::new(t.as_mut()).poll_read(cx, buf),
+            Reader::TlsRead(t) => Pin::new(t).poll_read(cx, buf),
             Reader::Gone => Poll::Ready(Err(io::ErrorKind::NotConnected.into())),
         }
+    }
+}
+
+/// A TLS connection's stream.
+pub(crate) type TlsStream = tokio_openssl::SslStream<Sock>;
+
+/// A socket on the runtime for both directions (what TLS runs over).
+pub(crate) struct Sock(AsyncFd<OwnedFd>);
+
+impl Sock {
+    fn new(fd: OwnedFd) -> io::Result<Sock> {
+        // SAFETY: the OwnedFd keeps its descriptor open for as long as the AsyncFd holds it.
+        let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE | Interest::WRITABLE) };
+        Ok(Sock(fd.map_err(|e| e.into_parts().1)?))
+    }
+}
+
+impl AsyncRead for Sock {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        loop {
+            let mut g = ready!(self.0.poll_read_ready(cx))?;
+            let b = buf.initialize_unfilled();
+            match g.try_io(|fd| recv(fd.as_raw_fd(), b, 0)) {
+                Ok(Ok(n)) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
+                Err(_) => continue,
+            }
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Sock {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        loop {
+            let mut g = ready!(self.0.poll_write_ready(cx))?;
+            match g.try_io(|fd| match send_nonblocking(fd.as_raw_fd(), b, &[], 0)? {
+                0 if !b.is_empty() => Err(io::ErrorKind::WouldBlock.into()),
+                n => Ok(n),
+            }) {
+                Ok(r) => return Poll::Ready(r),
+                Err(_) => continue,
+            }
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // SAFETY: shutdown on the descriptor this owns.
+        unsafe { libc::shutdown(self.0.get_ref().as_raw_fd(), libc::SHUT_WR) };
+        Poll::Ready(Ok(()))
     }
 }
 
