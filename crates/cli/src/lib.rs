@@ -537,6 +537,11 @@ struct ServeArgs {
     /// I/O threads
     #[arg(long, value_name = "N", default_value_t = headway_nbd::server::DEFAULT_CONNECTION_THREADS)]
     connection_threads: usize,
+    /// At shutdown (SIGINT/SIGTERM), how long connections may take to finish before their
+    /// sockets are closed under them: e.g. 10s, 500ms
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration,
+          default_value = "10s")]
+    shutdown_grace: std::time::Duration,
     /// TLS (NBD's STARTTLS): off, on (for clients that ask) or require (no export without
     /// it)
     #[arg(long, default_value = "off", value_name = "off|on|require")]
@@ -633,6 +638,7 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.socket_mode = a.socket_mode;
     cfg.max_connections = a.max_connections;
     cfg.connection_threads = a.connection_threads;
+    cfg.shutdown_grace = a.shutdown_grace;
     cfg.tls = headway_nbd::TlsConfig {
         mode: a.tls,
         cert: a.tls_cert.clone(),

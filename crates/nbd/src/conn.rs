@@ -56,6 +56,7 @@ pub(crate) async fn connection(ex: Arc<Export>, id: u32, sock: OwnedFd, stop: St
             return;
         }
     };
+    let _live = Live::new(&ex, id, &out);
     let mut rd = BufReader::with_capacity(READ_BUFFER, rd);
     let session = match tokio::time::timeout(ex.handshake_timeout, handshake(&mut rd, &out, &ex)).await {
         Ok(Ok(Some(s))) => s,
@@ -104,6 +105,26 @@ pub(crate) async fn connection(ex: Arc<Export>, id: u32, sock: OwnedFd, stop: St
         }
     }
     t.run(false).await;
+}
+
+/// A connection's socket in the export's list of live ones while the connection is
+/// served: what shutdown closes when a connection will not finish by itself.
+struct Live<'a> {
+    ex: &'a Export,
+    id: u32,
+}
+
+impl<'a> Live<'a> {
+    fn new(ex: &'a Export, id: u32, sock: &Arc<OwnedFd>) -> Live<'a> {
+        ex.live.lock().unwrap().insert(id, sock.clone());
+        Live { ex, id }
+    }
+}
+
+impl Drop for Live<'_> {
+    fn drop(&mut self) {
+        self.ex.live.lock().unwrap().remove(&self.id);
+    }
 }
 
 /// A connection past its handshake.

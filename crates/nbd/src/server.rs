@@ -57,6 +57,7 @@
 //! `--trace OUT` records each request's arrival, dispatch and completion as the server runs
 //! ([`crate::tracelog`]); without it, each of those events costs an `Option` check.
 
+use std::collections::HashMap;
 use std::io;
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
@@ -87,6 +88,8 @@ pub const DEFAULT_QUEUE_DEPTH: u32 = 1;
 /// and its socket (a descriptor and a duplicate for replies), not a thread: the bound is the
 /// process's descriptor limit, which the server raises to its hard limit at start.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// How long connections may take to finish at shutdown unless configured otherwise.
+pub const SHUTDOWN_GRACE: StdDuration = StdDuration::from_secs(10);
 /// How often the acceptor looks at the shutdown flag.
 pub const ACCEPT_POLL: StdDuration = StdDuration::from_millis(20);
 /// Drive model whose fitted service curve prices head moves until calibration exists.
@@ -153,6 +156,11 @@ pub struct ServeConfig {
     pub socket_mode: Option<u32>,
     /// `--tls` and its credentials ([`crate::tls`]).
     pub tls: TlsConfig,
+    /// At shutdown, how long connections may take to finish (answer what they sent and
+    /// have their replies taken) before their sockets are closed under them (default
+    /// [`SHUTDOWN_GRACE`]): a client that stops reading cannot keep the server from
+    /// exiting.
+    pub shutdown_grace: StdDuration,
     /// `--max-connections`: connections served at once; more are closed on arrival
     /// (default [`DEFAULT_MAX_CONNECTIONS`]). A connection is a task, not a thread.
     pub max_connections: usize,
@@ -197,6 +205,7 @@ impl ServeConfig {
             trace: None,
             socket_mode: None,
             tls: TlsConfig::default(),
+            shutdown_grace: SHUTDOWN_GRACE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             io_threads: default_io_threads(),
             connection_threads: DEFAULT_CONNECTION_THREADS,
@@ -280,6 +289,10 @@ pub(crate) struct Export {
     pub read_only: bool,
     pub context: ContextMode,
     pub handshake_timeout: StdDuration,
+    /// The sockets of the connections being served (shutdown closes those that do not
+    /// finish within [`ServeConfig::shutdown_grace`]).
+    pub(crate) live: Mutex<HashMap<u32, Arc<std::os::fd::OwnedFd>>>,
+    shutdown_grace: StdDuration,
     /// STARTTLS, when `--tls` is on or required.
     pub(crate) tls: Option<Tls>,
     /// Permits for connections served by threads of their own.
@@ -412,6 +425,8 @@ impl Server {
             context: cfg.context,
             handshake_timeout: cfg.handshake_timeout,
             connection_threads: Arc::new(tokio::sync::Semaphore::new(cfg.connection_threads)),
+            live: Mutex::default(),
+            shutdown_grace: cfg.shutdown_grace,
             tls,
             trace: trace.map(|f| Tracer::new(f, core.origin())),
             core,
@@ -643,7 +658,27 @@ async fn accept_loop(
     drop(listener);
     let _ = stop_tx.send(true);
     event.set();
-    while conns.join_next().await.is_some() {}
+    let grace = tokio::time::sleep(export.shutdown_grace);
+    tokio::pin!(grace);
+    let mut forced = false;
+    loop {
+        tokio::select! {
+            c = conns.join_next() => if c.is_none() { break },
+            _ = &mut grace, if !forced => {
+                forced = true;
+                let live = export.live.lock().unwrap();
+                warn!(
+                    connections = live.len(),
+                    grace = ?export.shutdown_grace,
+                    "closing the connections that did not finish (replies their clients do not read)"
+                );
+                for fd in live.values() {
+                    // SAFETY: shutdown on a socket the map keeps open.
+                    unsafe { libc::shutdown(std::os::fd::AsRawFd::as_raw_fd(&**fd), libc::SHUT_RDWR) };
+                }
+            }
+        }
+    }
     Ok(())
 }
 

@@ -423,3 +423,36 @@ mod fuzz {
         }
     }
 }
+
+/// A client that stops reading its replies cannot keep the server from stopping: at
+/// shutdown its connection gets the grace time to finish, then its socket is closed.
+fn stops_past_a_client_that_reads_nothing(connection_threads: usize) {
+    let len = MAX_PAYLOAD;
+    let srv = Running::start(|cfg| {
+        cfg.size = Some(8 * len as u64);
+        cfg.scheduler = "noop".into();
+        cfg.connection_threads = connection_threads;
+        cfg.shutdown_grace = Duration::from_millis(300);
+    });
+    let mut s = UnixStream::connect(&srv.sock).unwrap();
+    handshake(&mut s);
+    for i in 0..4u64 {
+        s.write_all(&request(CMD_READ, i, i * len as u64, len)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let t0 = Instant::now();
+    drop(srv.stop());
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(5), "the server took {took:?} to stop");
+    drop(s);
+}
+
+#[test]
+fn the_server_stops_past_a_client_that_reads_nothing_on_a_thread() {
+    stops_past_a_client_that_reads_nothing(THREAD);
+}
+
+#[test]
+fn the_server_stops_past_a_client_that_reads_nothing_as_a_task() {
+    stops_past_a_client_that_reads_nothing(TASK);
+}
