@@ -51,14 +51,18 @@ fn handshake(s: &mut UnixStream) {
     let mut greet = [0u8; 18];
     s.read_exact(&mut greet).unwrap();
     s.write_all(&3u32.to_be_bytes()).unwrap(); // FIXED_NEWSTYLE | NO_ZEROES
-                                               // NBD_OPT_EXPORT_NAME, empty name
+    s.write_all(&export_name()).unwrap();
+    let mut r = [0u8; 10];
+    s.read_exact(&mut r).unwrap();
+}
+
+/// NBD_OPT_EXPORT_NAME with the empty name.
+fn export_name() -> Vec<u8> {
     let mut opt = Vec::new();
     opt.extend_from_slice(&0x4948_4156_454F_5054u64.to_be_bytes());
     opt.extend_from_slice(&1u32.to_be_bytes());
     opt.extend_from_slice(&0u32.to_be_bytes());
-    s.write_all(&opt).unwrap();
-    let mut r = [0u8; 10];
-    s.read_exact(&mut r).unwrap();
+    opt
 }
 
 fn read_request(cookie: u64, offset: u64, len: u32) -> Vec<u8> {
@@ -182,11 +186,7 @@ fn two_thousand_connections_on_a_server_limited_to_64_threads() {
     // a new one gets in
     let s = &mut waiting[0];
     s.write_all(&3u32.to_be_bytes()).unwrap();
-    let mut opt = Vec::new();
-    opt.extend_from_slice(&0x4948_4156_454F_5054u64.to_be_bytes());
-    opt.extend_from_slice(&1u32.to_be_bytes());
-    opt.extend_from_slice(&0u32.to_be_bytes());
-    s.write_all(&opt).unwrap();
+    s.write_all(&export_name()).unwrap();
     let mut r = [0u8; 10];
     s.read_exact(&mut r).unwrap();
     read_once(s, 7);

@@ -190,6 +190,24 @@ fn recv(fd: RawFd, b: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
     }
 }
 
+/// A read from a runtime-registered socket: waits for readability, then `recv`s.
+fn poll_recv(a: &AsyncFd<OwnedFd>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    loop {
+        let mut g = ready!(a.poll_read_ready(cx))?;
+        let b = buf.initialize_unfilled();
+        match g.try_io(|fd| recv(fd.as_raw_fd(), b, 0)) {
+            Ok(Ok(n)) => {
+                buf.advance(n);
+                return Poll::Ready(Ok(()));
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Ok(Err(e)) => return Poll::Ready(Err(e)),
+            // not ready after all: readiness cleared, wait again
+            Err(_) => continue,
+        }
+    }
+}
+
 /// Wait until `fd` has `events` or `ms` milliseconds have passed (-1: no limit).
 pub(crate) fn wait_for(fd: RawFd, events: libc::c_short, ms: libc::c_int) {
     let mut p = libc::pollfd { fd, events, revents: 0 };
@@ -200,20 +218,7 @@ pub(crate) fn wait_for(fd: RawFd, events: libc::c_short, ms: libc::c_int) {
 impl AsyncRead for Reader {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            Reader::Async(a) => loop {
-                let mut g = ready!(a.poll_read_ready(cx))?;
-                let b = buf.initialize_unfilled();
-                match g.try_io(|fd| recv(fd.as_raw_fd(), b, 0)) {
-                    Ok(Ok(n)) => {
-                        buf.advance(n);
-                        return Poll::Ready(Ok(()));
-                    }
-                    Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Ok(Err(e)) => return Poll::Ready(Err(e)),
-                    // not ready after all: readiness cleared, wait again
-                    Err(_) => continue,
-                }
-            },
+            Reader::Async(a) => poll_recv(a, cx, buf),
             Reader::Blocking { fd, stop } => loop {
                 match recv(fd.as_raw_fd(), buf.initialize_unfilled(), libc::MSG_DONTWAIT) {
                     Ok(n) => {
@@ -259,19 +264,7 @@ impl Sock {
 
 impl AsyncRead for Sock {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        loop {
-            let mut g = ready!(self.0.poll_read_ready(cx))?;
-            let b = buf.initialize_unfilled();
-            match g.try_io(|fd| recv(fd.as_raw_fd(), b, 0)) {
-                Ok(Ok(n)) => {
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
-                }
-                Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Ok(Err(e)) => return Poll::Ready(Err(e)),
-                Err(_) => continue,
-            }
-        }
+        poll_recv(&self.0, cx, buf)
     }
 }
 

@@ -208,19 +208,12 @@ fn dataless_flood(connection_threads: usize) {
     assert!(sent < 100_000, "the server read {sent} requests of a client that reads no replies");
     let grew = rss_bytes().saturating_sub(before);
     // another client is served meanwhile
-    let mut b = UnixStream::connect(&srv.sock).unwrap();
-    handshake(&mut b);
-    let t0 = Instant::now();
-    b.write_all(&request(CMD_FLUSH, 1, 0, 0)).unwrap();
-    let mut r = [0u8; 16];
-    b.read_exact(&mut r).unwrap();
-    let took = t0.elapsed();
+    let took = another_clients_flush(&srv);
     eprintln!(
         "flood of {N} requests without data, replies unread: {sent} written before the server stopped reading, \
          memory +{} MiB; another client's FLUSH answered in {took:?}",
         grew >> 20
     );
-    assert_eq!(u32::from_be_bytes(r[4..8].try_into().unwrap()), 0);
     assert!(took < Duration::from_millis(100), "{took:?}");
     assert!(grew < FLOOD_RSS_BOUND, "memory grew by {} MiB", grew >> 20);
     // reading the replies lets the rest through
@@ -232,6 +225,19 @@ fn dataless_flood(connection_threads: usize) {
         assert_eq!(u32::from_be_bytes(buf[4..8].try_into().unwrap()), 22, "EINVAL");
     }
     sender.join().unwrap();
+}
+
+/// A new client's FLUSH: how long its answer took (it must succeed).
+fn another_clients_flush(srv: &Running) -> Duration {
+    let mut b = UnixStream::connect(&srv.sock).unwrap();
+    handshake(&mut b);
+    let t0 = Instant::now();
+    b.write_all(&request(CMD_FLUSH, 1, 0, 0)).unwrap();
+    let mut r = [0u8; 16];
+    b.read_exact(&mut r).unwrap();
+    let took = t0.elapsed();
+    assert_eq!(u32::from_be_bytes(r[4..8].try_into().unwrap()), 0, "the FLUSH failed");
+    took
 }
 
 /// What a flooding connection may cost the server in memory: its budget's replies (16,384
@@ -269,16 +275,10 @@ fn flush_flood(connection_threads: usize) {
         flooders.push((s, sender));
     }
     std::thread::sleep(Duration::from_millis(300));
-    let mut b = UnixStream::connect(&srv.sock).unwrap();
-    handshake(&mut b);
-    let t0 = Instant::now();
-    b.write_all(&request(CMD_FLUSH, 1, 0, 0)).unwrap();
-    let mut r = [0u8; 16];
-    b.read_exact(&mut r).unwrap();
-    let took = t0.elapsed();
+    let took = another_clients_flush(&srv);
     eprintln!("a FLUSH beside 4 x {PER} flooded ones: {took:?}");
-    assert_eq!(u32::from_be_bytes(r[4..8].try_into().unwrap()), 0);
     assert!(took < Duration::from_millis(500), "{took:?}");
+    let mut r = [0u8; 16];
     for (mut s, sender) in flooders {
         for _ in 0..PER {
             s.read_exact(&mut r).unwrap();

@@ -83,6 +83,19 @@ fn certificates(dir: &Path) {
     }
 }
 
+/// `--tls require` with certificates made in `d` (`verify_peer`: clients need one too).
+fn x509(d: &Path, verify_peer: bool) -> TlsConfig {
+    certificates(d);
+    TlsConfig {
+        mode: TlsMode::Require,
+        cert: Some(d.join("server-cert.pem")),
+        key: Some(d.join("server-key.pem")),
+        ca: verify_peer.then(|| d.join("ca-cert.pem")),
+        verify_peer,
+        ..Default::default()
+    }
+}
+
 fn start(tls: impl FnOnce(&Path) -> TlsConfig) -> Running {
     let dir = tempfile::tempdir().unwrap();
     let cfg_tls = tls(dir.path());
@@ -159,15 +172,7 @@ fn psk_clients_read_and_write_and_plaintext_is_refused() {
 
 #[test]
 fn x509_clients_read_and_write() {
-    let srv = start(|d| {
-        certificates(d);
-        TlsConfig {
-            mode: TlsMode::Require,
-            cert: Some(d.join("server-cert.pem")),
-            key: Some(d.join("server-key.pem")),
-            ..Default::default()
-        }
-    });
+    let srv = start(|d| x509(d, false));
     // libnbd and qemu find ca-cert.pem (and client-*.pem) in a directory
     let uri =
         format!("nbds+unix:///?socket={}&tls-certificates={}", srv.sock.display(), srv.path("").display());
@@ -185,17 +190,7 @@ fn x509_clients_read_and_write() {
 
 #[test]
 fn verify_peer_wants_a_client_certificate_from_the_ca() {
-    let srv = start(|d| {
-        certificates(d);
-        TlsConfig {
-            mode: TlsMode::Require,
-            cert: Some(d.join("server-cert.pem")),
-            key: Some(d.join("server-key.pem")),
-            ca: Some(d.join("ca-cert.pem")),
-            verify_peer: true,
-            ..Default::default()
-        }
-    });
+    let srv = start(|d| x509(d, true));
     // a directory with the CA only: no client certificate to show
     let bare = srv.path("bare");
     std::fs::create_dir(&bare).unwrap();
