@@ -23,6 +23,7 @@ pub mod estimate;
 pub mod framework;
 pub mod hist;
 pub mod idmap;
+pub mod ioprio;
 pub mod linux;
 pub mod params;
 pub mod policy;
@@ -37,6 +38,7 @@ pub(crate) mod testutil;
 
 pub use device::{CurveView, DeviceView};
 pub use estimate::ServiceCurve;
+pub use ioprio::{IoClass, IoPrio};
 pub use params::{ParamError, Settings, Tunable};
 pub use policy::Policy;
 pub use qos::{Qos, Rate};

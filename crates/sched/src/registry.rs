@@ -221,6 +221,9 @@ impl Scheduler for Renamed {
     fn set_qos(&mut self, ctx: ContextId, qos: crate::qos::Qos) {
         self.inner.set_qos(ctx, qos)
     }
+    fn set_ioprio(&mut self, ctx: ContextId, prio: crate::IoPrio) {
+        self.inner.set_ioprio(ctx, prio)
+    }
     fn context_exited(&mut self, now: Time, ctx: ContextId) {
         self.inner.context_exited(now, ctx)
     }
@@ -269,6 +272,9 @@ impl Policy for Box<dyn Policy> {
     }
     fn set_qos(&mut self, ctx: ContextId, qos: crate::qos::Qos) {
         (**self).set_qos(ctx, qos)
+    }
+    fn set_ioprio(&mut self, ctx: ContextId, prio: crate::IoPrio) {
+        (**self).set_ioprio(ctx, prio)
     }
 }
 

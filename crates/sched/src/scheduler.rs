@@ -5,6 +5,7 @@
 //! non-work-conserving wait), or nothing to do. On `WaitUntil(t)` the driver arms a timer
 //! and calls `decide` again at `t` or at the next arrival, whichever is first.
 
+use crate::ioprio::IoPrio;
 use crate::device::DeviceView;
 use crate::policy::Policy;
 use crate::qos::Qos;
@@ -51,6 +52,10 @@ pub trait Scheduler: Send {
     /// telling a scheduler about an issuer: frameworks that never read `ctx` (stream
     /// scheduling) only pass it on to their policy, which may.
     fn set_qos(&mut self, _ctx: ContextId, _qos: Qos) {}
+    /// I/O priority: context `ctx` has class and level `prio` (fio's `prioclass`/`prio`),
+    /// called once per context before its first request; contexts never named are
+    /// best effort, level 4. Schedulers without classes ignore it.
+    fn set_ioprio(&mut self, _ctx: ContextId, _prio: IoPrio) {}
     /// The issuer `ctx` has gone (process exit, connection closed): stop anticipating it.
     fn context_exited(&mut self, _now: Time, _ctx: ContextId) {}
     /// The driver's device holds up to `depth` commands (called once, before any request).
@@ -133,5 +138,8 @@ impl<P: Policy> Scheduler for WorkConserving<P> {
     }
     fn set_qos(&mut self, ctx: ContextId, qos: Qos) {
         self.policy.set_qos(ctx, qos)
+    }
+    fn set_ioprio(&mut self, ctx: ContextId, prio: IoPrio) {
+        self.policy.set_ioprio(ctx, prio)
     }
 }

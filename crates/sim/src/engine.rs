@@ -437,6 +437,15 @@ impl<'a> Engine<'a> {
                     }
                 }
             }
+            // I/O priorities likewise.
+            let mut prioritised = std::collections::BTreeSet::new();
+            for j in &jobs {
+                if let (Some(c), Some(p)) = (j.ctx, j.ioprio) {
+                    if prioritised.insert(c) {
+                        sched.set_ioprio(c, p);
+                    }
+                }
+            }
             sched.set_device_queue_depth(input.drive.queue_depth);
             members.push(Member {
                 sched,

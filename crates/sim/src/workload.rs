@@ -21,6 +21,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use headway_sched::IoPrio;
 use headway_sched::{ContextId, Dir, Duration, Qos, Time, SECTOR_BYTES};
 
 use crate::fio::{Engine, JobSpec, Pattern};
@@ -89,6 +90,8 @@ pub struct Job {
     pub process: u32,
     pub vm: u32,
     pub weight: u32,
+    /// I/O priority (`prioclass`, `prio`), when the job has one.
+    pub ioprio: Option<IoPrio>,
     /// QoS class (`headway_rate`, `headway_delay`, `headway_burst`), when the job has one.
     pub qos: Option<Qos>,
     /// Meet the process's other threads after every `barrier` requests (0 = never).
@@ -365,6 +368,7 @@ impl Job {
                 process: index as u32,
                 vm: 0,
                 weight: spec.headway_weight,
+                ioprio: spec.ioprio(),
                 qos: spec.qos(),
                 barrier: spec.headway_barrier,
                 pattern: spec.pattern,
@@ -436,6 +440,7 @@ impl Job {
             process: index as u32,
             vm: 0,
             weight: 1,
+            ioprio: None,
             qos: None,
             barrier: 0,
             pattern: Pattern::Read,

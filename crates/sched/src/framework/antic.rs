@@ -488,6 +488,9 @@ impl<P: Policy, H: Heuristic<P>> Scheduler for Antic<P, H> {
     fn set_weight(&mut self, ctx: ContextId, weight: u32) {
         self.policy.set_weight(ctx, weight)
     }
+    fn set_ioprio(&mut self, ctx: ContextId, prio: crate::IoPrio) {
+        self.policy.set_ioprio(ctx, prio)
+    }
 
     fn context_exited(&mut self, now: Time, ctx: ContextId) {
         let key = Some(ctx);

@@ -833,6 +833,9 @@ impl Scheduler for MemberSched {
     fn set_qos(&mut self, ctx: ContextId, qos: Qos) {
         lock(&self.core).members[self.m].policy.set_qos(ctx, qos)
     }
+    fn set_ioprio(&mut self, ctx: ContextId, prio: crate::IoPrio) {
+        lock(&self.core).members[self.m].policy.set_ioprio(ctx, prio)
+    }
     fn set_device_queue_depth(&mut self, depth: u32) {
         lock(&self.core).members[self.m].tail_mode = depth > 1;
     }

@@ -397,6 +397,9 @@ impl<P: Policy> Scheduler for Stream<P> {
     fn set_qos(&mut self, ctx: ContextId, qos: crate::qos::Qos) {
         self.policy.set_qos(ctx, qos)
     }
+    fn set_ioprio(&mut self, ctx: ContextId, prio: crate::IoPrio) {
+        self.policy.set_ioprio(ctx, prio)
+    }
 
     fn stats(&self) -> Vec<(&'static str, u64)> {
         let s = &self.stats;

@@ -63,6 +63,10 @@ pub trait Policy: Send {
     /// without classes ignore it.
     fn set_qos(&mut self, _ctx: ContextId, _qos: Qos) {}
 
+    /// I/O priority: context `ctx` has `prio` (see [`crate::Scheduler::set_ioprio`]).
+    /// Policies without classes ignore it.
+    fn set_ioprio(&mut self, _ctx: ContextId, _prio: crate::IoPrio) {}
+
     /// Number of queued requests.
     fn len(&self) -> usize;
 

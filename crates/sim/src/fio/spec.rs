@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use headway_sched::IoPrio;
 use headway_sched::{Duration, Qos, Rate};
 
 use crate::postmark::PostmarkParams;
@@ -186,6 +187,10 @@ pub struct JobSpec {
     pub headway_vm: Option<String>,
     /// `headway_weight`: proportional-share weight (default 1).
     pub headway_weight: u32,
+    /// fio's `prioclass` (1 real time, 2 best effort, 3 idle) and `prio` (0..7), each
+    /// `None` when not given. See [`JobSpec::ioprio`].
+    pub prioclass: Option<u8>,
+    pub prio: Option<u8>,
     /// `headway_rate`, `headway_delay`, `headway_burst`: the job's QoS class (004), each
     /// `None` when not given. See [`JobSpec::qos`].
     pub headway_rate: Option<Rate>,
@@ -248,6 +253,8 @@ impl JobSpec {
             headway_barrier: 0,
             headway_vm: None,
             headway_weight: 1,
+            prioclass: None,
+            prio: None,
             headway_rate: None,
             headway_delay: None,
             headway_burst: None,
@@ -279,6 +286,15 @@ impl JobSpec {
     /// `headway_burst` is given (the scheduler's default class applies, and the report has
     /// no `qos` for the job); otherwise the given values, the default class's for the rest
     /// ([`headway_sched::qos::DEFAULT_QOS`]: 100 IOPS, 100 ms, burst 1).
+    /// The job's I/O priority, when `prioclass` or `prio` is given (as fio applies them:
+    /// see [`IoPrio::from_fio`]).
+    pub fn ioprio(&self) -> Option<IoPrio> {
+        if self.prioclass.is_none() && self.prio.is_none() {
+            return None;
+        }
+        Some(IoPrio::from_fio(self.prioclass, self.prio).expect("checked when parsed"))
+    }
+
     pub fn qos(&self) -> Option<Qos> {
         if self.headway_rate.is_none() && self.headway_delay.is_none() && self.headway_burst.is_none() {
             return None;

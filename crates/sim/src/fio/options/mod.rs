@@ -1003,6 +1003,29 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["prioclass"],
+        doc: "The job's I/O priority class: 1 real time, 2 best effort, 3 idle (schedulers \
+              with classes — mq-deadline, bfq — serve them; others ignore it).",
+        no_effect: None,
+        set: |d, v| {
+            let n = parse_count(val(v)?)?;
+            let c = u8::try_from(n).ok().filter(|c| (1..=3).contains(c));
+            d.spec.prioclass = Some(c.ok_or_else(|| format!("{n} is not 1 (real time), 2 (best effort) or 3 (idle)"))?);
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["prio"],
+        doc: "The job's I/O priority level within its class: 0 (highest) to 7.",
+        no_effect: None,
+        set: |d, v| {
+            let n = parse_count(val(v)?)?;
+            let p = u8::try_from(n).ok().filter(|p| *p <= 7);
+            d.spec.prio = Some(p.ok_or_else(|| format!("{n} is not between 0 and 7"))?);
+            Ok(())
+        },
+    },
+    FioOption {
         names: &["headway_barrier"],
         doc: "Threads of one process (`headway_process`) wait for each other after every N \
               requests each (the multi-threads benchmark of 000 Section 3.4). 0 = no barrier.",

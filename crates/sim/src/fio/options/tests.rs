@@ -360,6 +360,19 @@ fn zones() {
 }
 
 #[test]
+fn io_priorities() {
+    use headway_sched::{IoClass, IoPrio};
+    assert_eq!(job("prioclass=1\nprio=2").ioprio(), Some(IoPrio { class: IoClass::Rt, level: 2 }));
+    assert_eq!(job("prio=6").ioprio(), Some(IoPrio { class: IoClass::Be, level: 6 }));
+    assert_eq!(job("prioclass=3").ioprio(), Some(IoPrio { class: IoClass::Idle, level: 7 }));
+    assert_eq!(job("rw=read").ioprio(), None);
+    assert!(fails("prioclass=4").contains("not 1 (real time), 2 (best effort) or 3 (idle)"));
+    assert!(fails("prioclass=0").contains("not 1 (real time)"));
+    assert!(fails("prio=8").contains("between 0 and 7"));
+    assert!(fails("prio=high").contains("not a whole number"));
+}
+
+#[test]
 fn headway_extensions() {
     let j = job("headway_process=db\nheadway_barrier=5\nheadway_vm=guest1\nheadway_weight=2");
     assert_eq!(j.headway_process.as_deref(), Some("db"));
