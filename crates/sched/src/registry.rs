@@ -38,7 +38,8 @@ pub enum BuildError {
 }
 
 /// Work-conserving policies, by name.
-pub const POLICIES: &[&str] = &["noop", "deadline", "cscan", "sptf", "aged-sptf", "stride", "pclock"];
+pub const POLICIES: &[&str] =
+    &["noop", "deadline", "mq-deadline", "cscan", "sptf", "aged-sptf", "stride", "pclock"];
 /// Frameworks, with the policy a bare name wraps.
 pub const FRAMEWORKS: &[(&str, &str)] = &[
     ("stream", "deadline"),

@@ -5,8 +5,8 @@
 //! non-work-conserving wait), or nothing to do. On `WaitUntil(t)` the driver arms a timer
 //! and calls `decide` again at `t` or at the next arrival, whichever is first.
 
-use crate::ioprio::IoPrio;
 use crate::device::DeviceView;
+use crate::ioprio::IoPrio;
 use crate::policy::Policy;
 use crate::qos::Qos;
 use crate::request::{ContextId, ReqId, Request};

@@ -78,35 +78,35 @@ pub mod knob {
         name: "read_expire",
         unit: Unit::Time(TimeUnit::Ms),
         default: "500",
-        scope: "deadline",
+        scope: "deadline, mq-deadline",
         doc: "deadline of a read (arrival + read_expire); past it, the read is served at the next batch",
     };
     pub const WRITE_EXPIRE: Tunable = Tunable {
         name: "write_expire",
         unit: Unit::Time(TimeUnit::Ms),
         default: "5000",
-        scope: "deadline",
+        scope: "deadline, mq-deadline",
         doc: "deadline of a write (arrival + write_expire)",
     };
     pub const WRITES_STARVED: Tunable = Tunable {
         name: "writes_starved",
         unit: Unit::Count("read batches"),
         default: "2",
-        scope: "deadline",
+        scope: "deadline, mq-deadline",
         doc: "read batches that may be chosen over pending writes before a write batch",
     };
     pub const FIFO_BATCH: Tunable = Tunable {
         name: "fifo_batch",
         unit: Unit::Count("requests"),
         default: "16",
-        scope: "deadline",
+        scope: "deadline, mq-deadline",
         doc: "requests dispatched in one sector-ordered batch before deadlines are checked (>= 1)",
     };
     pub const FRONT_MERGES: Tunable = Tunable {
         name: "front_merges",
         unit: Unit::Flag,
         default: "1",
-        scope: "deadline",
+        scope: "deadline, mq-deadline",
         doc: "merge a request in front of a queued one that starts where it ends",
     };
 }

@@ -140,6 +140,13 @@ impl SortedQueue {
         self.by_start.range((pos, ReqId(0))..).next().map(|k| k.1)
     }
 
+    /// The request after `(sector, id)` in sector order (ties by id): Linux's
+    /// `elv_rb_latter_request` once the request at that key is gone.
+    pub(crate) fn first_after(&self, sector: Sector, id: ReqId) -> Option<ReqId> {
+        use std::ops::Bound;
+        self.by_start.range((Bound::Excluded((sector, id)), Bound::Unbounded)).next().map(|k| k.1)
+    }
+
     /// The request starting closest below `pos` (lowest id among equals).
     pub(crate) fn last_before(&self, pos: Sector) -> Option<ReqId> {
         let &(s, _) = self.by_start.range(..(pos, ReqId(0))).next_back()?;
@@ -230,6 +237,7 @@ pub(crate) use sorted_queue_policy;
 pub mod aged_sptf;
 pub mod cscan;
 pub mod deadline;
+pub mod mq_deadline;
 pub mod noop;
 pub mod pclock;
 pub mod sptf;
@@ -238,6 +246,7 @@ pub mod stride;
 pub use aged_sptf::{AgedSptf, AgedSptfParams};
 pub use cscan::Cscan;
 pub use deadline::{Deadline, DeadlineParams};
+pub use mq_deadline::{MqDeadline, MqDeadlineParams};
 pub use noop::Noop;
 pub use pclock::PClock;
 pub use sptf::Sptf;
@@ -250,6 +259,8 @@ pub const TUNABLES: &[Tunable] = &[
     deadline::knob::WRITES_STARVED,
     deadline::knob::FIFO_BATCH,
     deadline::knob::FRONT_MERGES,
+    mq_deadline::knob::ASYNC_DEPTH,
+    mq_deadline::knob::PRIO_AGING_EXPIRE,
     aged_sptf::knob::AGING_WEIGHT,
     aged_sptf::knob::MAX_LATENCY,
     stride::knob::TAU,
@@ -260,6 +271,7 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Option<Box<dyn super
     Ok(match name {
         "noop" => Some(Box::new(Noop::new())),
         "deadline" => Some(Box::new(Deadline::new(DeadlineParams::from_settings(settings)?))),
+        "mq-deadline" => Some(Box::new(MqDeadline::new(MqDeadlineParams::from_settings(settings)?))),
         "cscan" => Some(Box::new(Cscan::new())),
         "sptf" => Some(Box::new(Sptf::new())),
         "aged-sptf" => Some(Box::new(AgedSptf::new(AgedSptfParams::from_settings(settings)?))),
@@ -275,12 +287,20 @@ mod tests {
 
     #[test]
     fn every_module_tunable_is_listed_once() {
-        for t in deadline::TUNABLES.iter().chain(aged_sptf::TUNABLES).chain(stride::TUNABLES) {
+        for t in deadline::TUNABLES
+            .iter()
+            .chain(mq_deadline::TUNABLES)
+            .chain(aged_sptf::TUNABLES)
+            .chain(stride::TUNABLES)
+        {
             assert_eq!(TUNABLES.iter().filter(|x| x.name == t.name).count(), 1, "{}", t.name);
         }
         assert_eq!(
             TUNABLES.len(),
-            deadline::TUNABLES.len() + aged_sptf::TUNABLES.len() + stride::TUNABLES.len()
+            deadline::TUNABLES.len()
+                + mq_deadline::TUNABLES.len()
+                + aged_sptf::TUNABLES.len()
+                + stride::TUNABLES.len()
         );
     }
 

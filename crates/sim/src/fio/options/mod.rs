@@ -1010,7 +1010,8 @@ pub static OPTIONS: &[FioOption] = &[
         set: |d, v| {
             let n = parse_count(val(v)?)?;
             let c = u8::try_from(n).ok().filter(|c| (1..=3).contains(c));
-            d.spec.prioclass = Some(c.ok_or_else(|| format!("{n} is not 1 (real time), 2 (best effort) or 3 (idle)"))?);
+            d.spec.prioclass =
+                Some(c.ok_or_else(|| format!("{n} is not 1 (real time), 2 (best effort) or 3 (idle)"))?);
             Ok(())
         },
     },
