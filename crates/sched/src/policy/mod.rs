@@ -237,6 +237,7 @@ pub(crate) use sorted_queue_policy;
 pub mod aged_sptf;
 pub mod cscan;
 pub mod deadline;
+pub mod kyber;
 pub mod mq_deadline;
 pub mod noop;
 pub mod pclock;
@@ -246,6 +247,7 @@ pub mod stride;
 pub use aged_sptf::{AgedSptf, AgedSptfParams};
 pub use cscan::Cscan;
 pub use deadline::{Deadline, DeadlineParams};
+pub use kyber::{Kyber, KyberParams};
 pub use mq_deadline::{MqDeadline, MqDeadlineParams};
 pub use noop::Noop;
 pub use pclock::PClock;
@@ -261,6 +263,8 @@ pub const TUNABLES: &[Tunable] = &[
     deadline::knob::FRONT_MERGES,
     mq_deadline::knob::ASYNC_DEPTH,
     mq_deadline::knob::PRIO_AGING_EXPIRE,
+    kyber::knob::READ_LAT_NSEC,
+    kyber::knob::WRITE_LAT_NSEC,
     aged_sptf::knob::AGING_WEIGHT,
     aged_sptf::knob::MAX_LATENCY,
     stride::knob::TAU,
@@ -272,6 +276,7 @@ pub fn build(name: &str, settings: &mut Settings) -> Result<Option<Box<dyn super
         "noop" => Some(Box::new(Noop::new())),
         "deadline" => Some(Box::new(Deadline::new(DeadlineParams::from_settings(settings)?))),
         "mq-deadline" => Some(Box::new(MqDeadline::new(MqDeadlineParams::from_settings(settings)?))),
+        "kyber" => Some(Box::new(Kyber::new(KyberParams::from_settings(settings)?))),
         "cscan" => Some(Box::new(Cscan::new())),
         "sptf" => Some(Box::new(Sptf::new())),
         "aged-sptf" => Some(Box::new(AgedSptf::new(AgedSptfParams::from_settings(settings)?))),

@@ -56,7 +56,7 @@ use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::request::{ContextId, Dir, ReqId, Request};
 use crate::time::{Duration, Time};
 
-/// Async requests (writes, asynchronous reads) at the device at once (Linux: 3/4 of
+/// Writes and asynchronous reads queued or at the device at once (Linux: 3/4 of
 /// `nr_requests` = 64).
 pub const ASYNC_DEPTH: u32 = 48;
 /// How long a lower-class request may wait before it is served ahead of higher classes.
@@ -71,7 +71,7 @@ pub mod knob {
         unit: Unit::Count("requests"),
         default: "48",
         scope: "mq-deadline",
-        doc: "writes and asynchronous reads at the device at once (Linux bounds their request tags)",
+        doc: "writes and asynchronous reads queued or at the device at once; more wait for a completion (Linux's tag bound)",
     };
     pub const PRIO_AGING_EXPIRE: Tunable = Tunable {
         name: "prio_aging_expire",
