@@ -295,6 +295,7 @@ mod tests {
         for t in deadline::TUNABLES
             .iter()
             .chain(mq_deadline::TUNABLES)
+            .chain(kyber::TUNABLES)
             .chain(aged_sptf::TUNABLES)
             .chain(stride::TUNABLES)
         {
@@ -304,6 +305,7 @@ mod tests {
             TUNABLES.len(),
             deadline::TUNABLES.len()
                 + mq_deadline::TUNABLES.len()
+                + kyber::TUNABLES.len()
                 + aged_sptf::TUNABLES.len()
                 + stride::TUNABLES.len()
         );
