@@ -135,7 +135,7 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
     }
 
     /// Choose the next entity to serve (it stays in service until [`Wf2q::expire`]).
-    pub fn next(&mut self) -> Option<K> {
+    pub fn serve_next(&mut self) -> Option<K> {
         assert!(self.in_service.is_none(), "wf2q: next with {:?} in service", self.in_service);
         // when nothing is eligible, V jumps to the smallest start
         let min_start = self.active.iter().map(|(_, k)| self.entities[k].start).min()?;
@@ -242,7 +242,7 @@ mod tests {
         }
         let mut got = vec![0u64; weights.len()];
         for _ in 0..turns {
-            let k = w.next().unwrap();
+            let k = w.serve_next().unwrap();
             w.served(budgets[k]);
             got[k] += budgets[k];
             w.expire(Some(budgets[k]));
@@ -264,7 +264,7 @@ mod tests {
         w.activate(0u32, 1, 100);
         // 0 alone for 50 turns
         for _ in 0..50 {
-            w.next();
+            w.serve_next();
             w.served(100);
             w.expire(Some(100));
         }
@@ -272,7 +272,7 @@ mod tests {
         w.activate(1, 1, 100);
         let mut order = Vec::new();
         for _ in 0..10 {
-            let k = w.next().unwrap();
+            let k = w.serve_next().unwrap();
             order.push(k);
             w.served(100);
             w.expire(Some(100));
@@ -288,7 +288,7 @@ mod tests {
         w.activate(1, 1, 100);
         let mut got = [0u64; 2];
         for _ in 0..200 {
-            let k = w.next().unwrap();
+            let k = w.serve_next().unwrap();
             w.served(100);
             got[k as usize] += 100;
             if k == 1 {
@@ -310,7 +310,7 @@ mod tests {
         w.activate(1, 1, 1000);
         let mut got = [0u64; 2];
         for _ in 0..400 {
-            let k = w.next().unwrap();
+            let k = w.serve_next().unwrap();
             // 0 uses a tenth of its budget each turn (a sync queue that runs dry)
             let used = if k == 0 { 100 } else { 1000 };
             w.served(used);
@@ -327,12 +327,12 @@ mod tests {
         let mut w = Wf2q::new();
         w.activate(0u32, 1, 100);
         w.activate(1, 1, 100);
-        w.next();
+        w.serve_next();
         w.served(100);
         w.expire(None);
         assert_eq!(w.idle.len(), 1, "left with its finish ahead of V");
         for _ in 0..5 {
-            w.next();
+            w.serve_next();
             w.served(100);
             w.expire(Some(100));
         }
