@@ -7,16 +7,25 @@
 //! entity, a virtual start `S` and finish `F = S + budget / weight`:
 //! * **Activation** (an idle entity gets a request): `S = max(V, F_old)` when the entity
 //!   left recently with a finish still ahead of `V` (it is on the idle tree, so going idle
-//!   gains it nothing), else `S = V`; then `F = S + budget / weight`; its weight joins the
-//!   sum `W` of the active weights.
+//!   gains it nothing), else `S = V` and its weight joins the sum `W`; then `F = S +
+//!   budget / weight`. A *back-shifted* activation (BFQ's for a queue whose process was
+//!   waiting on its own request) starts from `F_old` even when that is behind `V`, and when
+//!   `F` is then still behind `V` both move up by `(V - F) / wr_coeff`.
 //! * **Selection**: when no active entity is eligible (`S <= V`), `V` jumps to the smallest
 //!   start; then the eligible entity with the smallest finish is served (it leaves the
 //!   active set while in service).
-//! * **Service**: each `served(amount)` advances `V` by `amount / W`.
+//! * **Service**: each `served(amount)` advances `V` by `amount / W` (service injected by
+//!   an entity not in service counts to it and to `V` alike).
 //! * **Expiration**: the entity's finish is recomputed from the service it actually got,
 //!   `F = S + service / weight`. Still backlogged: it is requeued with `S = F` and a finish
-//!   from its next budget. Empty: it is deactivated (its weight leaves `W`); with `F > V`
-//!   it waits on the idle tree, which forgets it once `V` passes `F`.
+//!   from its next budget. Empty: with `F > V` it waits on the idle tree, its weight still
+//!   in `W`; else it is forgotten at once.
+//! * **Forgetting** (after every charge and every jump of `V`): the idle entity with the
+//!   smallest finish is forgotten, and its weight leaves `W`, once `V` has reached its
+//!   finish — one per call, as BFQ does.
+//!
+//! One engine is one class's tree: BFQ runs one per I/O priority class, each with its own
+//! `V` and `W`, and serves the classes in order (its `bfq` will hold three).
 //!
 //! Virtual times are fixed point (`service << SHIFT / weight`, BFQ's `WFQ_SERVICE_SHIFT`),
 //! in `u128`. Selection scans the active entities in finish order for the first eligible
@@ -40,6 +49,9 @@ enum State {
     Active,
     InService,
     Idle,
+    /// Forgotten: in no tree and not in `W`; its last finish is kept for a back-shifted
+    /// activation.
+    Gone,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -89,7 +101,7 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
 
     /// Is `k` backlogged (active or in service)?
     pub fn is_busy(&self, k: K) -> bool {
-        self.entities.get(&k).is_some_and(|e| e.state != State::Idle)
+        self.entities.get(&k).is_some_and(|e| matches!(e.state, State::Active | State::InService))
     }
 
     /// Service `k` received in its current turn.
@@ -97,31 +109,55 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
         self.entities.get(&k).map_or(0, |e| e.service)
     }
 
-    /// Forget idle entities whose finish `V` has passed (Linux `bfq_forget_idle`).
+    /// Forget the first idle entity if `V` has reached its finish (Linux
+    /// `bfq_forget_idle`); its weight leaves `W`.
     fn forget_idle(&mut self) {
-        while let Some(&(f, k)) = self.idle.first() {
-            if f > self.vtime {
-                break;
+        if let Some(&(f, k)) = self.idle.first() {
+            if f <= self.vtime {
+                self.idle.pop_first();
+                let e = self.entities.get_mut(&k).expect("idle");
+                e.state = State::Gone;
+                self.wsum -= e.weight as u64;
             }
-            self.idle.pop_first();
-            self.entities.remove(&k);
         }
+    }
+
+    /// The virtual time.
+    pub fn vtime(&self) -> u128 {
+        self.vtime
     }
 
     /// `k` becomes backlogged with `weight` and `budget` (sectors, > 0).
     pub fn activate(&mut self, k: K, weight: u32, budget: u64) {
-        self.forget_idle();
+        self.activate_with(k, weight, budget, false, 1);
+    }
+
+    /// [`Wf2q::activate`], back-shifted when `backshift` (start from the old finish even
+    /// behind `V`, then pushed up by `(V - F) / wr_coeff` if still behind).
+    pub fn activate_with(&mut self, k: K, weight: u32, budget: u64, backshift: bool, wr_coeff: u32) {
         let v = self.vtime;
-        let start = match self.entities.get(&k) {
-            Some(e) if e.state == State::Idle => {
-                self.idle.remove(&(e.finish, k));
-                v.max(e.finish)
-            }
-            Some(e) => panic!("wf2q: {k:?} activated while {:?}", e.state),
-            None => v,
-        };
         let weight = weight.max(1);
-        let e = Entity {
+        let old = self.entities.get(&k).map(|e| (e.state, e.finish, e.weight));
+        // back-shifted: from the old finish when V has passed it
+        let shifted = match old {
+            Some((_, f, _)) if backshift && v > f => Some(f),
+            _ => None,
+        };
+        let min_start = shifted.unwrap_or(v);
+        let start = match old {
+            Some((State::Idle, f, w)) => {
+                self.idle.remove(&(f, k));
+                // its weight is still in W: only a change of weight counts
+                self.wsum = self.wsum - w as u64 + weight as u64;
+                min_start.max(f)
+            }
+            Some((State::Active | State::InService, _, _)) => panic!("wf2q: {k:?} activated while busy"),
+            Some((State::Gone, _, _)) | None => {
+                self.wsum += weight as u64;
+                min_start
+            }
+        };
+        let mut e = Entity {
             weight,
             budget,
             start,
@@ -129,9 +165,25 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
             service: 0,
             state: State::Active,
         };
+        if shifted.is_some() && v > e.finish {
+            let up = (v - e.finish) / wr_coeff.max(1) as u128;
+            e.start += up;
+            e.finish += up;
+        }
         self.active.insert((e.finish, k));
         self.entities.insert(k, e);
-        self.wsum += weight as u64;
+    }
+
+    /// Give active entity `k` a new budget (its finish moves; BFQ does this to a waiting
+    /// queue whose budget changed).
+    pub fn set_budget(&mut self, k: K, budget: u64) {
+        let Some(e) = self.entities.get_mut(&k) else { return };
+        e.budget = budget;
+        if e.state == State::Active {
+            self.active.remove(&(e.finish, k));
+            e.finish = e.start + delta(budget, e.weight);
+            self.active.insert((e.finish, k));
+        }
     }
 
     /// Choose the next entity to serve (it stays in service until [`Wf2q::expire`]).
@@ -139,11 +191,16 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
         assert!(self.in_service.is_none(), "wf2q: next with {:?} in service", self.in_service);
         // when nothing is eligible, V jumps to the smallest start
         let min_start = self.active.iter().map(|(_, k)| self.entities[k].start).min()?;
-        self.vtime = self.vtime.max(min_start);
+        if min_start > self.vtime {
+            self.vtime = min_start;
+            self.forget_idle();
+        }
         let v = self.vtime;
         let &(f, k) = self.active.iter().find(|(_, k)| self.entities[k].start <= v).expect("one is eligible");
         self.active.remove(&(f, k));
-        self.entities.get_mut(&k).expect("active").state = State::InService;
+        let e = self.entities.get_mut(&k).expect("active");
+        e.state = State::InService;
+        e.service = 0;
         self.in_service = Some(k);
         Some(k)
     }
@@ -151,10 +208,18 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
     /// The entity in service received `amount` sectors of service.
     pub fn served(&mut self, amount: u64) {
         let k = self.in_service.expect("wf2q: service with nothing in service");
-        self.entities.get_mut(&k).expect("in service").service += amount;
+        self.served_by(k, amount);
+    }
+
+    /// Entity `k` (in service, or injecting while another is) received `amount` sectors.
+    pub fn served_by(&mut self, k: K, amount: u64) {
+        if let Some(e) = self.entities.get_mut(&k) {
+            e.service += amount;
+        }
         if self.wsum > 0 {
             self.vtime += ((amount as u128) << SHIFT) / self.wsum as u128;
         }
+        self.forget_idle();
     }
 
     /// The entity in service ends its turn: requeued with `next_budget` when it is still
@@ -173,12 +238,13 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
                 self.active.insert((e.finish, k));
             }
             None => {
-                self.wsum -= e.weight as u64;
                 if e.finish > self.vtime {
+                    // its weight stays in W until it is forgotten
                     e.state = State::Idle;
                     self.idle.insert((e.finish, k));
                 } else {
-                    self.entities.remove(&k);
+                    self.wsum -= e.weight as u64;
+                    e.state = State::Gone;
                 }
             }
         }
@@ -197,7 +263,15 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
                 e.finish = e.start + delta(e.budget, weight);
                 self.active.insert((e.finish, k));
             }
-            State::Idle | State::InService => e.weight = weight,
+            State::Idle => {
+                self.wsum = self.wsum - e.weight as u64 + weight as u64;
+                e.weight = weight;
+            }
+            State::InService => {
+                self.wsum = self.wsum - e.weight as u64 + weight as u64;
+                e.weight = weight;
+            }
+            State::Gone => e.weight = weight,
         }
     }
 
@@ -215,13 +289,18 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
                     assert_eq!(self.in_service, Some(*k));
                     wsum += e.weight as u64;
                 }
-                State::Idle => assert!(self.idle.contains(&(e.finish, *k))),
+                State::Idle => {
+                    assert!(self.idle.contains(&(e.finish, *k)));
+                    wsum += e.weight as u64;
+                }
+                State::Gone => {}
             }
             assert!(e.start <= e.finish);
         }
         assert_eq!(wsum, self.wsum);
+        let gone = self.entities.values().filter(|e| e.state == State::Gone).count();
         assert_eq!(
-            self.active.len() + self.idle.len() + self.in_service.is_some() as usize,
+            self.active.len() + self.idle.len() + self.in_service.is_some() as usize + gone,
             self.entities.len()
         );
     }
@@ -338,6 +417,82 @@ mod tests {
         }
         w.activate(2, 1, 100);
         assert!(w.idle.is_empty(), "forgotten");
+        w.check();
+    }
+
+    #[test]
+    fn an_idle_entity_keeps_its_weight_in_the_sum_until_forgotten() {
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 100);
+        w.activate(1, 1, 100);
+        let k = w.serve_next().unwrap();
+        w.served(100);
+        w.expire(None);
+        assert!(!w.is_busy(k) && w.wsum == 2, "idle, still weighed");
+        let v = w.vtime();
+        w.serve_next();
+        w.served(100);
+        // V advanced by 100 / 2, not 100 / 1
+        assert_eq!(w.vtime() - v, (100u128 << SHIFT) / 2);
+        w.check();
+        w.expire(Some(100));
+        for _ in 0..3 {
+            w.serve_next();
+            w.served(100);
+            w.expire(Some(100));
+        }
+        assert_eq!(w.wsum, 1, "forgotten once V passed its finish");
+        w.check();
+    }
+
+    #[test]
+    fn a_back_shifted_activation_starts_from_the_old_finish() {
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 100);
+        w.activate(1, 1, 100);
+        let k = w.serve_next().unwrap();
+        w.served(100);
+        w.expire(None);
+        let f_old = w.entities[&k].finish;
+        let other = 1 - k;
+        for _ in 0..4 {
+            w.serve_next();
+            w.served(100);
+            w.expire(Some(100));
+        }
+        assert!(w.vtime() > f_old && w.entities[&k].state == State::Gone);
+        let v = w.vtime();
+        // plain: from V; back-shifted: from the old finish, pushed up by (V - F) / wr_coeff
+        w.activate_with(k, 1, 100, true, 2);
+        let e = w.entities[&k];
+        let f = f_old + delta(100, 1);
+        let up = if v > f { (v - f) / 2 } else { 0 };
+        assert_eq!((e.start, e.finish), (f_old + up, f + up));
+        assert!(e.start < v, "it starts behind V: it is served before {other:?}");
+        assert_eq!(w.serve_next(), Some(k));
+        w.check();
+    }
+
+    #[test]
+    fn a_new_budget_moves_a_waiting_entity() {
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 1000);
+        w.activate(1, 1, 1000);
+        w.set_budget(1, 10);
+        assert_eq!(w.serve_next(), Some(1), "its finish is now the earlier");
+        w.check();
+    }
+
+    #[test]
+    fn injected_service_counts_to_the_injector_and_to_v() {
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 100);
+        w.activate(1, 1, 100);
+        let k = w.serve_next().unwrap();
+        let v = w.vtime();
+        w.served_by(1 - k, 50);
+        assert_eq!(w.service(1 - k), 50);
+        assert_eq!(w.vtime() - v, (50u128 << SHIFT) / 2);
         w.check();
     }
 
