@@ -1,3 +1,4 @@
 pub mod as_sched;
+pub mod bfq_queue;
 pub mod cfq;
 pub mod wf2q;
