@@ -1,4 +1,5 @@
 pub mod as_sched;
+pub mod bfq_budget;
 pub mod bfq_queue;
 pub mod cfq;
 pub mod wf2q;
