@@ -2,5 +2,6 @@ pub mod as_sched;
 pub mod bfq_budget;
 pub mod bfq_history;
 pub mod bfq_queue;
+pub mod bfq_raise;
 pub mod cfq;
 pub mod wf2q;
