@@ -1,5 +1,6 @@
 pub mod as_sched;
 pub mod bfq_budget;
+pub mod bfq_burst;
 pub mod bfq_expire;
 pub mod bfq_history;
 pub mod bfq_idle;
