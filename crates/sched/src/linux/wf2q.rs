@@ -312,6 +312,15 @@ mod tests {
 
     use super::*;
 
+    /// One turn: serve the next entity for `amount`, then requeue it with `next` (or let it
+    /// go idle); the entity served.
+    fn turn(w: &mut Wf2q<u32>, amount: u64, next: Option<u64>) -> u32 {
+        let k = w.serve_next().expect("something to serve");
+        w.served(amount);
+        w.expire(next);
+        k
+    }
+
     /// Serve always-backlogged entities with `weights` for `turns` turns, each using its
     /// whole budget; the service each received.
     fn run(weights: &[u32], budgets: &[u64], turns: usize) -> Vec<u64> {
@@ -343,9 +352,7 @@ mod tests {
         w.activate(0u32, 1, 100);
         // 0 alone for 50 turns
         for _ in 0..50 {
-            w.serve_next();
-            w.served(100);
-            w.expire(Some(100));
+            turn(&mut w, 100, Some(100));
         }
         // 1 arrives: it starts at V, so 0 and 1 alternate from here, 1 does not get 50 turns
         w.activate(1, 1, 100);
@@ -406,14 +413,10 @@ mod tests {
         let mut w = Wf2q::new();
         w.activate(0u32, 1, 100);
         w.activate(1, 1, 100);
-        w.serve_next();
-        w.served(100);
-        w.expire(None);
+        turn(&mut w, 100, None);
         assert_eq!(w.idle.len(), 1, "left with its finish ahead of V");
         for _ in 0..5 {
-            w.serve_next();
-            w.served(100);
-            w.expire(Some(100));
+            turn(&mut w, 100, Some(100));
         }
         w.activate(2, 1, 100);
         assert!(w.idle.is_empty(), "forgotten");
@@ -425,9 +428,7 @@ mod tests {
         let mut w = Wf2q::new();
         w.activate(0u32, 1, 100);
         w.activate(1, 1, 100);
-        let k = w.serve_next().unwrap();
-        w.served(100);
-        w.expire(None);
+        let k = turn(&mut w, 100, None);
         assert!(!w.is_busy(k) && w.wsum == 2, "idle, still weighed");
         let v = w.vtime();
         w.serve_next();
@@ -437,9 +438,7 @@ mod tests {
         w.check();
         w.expire(Some(100));
         for _ in 0..3 {
-            w.serve_next();
-            w.served(100);
-            w.expire(Some(100));
+            turn(&mut w, 100, Some(100));
         }
         assert_eq!(w.wsum, 1, "forgotten once V passed its finish");
         w.check();
@@ -450,15 +449,11 @@ mod tests {
         let mut w = Wf2q::new();
         w.activate(0u32, 1, 100);
         w.activate(1, 1, 100);
-        let k = w.serve_next().unwrap();
-        w.served(100);
-        w.expire(None);
+        let k = turn(&mut w, 100, None);
         let f_old = w.entities[&k].finish;
         let other = 1 - k;
         for _ in 0..4 {
-            w.serve_next();
-            w.served(100);
-            w.expire(Some(100));
+            turn(&mut w, 100, Some(100));
         }
         assert!(w.vtime() > f_old && w.entities[&k].state == State::Gone);
         let v = w.vtime();
