@@ -11,6 +11,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use headway_nbd::handshake::ClientOption;
+use headway_nbd::proto::{CMD_READ, FLAG_C_FIXED_NEWSTYLE, FLAG_C_NO_ZEROES};
+use headway_nbd::transmission::RequestHeader;
+
 const NPROC: u32 = 64;
 /// Resident memory the server may have with 2,000 connections open (measured: printed).
 const RSS_BOUND: u64 = 256 << 20;
@@ -50,30 +54,19 @@ fn raise_descriptor_limit(want: u64) {
 fn handshake(s: &mut UnixStream) {
     let mut greet = [0u8; 18];
     s.read_exact(&mut greet).unwrap();
-    s.write_all(&3u32.to_be_bytes()).unwrap(); // FIXED_NEWSTYLE | NO_ZEROES
-    s.write_all(&export_name()).unwrap();
+    finish_handshake(s);
+}
+
+/// Client flags and NBD_OPT_EXPORT_NAME (the server's codec encodes them), then its reply.
+fn finish_handshake(s: &mut UnixStream) {
+    s.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
+    s.write_all(&ClientOption::ExportName(String::new()).encode()).unwrap();
     let mut r = [0u8; 10];
     s.read_exact(&mut r).unwrap();
 }
 
-/// NBD_OPT_EXPORT_NAME with the empty name.
-fn export_name() -> Vec<u8> {
-    let mut opt = Vec::new();
-    opt.extend_from_slice(&0x4948_4156_454F_5054u64.to_be_bytes());
-    opt.extend_from_slice(&1u32.to_be_bytes());
-    opt.extend_from_slice(&0u32.to_be_bytes());
-    opt
-}
-
-fn read_request(cookie: u64, offset: u64, len: u32) -> Vec<u8> {
-    let mut b = Vec::with_capacity(28);
-    b.extend_from_slice(&0x2560_9513u32.to_be_bytes());
-    b.extend_from_slice(&0u16.to_be_bytes());
-    b.extend_from_slice(&0u16.to_be_bytes()); // NBD_CMD_READ
-    b.extend_from_slice(&cookie.to_be_bytes());
-    b.extend_from_slice(&offset.to_be_bytes());
-    b.extend_from_slice(&len.to_be_bytes());
-    b
+fn read_request(cookie: u64, offset: u64, len: u32) -> [u8; RequestHeader::SIZE] {
+    RequestHeader { flags: 0, ty: CMD_READ, cookie, offset, len }.encode()
 }
 
 /// One READ on `s`, its reply checked.
@@ -185,10 +178,7 @@ fn two_thousand_connections_on_a_server_limited_to_64_threads() {
     // every kind still works: a waiting one finishes its handshake, an idle one reads, and
     // a new one gets in
     let s = &mut waiting[0];
-    s.write_all(&3u32.to_be_bytes()).unwrap();
-    s.write_all(&export_name()).unwrap();
-    let mut r = [0u8; 10];
-    s.read_exact(&mut r).unwrap();
+    finish_handshake(s);
     read_once(s, 7);
     read_once(&mut idle[999], 8);
     let mut fresh = UnixStream::connect(&sock).unwrap();

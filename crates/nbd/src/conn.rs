@@ -20,7 +20,7 @@ use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
 use crate::proto::*;
 use crate::reply::{ReplyOut, ReplySink};
 use crate::server::{ContextMode, Export};
-use crate::socket::{send_all, Reader, StopEvent};
+use crate::socket::{send_all, wait_for, Reader, StopEvent};
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
 
 /// A client whose handshake is not over this long after it connected is dropped: a silent or
@@ -315,17 +315,14 @@ struct Spin {
 
 impl Spin {
     /// Poll `fd` (yielding to the connection's neighbours between polls) until it is
-    /// readable or the limit has passed — unless the client has been slow.
-    async fn wait_readable(&mut self, fd: RawFd) {
+    /// readable or the limit has passed — unless the client has been slow, or reads go
+    /// through TLS (`None`: the socket's readiness says nothing of TLS's buffered bytes).
+    async fn wait_readable(&mut self, fd: Option<RawFd>) {
         let start = std::time::Instant::now();
         self.since = Some(start);
-        if self.slow || fd < 0 {
-            return;
-        }
-        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let Some(fd) = fd.filter(|_| !self.slow) else { return };
         while start.elapsed() < SPIN_LIMIT {
-            // SAFETY: one valid pollfd, zero timeout: never blocks.
-            if unsafe { libc::poll(&mut p, 1, 0) } != 0 {
+            if wait_for(fd, libc::POLLIN, 0) {
                 return;
             }
             tokio::task::yield_now().await;
@@ -344,7 +341,7 @@ impl Spin {
 async fn read_requests(
     ex: &Export,
     c: &mut BufReader<Reader>,
-    fd: RawFd,
+    fd: Option<RawFd>,
     id: u32,
     ctx: Option<ContextId>,
     reply: &Arc<ReplySink>,
@@ -364,7 +361,8 @@ async fn read_requests(
             }
             corked = buffered;
         }
-        if *stop.borrow() {
+        // (an atomic load: no lock per request)
+        if stop.has_changed().unwrap_or(true) {
             return Ok(());
         }
         if buffered {

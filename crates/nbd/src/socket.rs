@@ -163,11 +163,12 @@ impl Reader {
         Ok(Reader::Async(fd.map_err(|e| e.into_parts().1)?))
     }
 
-    pub fn raw_fd(&self) -> RawFd {
+    /// The socket's descriptor, while reads go to it directly (not through TLS).
+    pub fn raw_fd(&self) -> Option<RawFd> {
         match self {
-            Reader::Async(a) => a.get_ref().as_raw_fd(),
-            Reader::Blocking { fd, .. } => fd.as_raw_fd(),
-            Reader::Tls(_) | Reader::TlsRead(_) | Reader::Gone => -1,
+            Reader::Async(a) => Some(a.get_ref().as_raw_fd()),
+            Reader::Blocking { fd, .. } => Some(fd.as_raw_fd()),
+            Reader::Tls(_) | Reader::TlsRead(_) | Reader::Gone => None,
         }
     }
 
@@ -208,11 +209,12 @@ fn poll_recv(a: &AsyncFd<OwnedFd>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) 
     }
 }
 
-/// Wait until `fd` has `events` or `ms` milliseconds have passed (-1: no limit).
-pub(crate) fn wait_for(fd: RawFd, events: libc::c_short, ms: libc::c_int) {
+/// Wait until `fd` has `events` or `ms` milliseconds have passed (-1: no limit; 0: just
+/// look); whether it has them.
+pub(crate) fn wait_for(fd: RawFd, events: libc::c_short, ms: libc::c_int) -> bool {
     let mut p = libc::pollfd { fd, events, revents: 0 };
     // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut p, 1, ms) };
+    unsafe { libc::poll(&mut p, 1, ms) > 0 }
 }
 
 impl AsyncRead for Reader {
@@ -344,7 +346,9 @@ pub(crate) async fn send_all(
     let mut reg: Option<AsyncFd<BorrowedFd<'_>>> = None;
     while from < total {
         match send_nonblocking(fd.as_raw_fd(), head, data, from)? {
-            0 if blocking => wait_for(fd.as_raw_fd(), libc::POLLOUT, -1),
+            0 if blocking => {
+                wait_for(fd.as_raw_fd(), libc::POLLOUT, -1);
+            }
             0 => {
                 let r = match &reg {
                     Some(r) => r,

@@ -150,7 +150,8 @@ impl DeadlineParams {
         })
     }
 
-    fn expire(&self, dir: Dir) -> Duration {
+    /// How long a request of `dir` may wait (`read_expire`, `write_expire`).
+    pub(crate) fn expire(&self, dir: Dir) -> Duration {
         match dir {
             Dir::Read => self.read_expire,
             Dir::Write => self.write_expire,

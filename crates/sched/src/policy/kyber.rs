@@ -31,7 +31,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{back_mergeable, front_mergeable, Policy};
+use super::{back_mergeable, front_mergeable, join, Policy};
 use crate::device::DeviceView;
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::request::{Dir, ReqId, Request};
@@ -261,17 +261,12 @@ impl Policy for Kyber {
 
     fn merge(&mut self, now: Time, rq: &Request, max_sectors: u32) -> Option<ReqId> {
         self.tick(now);
-        let q = &self.queue[domain(rq.dir)];
-        let id = q.iter().rev().take(MERGE_LOOKBACK).copied().find(|id| {
+        let recent = self.queue[domain(rq.dir)].iter().rev().take(MERGE_LOOKBACK);
+        let id = recent.copied().find(|id| {
             let q = &self.reqs[id];
             back_mergeable(q, rq, max_sectors) || front_mergeable(q, rq, max_sectors)
         })?;
-        let q = self.reqs.get_mut(&id).expect("queued");
-        if !back_mergeable(q, rq, max_sectors) {
-            q.sector = rq.sector;
-        }
-        q.len += rq.len;
-        q.sync |= rq.sync;
+        join(self.reqs.get_mut(&id).expect("queued"), rq, max_sectors);
         Some(id)
     }
 

@@ -85,6 +85,21 @@ pub fn front_mergeable(q: &Request, rq: &Request, max_sectors: u32) -> bool {
     q.dir == rq.dir && rq.end() == q.sector && q.len as u64 + rq.len as u64 <= max_sectors as u64
 }
 
+/// Grow the queued request `q` to cover `rq` — appended (back merge) or prepended (front
+/// merge) — when they are contiguous and the size bound allows; whether it did.
+pub fn join(q: &mut Request, rq: &Request, max_sectors: u32) -> bool {
+    if back_mergeable(q, rq, max_sectors) {
+        q.len += rq.len;
+    } else if front_mergeable(q, rq, max_sectors) {
+        q.sector = rq.sector;
+        q.len += rq.len;
+    } else {
+        return false;
+    }
+    q.sync |= rq.sync;
+    true
+}
+
 /// Queued requests indexed by start and by end sector: the index the sorted policies share
 /// (deadline keeps one per direction; cscan, sptf and aged-sptf one for both).
 ///

@@ -180,15 +180,8 @@ impl MqDeadline {
         }
     }
 
-    fn expire(&self, dir: Dir) -> Duration {
-        match dir {
-            Dir::Read => self.params.deadline.read_expire,
-            Dir::Write => self.params.deadline.write_expire,
-        }
-    }
-
     fn expiry(&self, rq: &Request) -> Time {
-        rq.arrival + self.expire(rq.dir)
+        rq.arrival + self.params.deadline.expire(rq.dir)
     }
 
     fn class(&self, rq: &Request) -> usize {
@@ -350,7 +343,7 @@ impl Policy for MqDeadline {
         let merged = *self.prio[c].sorted[d].get(id).expect("just merged");
         if merged.arrival != before {
             // `rq` arrived first: the merged request keeps the earlier expiry
-            let old = before + self.expire(merged.dir);
+            let old = before + self.params.deadline.expire(merged.dir);
             let was = self.prio[c].fifo[d].remove(&(old, id));
             debug_assert!(was, "FIFO lost {id:?}");
             self.prio[c].fifo[d].insert((self.expiry(&merged), id));

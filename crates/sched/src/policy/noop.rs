@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use super::{back_mergeable, front_mergeable, Policy};
+use super::{join, Policy};
 use crate::device::DeviceView;
 use crate::idmap::IdMap;
 use crate::request::{ReqId, Request};
@@ -34,16 +34,7 @@ impl Policy for Noop {
     fn merge(&mut self, _now: Time, rq: &Request, max_sectors: u32) -> Option<ReqId> {
         let last = *self.fifo.back()?;
         let q = self.reqs.get_mut(&last).expect("fifo and map agree");
-        if back_mergeable(q, rq, max_sectors) {
-            q.len += rq.len;
-        } else if front_mergeable(q, rq, max_sectors) {
-            q.sector = rq.sector;
-            q.len += rq.len;
-        } else {
-            return None;
-        }
-        q.sync |= rq.sync;
-        Some(last)
+        join(q, rq, max_sectors).then_some(last)
     }
 
     fn add(&mut self, _now: Time, rq: Request) {
