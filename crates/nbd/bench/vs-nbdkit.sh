@@ -10,6 +10,10 @@
 # column, default 16; empty to skip), BEFORE (another headway binary, e.g. the previous
 # build, served alike in an extra column so a change is measured side by side). Needs fio
 # with the nbd engine, nbdkit, jq.
+# Each row also gives fio's own CPU time per request (user + system, µs) against each server,
+# and the share of one CPU fio used: on a 2-core machine fio (one thread) reaches a whole
+# CPU at about 200k 4 KiB requests a second, and then the client, not the server, sets the
+# figure (BENCHMARKS.md).
 # The export goes through the page cache on both sides: the file is read once before the
 # first measurement so neither server pays the first disk read, and nothing is dropped.
 set -euo pipefail
@@ -60,11 +64,13 @@ workloads=(
   "randrw-4k-qd16|--rw=randrw --rwmixread=50 --bs=4k --iodepth=16|iops"
 )
 
-fio_one() { # socket, options -> the reported figure
+fio_one() { # socket, options -> the reported figure; fio's CPU seconds (user + system) to $DIR/cpu
   local sock=$1 opts=$2 unit=$3
+  local TIMEFORMAT='%U %S'
   # shellcheck disable=SC2086
-  fio --name=bench --ioengine=nbd --uri="nbd+unix:///?socket=$sock" $opts \
-      --time_based --runtime="$RUNTIME" --output-format=json --output="$DIR/out.json" > /dev/null
+  { time fio --name=bench --ioengine=nbd --uri="nbd+unix:///?socket=$sock" $opts \
+      --time_based --runtime="$RUNTIME" --output-format=json --output="$DIR/out.json" > /dev/null; } 2> "$DIR/time"
+  awk '{print $1 + $2}' "$DIR/time" > "$DIR/cpu"
   if [[ $unit == iops ]]; then
     jq '.jobs[0] | (.read.iops + .write.iops) | floor' "$DIR/out.json"
   else
@@ -81,14 +87,19 @@ echo
 header="| workload | unit |"
 for s in "${servers[@]}"; do header+=" $s (median; runs) |"; done
 header+=" headway/nbdkit |"
+for s in "${servers[@]}"; do header+=" fio µs/req, CPU share: $s |"; done
 echo "$header"
-echo "|---|---|$(printf '%.0s---|' "${servers[@]}")---|"
+echo "|---|---|$(printf '%.0s---|' "${servers[@]}")---|$(printf '%.0s---|' "${servers[@]}")"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name opts unit <<<"$w"
-  declare -A runs=()
+  declare -A runs=() cpus=()
   for _ in $(seq "$REPS"); do
     for i in "${!servers[@]}"; do
       runs[$i]+="$(fio_one "${socks[$i]}" "$opts" "$unit") "
+      # fio's CPU per request (µs) and its share of one CPU over the run
+      cpus[$i]+="$(jq --argjson cpu "$(cat "$DIR/cpu")" --argjson rt "$RUNTIME" \
+        '.jobs[0] | (.read.total_ios + .write.total_ios) as $n | "\($cpu * 1e6 / $n | . * 100 | round / 100)/\($cpu / $rt | . * 100 | round / 100)"' \
+        -r "$DIR/out.json") "
     done
   done
   row="| $name | $unit |"
@@ -99,6 +110,7 @@ for w in "${workloads[@]}"; do
     row+=" $m; ${runs[$i]% } |"
   done
   row+=" $(awk -v h="${meds[1]}" -v k="${meds[0]}" 'BEGIN {printf "%.2f", h / k}') |"
+  for i in "${!servers[@]}"; do row+=" ${cpus[$i]% } |"; done
   echo "$row"
-  unset runs
+  unset runs cpus
 done
