@@ -4,7 +4,7 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals scratch-device-test
+.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals scratch-device-test golden golden-update
 
 all: build
 
@@ -80,7 +80,21 @@ reproduce: build
 test: deps
 	$(CARGO) test --workspace --profile ci
 	$(MAKE) scratch-device-test
+	$(MAKE) golden
 	$(MAKE) pytest
+
+# Byte-identical results: every job file in experiments/ under every scheduler, `reproduce
+# all`, the sweeps in experiments/sweeps/, `validate` and `replay` on DiskSim's data, hashed
+# against tests/golden/manifest.sha256 (about 90 s). `make golden-update` rewrites the
+# manifest when results change on purpose (say why in the commit).
+CI_HEADWAY = $${CARGO_TARGET_DIR:-target}/ci/headway
+golden: deps
+	$(CARGO) build --profile ci -p headway-cli
+	tests/golden/golden.sh check $(CI_HEADWAY)
+
+golden-update: deps
+	$(CARGO) build --profile ci -p headway-cli
+	tests/golden/golden.sh update $(CI_HEADWAY)
 
 # The direct backend on a real block device (the test is #[ignore]d without one): a loop
 # device over a 64 MiB file, where this machine can make one (root and the loop driver);
