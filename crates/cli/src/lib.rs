@@ -99,8 +99,13 @@ enum Cmd {
         #[arg(long, requires = "name")]
         json: bool,
     },
-    /// List scheduler names.
-    Schedulers,
+    /// List scheduler names (one a line; --long: with kind, whether it waits, the tunables it
+    /// reads and a line about it).
+    Schedulers {
+        /// A table: name, kind (policy | framework | standalone), waits, tunables, about
+        #[arg(long, short)]
+        long: bool,
+    },
     /// List tunables (name, unit, default, who reads it).
     Tunables,
     /// Measure simulated requests per second (wall clock) on a fixed workload.
@@ -336,10 +341,14 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Validate { parv, trace, json, plot, per_request } => {
             validate::run(&parv, trace.as_deref(), json.as_ref(), plot.as_deref(), per_request.as_deref())
         }
-        Cmd::Schedulers => {
+        Cmd::Schedulers { long: false } => {
             for n in headway_sched::scheduler_names() {
                 println!("{n}");
             }
+            Ok(())
+        }
+        Cmd::Schedulers { long: true } => {
+            print!("{}", schedulers_table());
             Ok(())
         }
         Cmd::Tunables => {
@@ -406,6 +415,23 @@ fn with_progress<T>(runs: usize, f: impl FnOnce(&mut dyn FnMut(usize, f64)) -> T
 
 /// The benchmark workload: 4 synchronous jobs, half sequential, half random 4 KiB reads,
 /// `requests` in all.
+/// `headway schedulers --long`: a row per name of the table, framework names with their
+/// policies.
+fn schedulers_table() -> String {
+    use std::fmt::Write;
+    let mut out =
+        format!("{:<22} {:<11} {:<6} about (below: the tunables it reads)\n", "name", "kind", "waits");
+    for n in headway_sched::scheduler_names() {
+        let r = headway_sched::table::resolve(&n).expect("listed names resolve");
+        let tunables: Vec<&str> = r.tunables().iter().map(|t| t.name).collect();
+        let tunables = if tunables.is_empty() { "-".to_string() } else { tunables.join(", ") };
+        let waits = if r.row.waits() { "yes" } else { "no" };
+        let _ = writeln!(out, "{:<22} {:<11} {:<6} {}", n, r.row.kind_name(), waits, r.row.about);
+        let _ = writeln!(out, "{:<41} {}", "", tunables);
+    }
+    out
+}
+
 fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
     let per_job = requests / 4 * 4096;
     let text = format!(

@@ -391,7 +391,7 @@ impl Server {
             (Some(c), _) => c,
             (None, Some(m)) => curve_for(m.spec()),
             (None, None) => {
-                if cfg.backend == BackendKind::File && waits(&cfg.scheduler) {
+                if cfg.backend == BackendKind::File && sched.waits() {
                     // Measured: stream on a page-cache export, random 4 KiB reads at
                     // iodepth 4, idle 96% of the time (1.5k IOPS): the model's
                     // millisecond moves make µs-apart random requests look worth waiting for.
@@ -894,12 +894,6 @@ impl Export {
             self.stats.reply(a.kind, a.bytes, ok, a.arrived, now);
         }
     }
-}
-
-/// Does scheduler `name` keep the device idle on purpose? Everything but the registry's
-/// bare work-conserving policies does (frameworks, `as`, `cfq`, `htbs`).
-fn waits(name: &str) -> bool {
-    !headway_sched::registry::POLICIES.contains(&name)
 }
 
 /// `--stats`: a line per interval until shutdown.

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod device;
+pub mod error;
 pub mod estimate;
 pub mod framework;
 pub mod hist;
@@ -31,18 +32,20 @@ pub mod qos;
 pub mod registry;
 pub mod request;
 pub mod scheduler;
+pub mod table;
 pub mod time;
 
 #[cfg(test)]
 pub(crate) mod testutil;
 
 pub use device::{CurveView, DeviceView};
+pub use error::BuildError;
 pub use estimate::ServiceCurve;
 pub use ioprio::{IoClass, IoPrio};
-pub use params::{ParamError, Settings, Tunable};
+pub use params::{ParamError, Settings, Tunable, MAX_SECTORS_KB};
 pub use policy::Policy;
 pub use qos::{Qos, Rate};
-pub use registry::{build, build_array, scheduler_names, tunables, BuildError};
+pub use registry::{build, build_array, scheduler_names, tunables};
 pub use request::{ContextId, Dir, ReqId, Request, Sector, SECTOR_BYTES};
 pub use scheduler::{ArrayHooks, ArraySchedulers, Arrival, Decision, Scheduler, WorkConserving};
 pub use time::{Duration, Time};

@@ -54,6 +54,15 @@ pub struct Tunable {
     pub doc: &'static str,
 }
 
+/// Driver merge bound, Linux's name and default: read by every scheduler that merges.
+pub const MAX_SECTORS_KB: Tunable = Tunable {
+    name: "max_sectors_kb",
+    unit: Unit::Count("KiB"),
+    default: "512",
+    scope: "all",
+    doc: "largest request a merge may build",
+};
+
 /// A bad setting.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

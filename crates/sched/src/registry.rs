@@ -16,190 +16,126 @@
 //! exactly `stream`.
 
 use crate::device::DeviceView;
-use crate::framework::antic;
-use crate::framework::array_stream::{array_stream, ArrayShape};
-use crate::framework::stream::{Stream, StreamParams};
-use crate::params::{ParamError, Settings, Tunable, Unit};
-use crate::policy::{self, Policy};
+use crate::framework::array_stream::ArrayShape;
+use crate::params::{Settings, Tunable, MAX_SECTORS_KB};
+use crate::policy::Policy;
 use crate::request::{ContextId, ReqId, Request};
 use crate::scheduler::{ArraySchedulers, Scheduler, WorkConserving};
+use crate::table::{self, Kind, Row, SCHEDULERS};
 use crate::time::Time;
 
-/// Why a scheduler could not be built.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BuildError {
-    #[error("unknown scheduler `{name}` (known: {known})")]
-    UnknownScheduler { name: String, known: String },
-    #[error("unknown policy `{policy}` in `{name}` (known policies: {known})")]
-    UnknownPolicy { name: String, policy: String, known: String },
-    #[error(transparent)]
-    Param(#[from] ParamError),
+pub use crate::error::BuildError;
+
+/// Every name `build` accepts, in the table's order: each policy, then each framework bare
+/// and with each policy it takes, then the standalone schedulers.
+pub fn scheduler_names() -> Vec<String> {
+    scheduler_names_in(SCHEDULERS)
 }
 
-/// Work-conserving policies, by name.
-pub const POLICIES: &[&str] =
-    &["noop", "deadline", "mq-deadline", "cscan", "sptf", "aged-sptf", "stride", "pclock"];
-/// Frameworks, with the policy a bare name wraps.
-pub const FRAMEWORKS: &[(&str, &str)] = &[
-    ("stream", "deadline"),
-    ("stream-local", "deadline"),
-    ("antic", antic::DEFAULT_POLICY),
-    ("antic-combo", antic::COMBO_DEFAULT_POLICY),
-];
-
-/// Every name `build` accepts (bare frameworks and `framework:policy` pairs included).
-pub fn scheduler_names() -> Vec<String> {
-    let mut v: Vec<String> = POLICIES.iter().map(|s| s.to_string()).collect();
-    for (fw, _) in FRAMEWORKS {
-        v.push(fw.to_string());
-        let pols = match *fw {
-            "antic" => antic::POLICIES,
-            "antic-combo" => antic::COMBO_POLICIES,
-            _ => POLICIES,
-        };
-        v.extend(pols.iter().map(|p| format!("{fw}:{p}")));
+/// Every name a table of `rows` accepts, in the order [`scheduler_names`] gives.
+pub fn scheduler_names_in(rows: &[Row]) -> Vec<String> {
+    let mut v: Vec<String> = table::policy_rows_in(rows).map(|r| r.name.to_string()).collect();
+    for r in rows.iter().filter(|r| matches!(r.kind, Kind::Framework { .. })) {
+        v.push(r.name.to_string());
+        v.extend(r.policies_in(rows).iter().map(|p| format!("{}:{p}", r.name)));
     }
-    v.push("as".to_string());
-    v.push("cfq".to_string());
-    v.push("htbs".to_string());
+    v.extend(rows.iter().filter(|r| matches!(r.kind, Kind::Standalone { .. })).map(|r| r.name.to_string()));
     v
 }
 
-/// Driver merge bound, Linux's name and default.
-pub const MAX_SECTORS_KB: Tunable = Tunable {
-    name: "max_sectors_kb",
-    unit: Unit::Count("KiB"),
-    default: "512",
-    scope: "all",
-    doc: "largest request a merge may build",
-};
-
-/// The whole tunable table: what `headway tunables` prints and `--set` accepts.
+/// The whole tunable table: what `headway tunables` prints and `--set` accepts — every
+/// tunable some row reads, once, in the table's order (the merge bound first).
 pub fn tunables() -> Vec<Tunable> {
     let mut v = vec![MAX_SECTORS_KB];
-    v.extend_from_slice(policy::TUNABLES);
-    v.extend_from_slice(crate::framework::stream::TUNABLES);
-    v.extend_from_slice(antic::TUNABLES);
-    v.extend_from_slice(crate::linux::as_sched::TUNABLES);
-    v.extend_from_slice(crate::linux::cfq::TUNABLES);
-    v.extend_from_slice(crate::framework::htbs::TUNABLES);
+    let every_policy: Vec<&str> = table::policy_rows().map(|r| r.name).collect();
+    let with_policy = SCHEDULERS.iter().flat_map(|r| match r.kind {
+        Kind::Framework { with_policy, .. } => every_policy.iter().flat_map(|p| with_policy(p)).collect(),
+        _ => Vec::new(),
+    });
+    for t in SCHEDULERS.iter().flat_map(|r| r.tunables).chain(with_policy) {
+        if !v.iter().any(|x: &Tunable| x.name == t.name && x.default == t.default && x.doc == t.doc) {
+            v.push(*t);
+        }
+    }
     v
 }
 
-fn known_policies() -> String {
-    POLICIES.join(", ")
+/// Does scheduler `name` keep the device idle on purpose? `None` for an unknown name.
+pub fn waits(name: &str) -> Option<bool> {
+    table::resolve(name).ok().map(|r| r.row.waits())
 }
 
 /// Build a policy by name, reading its tunables from `settings`.
 pub fn build_policy(name: &str, settings: &mut Settings) -> Result<Box<dyn Policy>, BuildError> {
-    policy::build(name, settings)?.ok_or_else(|| BuildError::UnknownPolicy {
-        name: name.to_string(),
-        policy: name.to_string(),
-        known: known_policies(),
-    })
+    match table::row(name) {
+        Some(r) => r.policy(name, settings),
+        None => Err(BuildError::UnknownPolicy {
+            name: name.to_string(),
+            policy: name.to_string(),
+            known: table::policy_rows().map(|r| r.name).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+/// The driver merge bound in sectors, from `max_sectors_kb`.
+fn max_sectors(settings: &mut Settings) -> Result<u32, BuildError> {
+    Ok((settings.count(&MAX_SECTORS_KB, 4, 1 << 20)? * 2) as u32)
 }
 
 /// Build a scheduler by name. Settings that the scheduler does not read are left unread
 /// (the caller reports them with [`Settings::unused`] after building all it needs).
 pub fn build(name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
-    match name {
-        "as" => return crate::linux::as_sched::build(settings),
-        "cfq" => return crate::linux::cfq::build(settings),
-        "htbs" => return crate::framework::htbs::build(settings),
-        _ => {}
-    }
-    let max_kb = settings.count(&MAX_SECTORS_KB, 4, 1 << 20)?;
-    let max_sectors = (max_kb * 2) as u32;
-    let (fw, pol) = match name.split_once(':') {
-        Some((fw, pol)) => (Some(fw), pol),
-        None => match FRAMEWORKS.iter().find(|f| f.0 == name) {
-            Some((fw, pol)) => (Some(*fw), *pol),
-            None => (None, name),
-        },
-    };
-    if let Some(fw @ ("antic" | "antic-combo")) = fw {
-        return antic::build(pol, fw == "antic-combo", max_sectors, settings);
-    }
-    let policy = match policy::build(pol, settings)? {
-        Some(p) => p,
-        None if fw.is_none() => {
-            return Err(BuildError::UnknownScheduler {
-                name: name.to_string(),
-                known: scheduler_names().join(", "),
-            })
+    build_in(SCHEDULERS, name, settings)
+}
+
+/// Build scheduler `name` of a table of `rows`.
+pub fn build_in(rows: &[Row], name: &str, settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
+    let r = table::resolve_in(rows, name)?;
+    match (&r.row.kind, r.policy) {
+        (Kind::Standalone { build, .. }, _) => build(settings),
+        (Kind::Policy(build), _) => {
+            let max_sectors = max_sectors(settings)?;
+            Ok(Box::new(WorkConserving::new(build(settings)?, max_sectors)))
         }
-        None => {
-            return Err(BuildError::UnknownPolicy {
-                name: name.to_string(),
-                policy: pol.to_string(),
-                known: known_policies(),
-            })
+        (Kind::Framework { build, .. }, Some(p)) => {
+            let max_sectors = max_sectors(settings)?;
+            build(p, max_sectors, settings)
         }
-    };
-    match fw {
-        None => Ok(Box::new(WorkConserving::new(policy, max_sectors))),
-        Some("stream") => {
-            let params = StreamParams::from_settings(settings)?;
-            Ok(Box::new(Stream::new(policy, params, max_sectors)))
-        }
-        Some("stream-local") => {
-            let params = StreamParams::from_settings(settings)?;
-            let inner = Box::new(Stream::new(policy, params, max_sectors));
-            Ok(Box::new(Renamed { name: format!("stream-local:{pol}"), inner }))
-        }
-        Some(other) => Err(BuildError::UnknownScheduler {
-            name: format!("{other}:{pol}"),
-            known: scheduler_names().join(", "),
-        }),
+        (Kind::Framework { .. }, None) => unreachable!("resolve gives a framework its policy"),
     }
 }
 
-/// The schedulers of a disk array of `shape` running scheduler `name`: the coordinated
-/// array stream scheduler for `stream` (`stream:POLICY`) on two or more members, one
-/// independent instance per member otherwise ([module docs](self)).
+/// The schedulers of a disk array of `shape` running scheduler `name`: the framework's
+/// coordinated array scheduler where its row has one (`stream`, `stream:POLICY`) and the
+/// array has two or more members; one independent instance per member otherwise
+/// ([module docs](self)).
 pub fn build_array(
     name: &str,
     settings: &mut Settings,
     shape: ArrayShape,
 ) -> Result<ArraySchedulers, BuildError> {
     let n = shape.members.max(1) as usize;
-    let stream_policy = match name.split_once(':') {
-        Some(("stream", pol)) => Some(pol),
-        None if name == "stream" => Some(FRAMEWORKS[0].1),
-        _ => None,
-    };
-    if let (Some(pol), true) = (stream_policy, n > 1) {
-        let max_sectors = (settings.count(&MAX_SECTORS_KB, 4, 1 << 20)? * 2) as u32;
-        let params = StreamParams::from_settings(settings)?;
-        let mut policies = Vec::with_capacity(n);
-        for _ in 0..n {
-            match policy::build(pol, settings)? {
-                Some(p) => policies.push(p),
-                None => {
-                    return Err(BuildError::UnknownPolicy {
-                        name: name.to_string(),
-                        policy: pol.to_string(),
-                        known: known_policies(),
-                    })
-                }
-            }
-        }
-        return Ok(array_stream(policies, shape, params, max_sectors));
+    let r = table::resolve(name)?;
+    if let (Kind::Framework { array: Some(array), .. }, Some(p), true) = (&r.row.kind, r.policy, n > 1) {
+        let max_sectors = max_sectors(settings)?;
+        return array(p, max_sectors, shape, settings);
     }
     let members = (0..n).map(|_| build(name, settings)).collect::<Result<Vec<_>, _>>()?;
     Ok(ArraySchedulers { members, hooks: None })
 }
 
 /// A scheduler under another name (`stream-local`: [module docs](self)).
-struct Renamed {
-    name: String,
-    inner: Box<dyn Scheduler>,
+pub(crate) struct Renamed {
+    pub(crate) name: String,
+    pub(crate) inner: Box<dyn Scheduler>,
 }
 
 impl Scheduler for Renamed {
     fn name(&self) -> String {
         self.name.clone()
+    }
+    fn waits(&self) -> bool {
+        self.inner.waits()
     }
     fn arrive(&mut self, now: Time, rq: Request, dev: &dyn DeviceView) -> crate::scheduler::Arrival {
         self.inner.arrive(now, rq, dev)
@@ -295,6 +231,48 @@ mod tests {
                 "{n}"
             );
         }
+    }
+
+    #[test]
+    fn the_table_says_what_each_scheduler_does_about_waiting() {
+        for n in scheduler_names() {
+            let built = build(&n, &mut Settings::new()).unwrap();
+            assert_eq!(Some(built.waits()), waits(&n), "{n}");
+        }
+        assert_eq!(waits("deadline"), Some(false));
+        assert_eq!(waits("stream:noop"), Some(true));
+        assert_eq!(waits("kyber"), Some(false));
+        assert_eq!(waits("elevator9000"), None);
+    }
+
+    /// A row's tunables are exactly what its scheduler reads: each tunable of the whole
+    /// table, set alone, is read by a scheduler if and only if the resolved row lists it.
+    #[test]
+    fn each_row_lists_exactly_the_tunables_its_scheduler_reads() {
+        for n in scheduler_names() {
+            let listed: Vec<&str> = table::resolve(&n).unwrap().tunables().iter().map(|t| t.name).collect();
+            for t in tunables() {
+                let mut s = Settings::new();
+                s.set(t.name, t.default);
+                build(&n, &mut s).unwrap_or_else(|e| panic!("{n} with {}={}: {e}", t.name, t.default));
+                let read = s.unused().is_empty();
+                assert_eq!(read, listed.contains(&t.name), "{n} and {}", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_policy_is_listed_alone_and_under_stream() {
+        let names = scheduler_names();
+        for p in table::policy_rows() {
+            assert!(names.iter().any(|n| n == p.name), "{}", p.name);
+            assert!(names.iter().any(|n| *n == format!("stream:{}", p.name)), "{}", p.name);
+        }
+        assert!(names.iter().any(|n| n == "kyber"), "kyber is a policy of the table");
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "no name twice");
     }
 
     #[test]

@@ -35,6 +35,12 @@ pub enum Arrival {
 pub trait Scheduler: Send {
     /// Full name, e.g. `stream:deadline`.
     fn name(&self) -> String;
+    /// Does this scheduler keep the device idle on purpose (answer
+    /// [`Decision::WaitUntil`])? Every scheduler but the work-conserving ones does; the
+    /// table's rows say the same ([`crate::table::Row::waits`]).
+    fn waits(&self) -> bool {
+        true
+    }
     /// A request reaches the scheduler. `dev` prices moves (stream scheduling's child test).
     fn arrive(&mut self, now: Time, rq: Request, dev: &dyn DeviceView) -> Arrival;
     /// The device can take a request: what now?
@@ -113,6 +119,9 @@ impl<P: Policy> WorkConserving<P> {
 impl<P: Policy> Scheduler for WorkConserving<P> {
     fn name(&self) -> String {
         self.policy.name().to_string()
+    }
+    fn waits(&self) -> bool {
+        false
     }
     fn arrive(&mut self, now: Time, rq: Request, _dev: &dyn DeviceView) -> Arrival {
         if let Some(into) = self.policy.merge(now, &rq, self.max_sectors) {

@@ -81,12 +81,12 @@ pub mod stats;
 use std::collections::HashMap;
 
 use crate::device::DeviceView;
+use crate::error::BuildError;
 use crate::idmap::IdMap;
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::{
     AgedSptf, AgedSptfParams, Cscan, Deadline, DeadlineParams, Policy, Sptf, Stride, StrideParams,
 };
-use crate::registry::BuildError;
 use crate::request::{ContextId, ReqId, Request, Sector};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};
@@ -125,6 +125,16 @@ pub const T_TIMEOUT_GUARD: Tunable = Tunable {
 };
 
 pub const TUNABLES: &[Tunable] = &[T_THINK_CUTOFF, T_BACKWARD_THRESHOLD, T_TIMEOUT_GUARD];
+
+/// The tunables anticipation reads with `policy`'s heuristic, besides the guard every one
+/// reads (`antic_timeout_guard`).
+pub fn heuristic_tunables(policy: &str) -> &'static [Tunable] {
+    match policy {
+        "stride" => &[T_THINK_CUTOFF],
+        "cscan" | "deadline" => &[T_BACKWARD_THRESHOLD],
+        _ => &[],
+    }
+}
 
 /// Default of `antic_timeout_guard`.
 pub const TIMEOUT_GUARD: f64 = 0.75;

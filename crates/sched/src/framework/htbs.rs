@@ -62,10 +62,10 @@
 use std::collections::BTreeMap;
 
 use crate::device::DeviceView;
+use crate::error::BuildError;
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::{PClock, Policy};
 use crate::qos::Qos;
-use crate::registry::BuildError;
 use crate::request::{ContextId, Request, Sector};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};

@@ -121,9 +121,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::device::DeviceView;
+use crate::error::BuildError;
+use crate::params::MAX_SECTORS_KB;
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::SortedQueue;
-use crate::registry::{BuildError, MAX_SECTORS_KB};
 use crate::request::{ContextId, Dir, ReqId, Request, Sector};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};
@@ -194,6 +195,7 @@ pub mod knob {
 
 /// Every `as` tunable (`est_time` is read-only in Linux: see [`As::est_time`]).
 pub const TUNABLES: &[Tunable] = &[
+    MAX_SECTORS_KB,
     knob::ANTIC_EXPIRE,
     knob::READ_EXPIRE,
     knob::WRITE_EXPIRE,

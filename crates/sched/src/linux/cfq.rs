@@ -117,10 +117,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
 
 use crate::device::DeviceView;
+use crate::error::BuildError;
 use crate::idmap::{IdHasher, IdMap};
+use crate::params::MAX_SECTORS_KB;
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use crate::policy::SortedQueue;
-use crate::registry::{BuildError, MAX_SECTORS_KB};
 use crate::request::{ContextId, Dir, ReqId, Request, Sector};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};
@@ -236,6 +237,7 @@ pub mod knob {
 
 /// Every cfq tunable.
 pub const TUNABLES: &[Tunable] = &[
+    MAX_SECTORS_KB,
     knob::SLICE_SYNC,
     knob::SLICE_ASYNC,
     knob::SLICE_ASYNC_RQ,

@@ -14,9 +14,8 @@ use std::ops::RangeInclusive;
 
 use crate::device::DeviceView;
 use crate::idmap::IdMap;
-use crate::params::{Settings, Tunable};
+
 use crate::qos::Qos;
-use crate::registry::BuildError;
 use crate::request::{ContextId, ReqId, Request, Sector};
 use crate::time::Time;
 
@@ -269,68 +268,18 @@ pub use pclock::PClock;
 pub use sptf::Sptf;
 pub use stride::{Stride, StrideParams};
 
-/// Every policy tunable, for the registry's table.
-pub const TUNABLES: &[Tunable] = &[
-    deadline::knob::READ_EXPIRE,
-    deadline::knob::WRITE_EXPIRE,
-    deadline::knob::WRITES_STARVED,
-    deadline::knob::FIFO_BATCH,
-    deadline::knob::FRONT_MERGES,
-    mq_deadline::knob::ASYNC_DEPTH,
-    mq_deadline::knob::PRIO_AGING_EXPIRE,
-    kyber::knob::READ_LAT_NSEC,
-    kyber::knob::WRITE_LAT_NSEC,
-    aged_sptf::knob::AGING_WEIGHT,
-    aged_sptf::knob::MAX_LATENCY,
-    stride::knob::TAU,
-];
-
-/// Build a work-conserving policy by name; `Ok(None)` when the name is not a policy.
-pub fn build(name: &str, settings: &mut Settings) -> Result<Option<Box<dyn super::Policy>>, BuildError> {
-    Ok(match name {
-        "noop" => Some(Box::new(Noop::new())),
-        "deadline" => Some(Box::new(Deadline::new(DeadlineParams::from_settings(settings)?))),
-        "mq-deadline" => Some(Box::new(MqDeadline::new(MqDeadlineParams::from_settings(settings)?))),
-        "kyber" => Some(Box::new(Kyber::new(KyberParams::from_settings(settings)?))),
-        "cscan" => Some(Box::new(Cscan::new())),
-        "sptf" => Some(Box::new(Sptf::new())),
-        "aged-sptf" => Some(Box::new(AgedSptf::new(AgedSptfParams::from_settings(settings)?))),
-        "stride" => Some(Box::new(Stride::new(StrideParams::from_settings(settings)?))),
-        "pclock" => Some(Box::new(PClock::new())),
-        _ => None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_module_tunable_is_listed_once() {
-        for t in deadline::TUNABLES
-            .iter()
-            .chain(mq_deadline::TUNABLES)
-            .chain(kyber::TUNABLES)
-            .chain(aged_sptf::TUNABLES)
-            .chain(stride::TUNABLES)
-        {
-            assert_eq!(TUNABLES.iter().filter(|x| x.name == t.name).count(), 1, "{}", t.name);
-        }
-        assert_eq!(
-            TUNABLES.len(),
-            deadline::TUNABLES.len()
-                + mq_deadline::TUNABLES.len()
-                + kyber::TUNABLES.len()
-                + aged_sptf::TUNABLES.len()
-                + stride::TUNABLES.len()
-        );
-    }
-
-    #[test]
-    fn every_policy_name_builds_and_reports_its_name() {
-        for &n in crate::registry::POLICIES {
-            let p = build(n, &mut Settings::new()).unwrap().unwrap_or_else(|| panic!("{n} not built"));
-            assert_eq!(p.name(), n);
+    fn mq_deadline_reads_deadlines_tunables_and_its_own() {
+        for t in deadline::TUNABLES {
+            assert!(
+                mq_deadline::TUNABLES.iter().any(|x| x.name == t.name && x.default == t.default),
+                "{}",
+                t.name
+            );
         }
     }
 

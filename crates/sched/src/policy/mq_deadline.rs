@@ -82,8 +82,16 @@ pub mod knob {
     };
 }
 
-/// The tunables of mq-deadline's own.
-pub const TUNABLES: &[Tunable] = &[knob::ASYNC_DEPTH, knob::PRIO_AGING_EXPIRE];
+/// Every tunable mq-deadline reads: deadline's, then its own.
+pub const TUNABLES: &[Tunable] = &[
+    super::deadline::knob::READ_EXPIRE,
+    super::deadline::knob::WRITE_EXPIRE,
+    super::deadline::knob::WRITES_STARVED,
+    super::deadline::knob::FIFO_BATCH,
+    super::deadline::knob::FRONT_MERGES,
+    knob::ASYNC_DEPTH,
+    knob::PRIO_AGING_EXPIRE,
+];
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MqDeadlineParams {
