@@ -82,7 +82,7 @@ def test_replay_errors_name_file_and_line(trace_files, tmp_path):
         headway.replay(b, format="nope")
     with pytest.raises(headway.SettingError, match="mode `half`"):
         headway.replay(b, format="blkparse", mode="half")
-    with pytest.raises(headway.SettingError, match="context `vm`"):
+    with pytest.raises(headway.SettingError, match="`vm` is not a context of a trace"):
         headway.replay(b, format="blkparse", context="vm")
 
 

@@ -207,3 +207,24 @@ def test_console_script_is_the_cli(root):
     assert p.returncode == 2 and "--no-such-flag" in p.stderr
     p = subprocess.run([sys.executable, "-m", "headway", "disks"], capture_output=True, text=True)
     assert p.returncode == 0 and "wd5000aaks" in p.stdout
+
+
+def test_a_bad_context_reads_the_same_from_the_cli_python_and_a_sweep_file(job_path, tmp_path):
+    """One error text for a bad `--context` value, whichever front door it came through;
+    each names where the value was (the option, the keyword, the file, line and key)."""
+    p = cli("simulate", str(job_path), "--context", "everyone")
+    assert p.returncode != 0
+    line = p.stderr.strip().splitlines()[-1]
+    assert "--context: " in line, line
+    core = line.split("--context: ", 1)[1]
+    assert "`everyone`" in core and "pool:N" in core, core
+    with pytest.raises(headway.SettingError) as py:
+        headway.simulate(job_path, context="everyone")
+    assert str(py.value) == f"context: {core}"
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'job = "{job_path}"\n[grid]\nscheduler = ["noop"]\ncontext = ["none", "everyone"]\n')
+    with pytest.raises(headway.SettingError) as sw:
+        headway.sweep(sweep)
+    assert str(sw.value) == f"{sweep}:4: key `grid.context`: {core}"
+    s = cli("sweep", str(sweep))
+    assert s.returncode != 0 and s.stderr.strip().splitlines()[-1].endswith(f"{sweep}:4: key `grid.context`: {core}")

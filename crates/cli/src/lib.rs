@@ -256,9 +256,7 @@ fn run(cli: Cli) -> Result<()> {
                 None => None,
                 Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
             };
-            let context = ContextMode::parse(&context).with_context(|| {
-                format!("--context `{context}`: expected process, thread, none, vm or pool:N (N >= 1)")
-            })?;
+            let context: ContextMode = context.parse().map_err(|e| anyhow::anyhow!("--context: {e}"))?;
             let disk_spec = validate::resolve_disk(&disk)?;
             let settings = parse_settings(&set)?;
             let jobfile = match (jobfile, fio_args.is_empty()) {

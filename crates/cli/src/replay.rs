@@ -73,9 +73,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let drive = a.drive.config()?;
     let format = Format::parse(&a.format)
         .with_context(|| format!("--format `{}`: expected one of {}", a.format, Format::NAMES))?;
-    let context = ContextMode::parse(&a.context).filter(|c| *c != ContextMode::Vm).with_context(|| {
-        format!("--context `{}`: expected process, thread, none or pool:N (N >= 1)", a.context)
-    })?;
+    let context = ContextMode::for_trace(&a.context).map_err(|e| anyhow::anyhow!("--context: {e}"))?;
     let mode = a
         .mode
         .as_deref()

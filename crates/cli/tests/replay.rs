@@ -104,7 +104,7 @@ fn bad_arguments_are_errors() {
     for (args, needle) in [
         (vec!["--format", "vhs"], "--format `vhs`"),
         (vec!["--format", "blkparse", "--mode", "ajar"], "--mode `ajar`"),
-        (vec!["--format", "blkparse", "--context", "vm"], "--context `vm`"),
+        (vec!["--format", "blkparse", "--context", "vm"], "--context: `vm` is not a context of a trace"),
     ] {
         let mut a = vec!["replay", p.to_str().unwrap()];
         a.extend(args);

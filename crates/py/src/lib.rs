@@ -103,14 +103,12 @@ fn resolve_disk(disk: &str) -> Result<headway_disk::DiskSpec, Failure> {
 
 /// `context=`: `process`, `thread`, `none`, `pool:N`, and `vm` where jobs name their VMs.
 fn parse_context(context: &str, vm: bool) -> Result<ContextMode, Failure> {
-    ContextMode::parse(context).filter(|c| vm || *c != ContextMode::Vm).ok_or_else(|| {
-        let known = if vm {
-            "process, thread, none, vm or pool:N (N >= 1)"
-        } else {
-            "process, thread, none or pool:N (N >= 1)"
-        };
-        Failure::Setting(format!("context `{context}`: expected {known}"))
-    })
+    let parsed = if vm {
+        context.parse().map_err(|e: headway_sim::BadContext| e.to_string())
+    } else {
+        ContextMode::for_trace(context)
+    };
+    parsed.map_err(|e| Failure::Setting(format!("context: {e}")))
 }
 
 /// `settings=` as (name, value) pairs.

@@ -32,7 +32,7 @@ pub use engine::{
     ArrayConfig, Engine, EngineError, RequestRecord, RunInput, RunsLog, DEFAULT_ARRAY_QUEUE_DEPTH,
 };
 pub use report::{Report, RunReport};
-pub use workload::{ContextMode, Job, WorkloadError};
+pub use workload::{BadContext, ContextMode, Job, VmInTrace, WorkloadError};
 
 /// Everything a simulation needs.
 #[derive(Clone, Debug)]

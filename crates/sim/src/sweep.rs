@@ -198,14 +198,8 @@ impl Sweep {
             Some(c) => {
                 nonempty("context", c.span(), c.get_ref().len())?;
                 for n in c.get_ref() {
-                    ContextMode::parse(n).ok_or_else(|| {
-                        err(
-                            c.span(),
-                            format!(
-                                "key `grid.context`: `{n}`: expected process, thread, none, vm or pool:N"
-                            ),
-                        )
-                    })?;
+                    n.parse::<ContextMode>()
+                        .map_err(|e| err(c.span(), format!("key `grid.context`: {e}")))?;
                 }
                 c.get_ref().clone()
             }
@@ -379,7 +373,7 @@ impl Sweep {
             jobfile,
             disk: self.disks[&p.disk].clone(),
             schedulers: vec![p.scheduler.clone()],
-            context: ContextMode::parse(&p.context).expect("checked when loaded"),
+            context: p.context.parse().expect("checked when loaded"),
             settings: Sweep::settings_for(&p.scheduler, &p.settings),
             seed: p.seed,
             drive: DriveConfig::default(),

@@ -51,27 +51,60 @@ pub enum ContextMode {
     Pool(u32),
 }
 
-impl ContextMode {
+/// A `--context` value that names no context: the one error text every front door (the
+/// command line, a sweep file, Python) gives, each prefixed with where the value came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a context: expected process, thread, none, vm or pool:N (N >= 1)")]
+pub struct BadContext(pub String);
+
+/// A context a trace cannot have: `vm` describes fio jobs in virtual machines.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`vm` is not a context of a trace (its requests name no virtual machine): expected process, thread, none or pool:N (N >= 1)")]
+pub struct VmInTrace;
+
+impl std::str::FromStr for ContextMode {
+    type Err = BadContext;
+
     /// `process`, `thread`, `none`, `vm` or `pool:N` (N >= 1).
-    pub fn parse(s: &str) -> Option<Self> {
+    fn from_str(s: &str) -> Result<Self, BadContext> {
         match s {
-            "process" => Some(ContextMode::Process),
-            "thread" => Some(ContextMode::Thread),
-            "none" => Some(ContextMode::None),
-            "vm" => Some(ContextMode::Vm),
-            _ => {
-                let n: u32 = s.strip_prefix("pool:")?.parse().ok()?;
-                (n >= 1).then_some(ContextMode::Pool(n))
-            }
+            "process" => Ok(ContextMode::Process),
+            "thread" => Ok(ContextMode::Thread),
+            "none" => Ok(ContextMode::None),
+            "vm" => Ok(ContextMode::Vm),
+            _ => s
+                .strip_prefix("pool:")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| *n >= 1)
+                .map(ContextMode::Pool)
+                .ok_or_else(|| BadContext(s.to_string())),
         }
     }
+}
+
+impl ContextMode {
+    /// A context for a trace replay: any but `vm`.
+    pub fn for_trace(s: &str) -> Result<Self, String> {
+        match s.parse::<ContextMode>() {
+            Ok(ContextMode::Vm) => Err(VmInTrace.to_string()),
+            Ok(c) => Ok(c),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     pub fn name(self) -> String {
+        self.to_string()
+    }
+}
+
+impl std::fmt::Display for ContextMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ContextMode::Process => "process".into(),
-            ContextMode::Thread => "thread".into(),
-            ContextMode::None => "none".into(),
-            ContextMode::Vm => "vm".into(),
-            ContextMode::Pool(n) => format!("pool:{n}"),
+            ContextMode::Process => f.write_str("process"),
+            ContextMode::Thread => f.write_str("thread"),
+            ContextMode::None => f.write_str("none"),
+            ContextMode::Vm => f.write_str("vm"),
+            ContextMode::Pool(n) => write!(f, "pool:{n}"),
         }
     }
 }

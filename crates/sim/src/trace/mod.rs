@@ -424,7 +424,7 @@ fn replay_runs_with(
         return Err(SimError::Trace(TraceError::Malformed {
             file: cfg.path.display().to_string(),
             line: 0,
-            why: "--context vm describes fio jobs in VMs; a trace has process|thread|none|pool:N".into(),
+            why: format!("--context: {}", crate::workload::VmInTrace),
         }));
     }
     if cfg.path.as_os_str() == "-" && cfg.schedulers.len() > 1 {
