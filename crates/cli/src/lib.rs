@@ -350,11 +350,11 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Cmd::Tunables => {
-            println!("{:<20} {:<26} {:<9} {:<22} doc", "name", "unit", "default", "read by");
+            println!("{:<24} {:<30} {:<10} {:<22} doc", "name", "unit", "default", "read by");
             for t in headway_sched::tunables().into_iter().chain(headway_sim::host::TUNABLES.iter().copied())
             {
                 println!(
-                    "{:<20} {:<26} {:<9} {:<22} {}",
+                    "{:<24} {:<30} {:<10} {:<22} {}",
                     t.name,
                     t.unit.to_string(),
                     t.default,

@@ -11,14 +11,14 @@ use std::fmt;
 use crate::time::Duration;
 
 /// The unit a tunable's value is given in.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Unit {
     /// A time; a bare number is taken in the given default unit.
     Time(TimeUnit),
-    /// A whole number (count, sectors, KiB, ...); the string names what it counts.
-    Count(&'static str),
-    /// A real number (a factor).
-    Factor,
+    /// A whole number (count, sectors, KiB, ...) in `min..=max`; `what` names what it counts.
+    Count { what: &'static str, min: u64, max: u64 },
+    /// A real number (a factor) in `min..=max`.
+    Factor { min: f64, max: f64 },
     /// 0/1, true/false.
     Flag,
 }
@@ -57,7 +57,7 @@ pub struct Tunable {
 /// Driver merge bound, Linux's name and default: read by every scheduler that merges.
 pub const MAX_SECTORS_KB: Tunable = Tunable {
     name: "max_sectors_kb",
-    unit: Unit::Count("KiB"),
+    unit: Unit::Count { what: "KiB", min: 4, max: 1 << 20 },
     default: "512",
     scope: "all",
     doc: "largest request a merge may build",
@@ -147,8 +147,9 @@ impl Settings {
         parse_time(&v, u).map_err(|why| Self::bad(t, &v, why))
     }
 
-    /// A whole number in `min..=max`.
-    pub fn count(&mut self, t: &Tunable, min: u64, max: u64) -> Result<u64, ParamError> {
+    /// A whole number in the tunable's range.
+    pub fn count(&mut self, t: &Tunable) -> Result<u64, ParamError> {
+        let Unit::Count { min, max, .. } = t.unit else { panic!("{} is not a count tunable", t.name) };
         let v = self.raw(t).to_string();
         let n: u64 = v.parse().map_err(|_| Self::bad(t, &v, "expected a whole number"))?;
         if n < min || n > max {
@@ -157,8 +158,9 @@ impl Settings {
         Ok(n)
     }
 
-    /// A real number in `min..=max`.
-    pub fn factor(&mut self, t: &Tunable, min: f64, max: f64) -> Result<f64, ParamError> {
+    /// A real number in the tunable's range.
+    pub fn factor(&mut self, t: &Tunable) -> Result<f64, ParamError> {
+        let Unit::Factor { min, max } = t.unit else { panic!("{} is not a factor tunable", t.name) };
         let v = self.raw(t).to_string();
         let x: f64 = v.parse().map_err(|_| Self::bad(t, &v, "expected a number"))?;
         if !(min..=max).contains(&x) {
@@ -210,8 +212,8 @@ impl fmt::Display for Unit {
                     TimeUnit::S => "s",
                 }
             ),
-            Unit::Count(what) => write!(f, "{what}"),
-            Unit::Factor => write!(f, "factor"),
+            Unit::Count { what, min, max } => write!(f, "{what}, {min} to {max}"),
+            Unit::Factor { min, max } => write!(f, "factor, {min} to {max}"),
             Unit::Flag => write!(f, "0/1"),
         }
     }
@@ -236,6 +238,32 @@ mod tests {
         assert_eq!(parse_time("2.5ms", TimeUnit::Ms), Ok(Duration::from_micros(2500)));
         assert!(parse_time("5 parsecs", TimeUnit::Ms).is_err());
         assert!(parse_time("ms", TimeUnit::Ms).is_err());
+    }
+
+    /// Each tunable is declared once, its range with it: its default is a value it accepts.
+    #[test]
+    fn every_default_is_accepted_by_its_own_tunable() {
+        for t in crate::registry::tunables() {
+            let mut s = Settings::new();
+            let ok = match t.unit {
+                Unit::Time(_) => s.time(&t).is_ok(),
+                Unit::Count { .. } => s.count(&t).is_ok(),
+                Unit::Factor { .. } => s.factor(&t).is_ok(),
+                Unit::Flag => s.flag(&t).is_ok(),
+            };
+            assert!(ok, "{} default {}", t.name, t.default);
+        }
+    }
+
+    #[test]
+    fn out_of_range_is_an_error_naming_the_range() {
+        let mut s = Settings::new();
+        s.set("stream_threshold", "0");
+        let e = s.count(&crate::framework::stream::T_STREAM_THRESHOLD).unwrap_err().to_string();
+        assert!(e.contains("stream_threshold") && e.contains("between 1 and"), "{e}");
+        s.set("tolerance_factor", "101");
+        let e = s.factor(&crate::framework::stream::T_TOLERANCE_FACTOR).unwrap_err().to_string();
+        assert!(e.contains("between 0 and 100"), "{e}");
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn build_policy(name: &str, settings: &mut Settings) -> Result<Box<dyn Polic
 
 /// The driver merge bound in sectors, from `max_sectors_kb`.
 fn max_sectors(settings: &mut Settings) -> Result<u32, BuildError> {
-    Ok((settings.count(&MAX_SECTORS_KB, 4, 1 << 20)? * 2) as u32)
+    Ok((settings.count(&MAX_SECTORS_KB)? * 2) as u32)
 }
 
 /// Build a scheduler by name. Settings that the scheduler does not read are left unread

@@ -8,7 +8,7 @@ use crate::writeback::WritebackParams;
 
 pub const T_READ_AHEAD_KB: Tunable = Tunable {
     name: "read_ahead_kb",
-    unit: Unit::Count("KiB"),
+    unit: Unit::Count { what: "KiB", min: 4, max: 1 << 20 },
     default: "128",
     scope: "page cache",
     doc: "largest readahead window for buffered (direct=0) readers (Linux read_ahead_kb)",
@@ -23,14 +23,14 @@ pub const T_READAHEAD_AFTER_IO: Tunable = Tunable {
 };
 pub const T_DIRTY_BACKGROUND_BYTES: Tunable = Tunable {
     name: "dirty_background_bytes",
-    unit: Unit::Count("bytes"),
+    unit: Unit::Count { what: "bytes", min: 4096, max: 1 << 50 },
     default: "209715200",
     scope: "page cache",
     doc: "a job's dirty data that starts writeback (10% of the paper's 2 GB machine)",
 };
 pub const T_DIRTY_BYTES: Tunable = Tunable {
     name: "dirty_bytes",
-    unit: Unit::Count("bytes"),
+    unit: Unit::Count { what: "bytes", min: 4096, max: 1 << 50 },
     default: "419430400",
     scope: "page cache",
     doc: "dirty plus in-writeback data past which a buffered writer waits (20% of 2 GB)",
@@ -80,10 +80,10 @@ impl Default for HostParams {
 
 impl HostParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
-        let read_ahead_kb = s.count(&T_READ_AHEAD_KB, 4, 1 << 20)?;
+        let read_ahead_kb = s.count(&T_READ_AHEAD_KB)?;
         let readahead_after_io = s.flag(&T_READAHEAD_AFTER_IO)?;
-        let background = s.count(&T_DIRTY_BACKGROUND_BYTES, 4096, 1 << 50)?;
-        let limit = s.count(&T_DIRTY_BYTES, 4096, 1 << 50)?;
+        let background = s.count(&T_DIRTY_BACKGROUND_BYTES)?;
+        let limit = s.count(&T_DIRTY_BYTES)?;
         if limit < background {
             return Err(ParamError::BadValue {
                 name: T_DIRTY_BYTES.name.into(),

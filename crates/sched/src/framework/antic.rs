@@ -110,7 +110,7 @@ pub const T_THINK_CUTOFF: Tunable = Tunable {
 };
 pub const T_BACKWARD_THRESHOLD: Tunable = Tunable {
     name: "antic_backward_threshold",
-    unit: Unit::Factor,
+    unit: Unit::Factor { min: 0.0, max: 1.0 },
     default: "0.8",
     scope: "antic:cscan, antic:deadline",
     doc: "no wait for a forward candidate when the last context seeks backward more likely than this",
@@ -118,7 +118,7 @@ pub const T_BACKWARD_THRESHOLD: Tunable = Tunable {
 
 pub const T_TIMEOUT_GUARD: Tunable = Tunable {
     name: "antic_timeout_guard",
-    unit: Unit::Factor,
+    unit: Unit::Factor { min: 0.0, max: 1.0 },
     default: "0.75",
     scope: "antic:*, antic-combo:*",
     doc: "no wait for a context whose recent predicted waits its next request missed more often than this (1: never give up)",
@@ -144,7 +144,7 @@ fn think_cutoff(s: &mut Settings) -> Result<Duration, ParamError> {
 }
 
 fn backward_threshold(s: &mut Settings) -> Result<f64, ParamError> {
-    s.factor(&T_BACKWARD_THRESHOLD, 0.0, 1.0)
+    s.factor(&T_BACKWARD_THRESHOLD)
 }
 
 /// Policies `antic:` wraps, each with its heuristic (see the module doc).
@@ -174,7 +174,7 @@ pub fn build(
         Box::new(Antic::new(fw, p, h, max_sectors).with_timeout_guard(guard))
     }
     let s = settings;
-    let guard = s.factor(&T_TIMEOUT_GUARD, 0.0, 1.0)?;
+    let guard = s.factor(&T_TIMEOUT_GUARD)?;
     Ok(match (combo, policy) {
         (false, "sptf") => boxed("antic", Sptf::new(), Seek, max_sectors, guard),
         (false, "aged-sptf") => {

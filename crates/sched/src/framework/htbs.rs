@@ -82,7 +82,7 @@ pub const SEEKY_BITS: u32 = 4;
 
 pub const T_BMAX: Tunable = Tunable {
     name: "htbs_bmax",
-    unit: Unit::Count("requests"),
+    unit: Unit::Count { what: "requests", min: 1, max: 1 << 20 },
     default: "20",
     scope: "htbs",
     doc: "consecutive requests the active application may dispatch before another gets the disk",
@@ -112,7 +112,7 @@ impl Default for HtbsParams {
 
 impl HtbsParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
-        Ok(HtbsParams { bmax: s.count(&T_BMAX, 1, 1 << 20)? as u32, twait: s.time(&T_TWAIT)? })
+        Ok(HtbsParams { bmax: s.count(&T_BMAX)? as u32, twait: s.time(&T_TWAIT)? })
     }
 }
 

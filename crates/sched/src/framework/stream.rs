@@ -80,14 +80,14 @@ pub const STREAM_TIME_SLICE: Duration = Duration::from_millis(124);
 
 pub const T_STREAM_THRESHOLD: Tunable = Tunable {
     name: "stream_threshold",
-    unit: Unit::Count("requests"),
+    unit: Unit::Count { what: "requests", min: 1, max: 1 << 20 },
     default: "4",
     scope: "stream",
     doc: "stream length at which SS starts waiting for the next member",
 };
 pub const T_TOLERANCE_FACTOR: Tunable = Tunable {
     name: "tolerance_factor",
-    unit: Unit::Factor,
+    unit: Unit::Factor { min: 0.0, max: 100.0 },
     default: "0.5",
     scope: "stream",
     doc: "second chance: streams longer than (1+f)*threshold wait f*service_time more",
@@ -123,8 +123,8 @@ impl Default for StreamParams {
 impl StreamParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
         Ok(StreamParams {
-            stream_threshold: s.count(&T_STREAM_THRESHOLD, 1, 1 << 20)? as u32,
-            tolerance_factor: s.factor(&T_TOLERANCE_FACTOR, 0.0, 100.0)?,
+            stream_threshold: s.count(&T_STREAM_THRESHOLD)? as u32,
+            tolerance_factor: s.factor(&T_TOLERANCE_FACTOR)?,
             stream_time_slice: s.time(&T_STREAM_TIME_SLICE)?,
         })
     }

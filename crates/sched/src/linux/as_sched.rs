@@ -205,7 +205,7 @@ pub const TUNABLES: &[Tunable] = &[
 
 /// Build `as` from settings (reads `max_sectors_kb` too): what the registry calls.
 pub fn build(settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
-    let max_kb = settings.count(&MAX_SECTORS_KB, 4, 1 << 20)?;
+    let max_kb = settings.count(&MAX_SECTORS_KB)?;
     let params = AsParams::from_settings(settings)?;
     Ok(Box::new(As::new(params, (max_kb * 2) as u32)))
 }

@@ -179,7 +179,7 @@ pub mod knob {
     };
     pub const SLICE_ASYNC_RQ: Tunable = Tunable {
         name: "slice_async_rq",
-        unit: Unit::Count("requests"),
+        unit: Unit::Count { what: "requests", min: 1, max: 1 << 20 },
         default: "2",
         scope: "cfq",
         doc: "the async queue's slice also ends after 8x this many dispatches when others wait (>= 1)",
@@ -207,21 +207,21 @@ pub mod knob {
     };
     pub const QUANTUM: Tunable = Tunable {
         name: "quantum",
-        unit: Unit::Count("requests"),
+        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64 },
         default: "8",
         scope: "cfq",
         doc: "most requests one queue may have in the device while other queues wait (>= 1)",
     };
     pub const BACK_SEEK_MAX: Tunable = Tunable {
         name: "back_seek_max",
-        unit: Unit::Count("KiB"),
+        unit: Unit::Count { what: "KiB", min: 0, max: 1 << 40 },
         default: "16384",
         scope: "cfq",
         doc: "a request at most this far behind the head may be served before one ahead",
     };
     pub const BACK_SEEK_PENALTY: Tunable = Tunable {
         name: "back_seek_penalty",
-        unit: Unit::Count("factor"),
+        unit: Unit::Count { what: "factor", min: 1, max: 1 << 20 },
         default: "2",
         scope: "cfq",
         doc: "a backward distance counts this many times a forward one (>= 1)",
@@ -252,7 +252,7 @@ pub const TUNABLES: &[Tunable] = &[
 
 /// Build `cfq` from settings (the registry's entry point). Reads `max_sectors_kb` too.
 pub fn build(settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
-    let max_kb = settings.count(&MAX_SECTORS_KB, 4, 1 << 20)?;
+    let max_kb = settings.count(&MAX_SECTORS_KB)?;
     let params = CfqParams::from_settings(settings)?;
     Ok(Box::new(Cfq::new(params, (max_kb * 2) as u32)))
 }
@@ -313,13 +313,13 @@ impl CfqParams {
         Ok(CfqParams {
             slice_sync: positive(&knob::SLICE_SYNC, s.time(&knob::SLICE_SYNC)?)?,
             slice_async: positive(&knob::SLICE_ASYNC, s.time(&knob::SLICE_ASYNC)?)?,
-            slice_async_rq: s.count(&knob::SLICE_ASYNC_RQ, 1, 1 << 20)? as u32,
+            slice_async_rq: s.count(&knob::SLICE_ASYNC_RQ)? as u32,
             slice_idle: s.time(&knob::SLICE_IDLE)?,
             fifo_expire_sync: s.time(&knob::FIFO_EXPIRE_SYNC)?,
             fifo_expire_async: s.time(&knob::FIFO_EXPIRE_ASYNC)?,
-            quantum: s.count(&knob::QUANTUM, 1, u32::MAX as u64)? as u32,
-            back_seek_max: s.count(&knob::BACK_SEEK_MAX, 0, 1 << 40)? * 2,
-            back_seek_penalty: s.count(&knob::BACK_SEEK_PENALTY, 1, 1 << 20)? as u32,
+            quantum: s.count(&knob::QUANTUM)? as u32,
+            back_seek_max: s.count(&knob::BACK_SEEK_MAX)? * 2,
+            back_seek_penalty: s.count(&knob::BACK_SEEK_PENALTY)? as u32,
             low_latency: s.flag(&knob::LOW_LATENCY)?,
         })
     }

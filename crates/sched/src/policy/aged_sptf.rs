@@ -58,7 +58,7 @@ pub mod knob {
 
     pub const AGING_WEIGHT: Tunable = Tunable {
         name: "aging_weight",
-        unit: Unit::Factor,
+        unit: Unit::Factor { min: 0.0, max: 1e6 },
         default: "0.01",
         scope: "aged-sptf",
         doc: "positioning time forgiven per unit of time waited (0 = SPTF plus the hard bound)",
@@ -93,7 +93,7 @@ impl AgedSptfParams {
     /// Read the tunables; a negative or non-finite weight is an error.
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
         Ok(AgedSptfParams {
-            aging_weight: s.factor(&knob::AGING_WEIGHT, 0.0, 1e6)?,
+            aging_weight: s.factor(&knob::AGING_WEIGHT)?,
             max_latency: s.time(&knob::MAX_LATENCY)?,
         })
     }

@@ -90,14 +90,14 @@ pub mod knob {
     };
     pub const WRITES_STARVED: Tunable = Tunable {
         name: "writes_starved",
-        unit: Unit::Count("read batches"),
+        unit: Unit::Count { what: "read batches", min: 0, max: u32::MAX as u64 },
         default: "2",
         scope: "deadline, mq-deadline",
         doc: "read batches that may be chosen over pending writes before a write batch",
     };
     pub const FIFO_BATCH: Tunable = Tunable {
         name: "fifo_batch",
-        unit: Unit::Count("requests"),
+        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64 },
         default: "16",
         scope: "deadline, mq-deadline",
         doc: "requests dispatched in one sector-ordered batch before deadlines are checked (>= 1)",
@@ -144,8 +144,8 @@ impl DeadlineParams {
         Ok(DeadlineParams {
             read_expire: s.time(&knob::READ_EXPIRE)?,
             write_expire: s.time(&knob::WRITE_EXPIRE)?,
-            writes_starved: s.count(&knob::WRITES_STARVED, 0, u32::MAX as u64)? as u32,
-            fifo_batch: s.count(&knob::FIFO_BATCH, 1, u32::MAX as u64)? as u32,
+            writes_starved: s.count(&knob::WRITES_STARVED)? as u32,
+            fifo_batch: s.count(&knob::FIFO_BATCH)? as u32,
             front_merges: s.flag(&knob::FRONT_MERGES)?,
         })
     }

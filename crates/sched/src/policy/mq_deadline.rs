@@ -68,7 +68,7 @@ pub mod knob {
 
     pub const ASYNC_DEPTH: Tunable = Tunable {
         name: "async_depth",
-        unit: Unit::Count("requests"),
+        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64 },
         default: "48",
         scope: "mq-deadline",
         doc: "writes and asynchronous reads queued or at the device at once; more wait for a completion (Linux's tag bound)",
@@ -116,7 +116,7 @@ impl MqDeadlineParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
         Ok(MqDeadlineParams {
             deadline: DeadlineParams::from_settings(s)?,
-            async_depth: s.count(&knob::ASYNC_DEPTH, 1, u32::MAX as u64)? as u32,
+            async_depth: s.count(&knob::ASYNC_DEPTH)? as u32,
             prio_aging_expire: s.time(&knob::PRIO_AGING_EXPIRE)?,
         })
     }
