@@ -69,11 +69,7 @@ pub fn waits(name: &str) -> Option<bool> {
 pub fn build_policy(name: &str, settings: &mut Settings) -> Result<Box<dyn Policy>, BuildError> {
     match table::row(name) {
         Some(r) => r.policy(name, settings),
-        None => Err(BuildError::UnknownPolicy {
-            name: name.to_string(),
-            policy: name.to_string(),
-            known: table::policy_rows().map(|r| r.name).collect::<Vec<_>>().join(", "),
-        }),
+        None => Err(table::unknown_policy(name, name, table::policy_rows().map(|r| r.name))),
     }
 }
 

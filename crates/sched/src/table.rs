@@ -109,11 +109,7 @@ impl Row {
     pub fn policy(&self, name: &str, s: &mut Settings) -> Result<Box<dyn Policy>, BuildError> {
         match self.kind {
             Kind::Policy(build) => build(s),
-            _ => Err(BuildError::UnknownPolicy {
-                name: name.to_string(),
-                policy: self.name.to_string(),
-                known: policy_rows().map(|r| r.name).collect::<Vec<_>>().join(", "),
-            }),
+            _ => Err(unknown_policy(name, self.name, policy_rows().map(|r| r.name))),
         }
     }
 }
@@ -186,11 +182,7 @@ pub static SCHEDULERS: &[Row] = &[
         kind: Kind::Framework {
             default_policy: "deadline",
             policies: None,
-            build: |pol, max_sectors, s| {
-                let policy = pol.policy("stream", s)?;
-                let params = StreamParams::from_settings(s)?;
-                Ok(Box::new(Stream::new(policy, params, max_sectors)))
-            },
+            build: |pol, max_sectors, s| Ok(Box::new(stream_over(pol, "stream", max_sectors, s)?)),
             array: Some(|pol, max_sectors, shape, s| {
                 let params = StreamParams::from_settings(s)?;
                 let policies = (0..shape.members.max(1))
@@ -209,9 +201,7 @@ pub static SCHEDULERS: &[Row] = &[
             default_policy: "deadline",
             policies: None,
             build: |pol, max_sectors, s| {
-                let policy = pol.policy("stream-local", s)?;
-                let params = StreamParams::from_settings(s)?;
-                let inner = Box::new(Stream::new(policy, params, max_sectors));
+                let inner = Box::new(stream_over(pol, "stream-local", max_sectors, s)?);
                 Ok(Box::new(crate::registry::Renamed { name: format!("stream-local:{}", pol.name), inner }))
             },
             array: None,
@@ -263,6 +253,27 @@ pub static SCHEDULERS: &[Row] = &[
         about: "HTBS (004): pClock's tags plus waiting for the active application",
     },
 ];
+
+/// Stream scheduling over policy `pol` (for framework `fw`, named in errors).
+fn stream_over(
+    pol: &Row,
+    fw: &str,
+    max_sectors: u32,
+    s: &mut Settings,
+) -> Result<Stream<Box<dyn Policy>>, BuildError> {
+    let policy = pol.policy(fw, s)?;
+    let params = StreamParams::from_settings(s)?;
+    Ok(Stream::new(policy, params, max_sectors))
+}
+
+/// `policy` is no policy `name` can take; `known` are those it can.
+pub fn unknown_policy<'a>(name: &str, policy: &str, known: impl IntoIterator<Item = &'a str>) -> BuildError {
+    BuildError::UnknownPolicy {
+        name: name.to_string(),
+        policy: policy.to_string(),
+        known: known.into_iter().collect::<Vec<_>>().join(", "),
+    }
+}
 
 /// The row named `name` (a bare name: no `:POLICY`).
 pub fn row(name: &str) -> Option<&'static Row> {
@@ -333,11 +344,7 @@ pub fn resolve_in<'a>(rows: &'a [Row], name: &str) -> Result<Resolved<'a>, Build
             let allowed = row.policies_in(rows);
             match row_in(rows, pol) {
                 Some(p) if allowed.contains(&p.name) => Ok(Resolved { row, policy: Some(p) }),
-                _ => Err(BuildError::UnknownPolicy {
-                    name: name.to_string(),
-                    policy: pol.to_string(),
-                    known: allowed.join(", "),
-                }),
+                _ => Err(unknown_policy(name, pol, allowed)),
             }
         }
         (_, None) => Ok(Resolved { row, policy: None }),

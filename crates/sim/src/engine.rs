@@ -1625,7 +1625,7 @@ impl<'a> Engine<'a> {
             scheduler: self.members[0].sched.name(),
             disk: self.members[0].drive.hdd().spec().name.to_string(),
             array: self.array.as_ref().map(|a| a.cfg.spec.to_string()),
-            context: self.context.name(),
+            context: self.context.to_string(),
             seed: self.seed,
             jobs,
             aggregate: Aggregate {

@@ -91,10 +91,6 @@ impl ContextMode {
             Err(e) => Err(e.to_string()),
         }
     }
-
-    pub fn name(self) -> String {
-        self.to_string()
-    }
 }
 
 impl std::fmt::Display for ContextMode {
