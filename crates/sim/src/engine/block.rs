@@ -1,0 +1,579 @@
+//! The block layer: what is between the host and the platters — an array's front end when
+//! there is one, and per member drive a scheduler, the drive (`headway_disk::Drive`: a
+//! command queue of `queue_depth` in front of the mechanics, write-through or write-back)
+//! and the timer of the scheduler's waits.
+//!
+//! The scheduler is driven exactly as the contract in `headway_sched::scheduler` says:
+//! `decide` whenever the drive can take a command — after a completion or a destage that
+//! frees write-cache room, on every arrival (at the end of the plug, `fill_kicked`), and
+//! when a `WaitUntil` timer fires (one timer event serves many waits: a wait superseded by a
+//! later decision is forgotten, and an event that fires before the current wait's time
+//! re-arms for it) — and again after each dispatch while the drive has room, so a deep
+//! queue is kept full. `dispatched_to_device` is called as a request enters the drive,
+//! `completed` as it leaves.
+//!
+//! The head position the scheduler is told ([`DeviceView::head`](headway_sched::DeviceView))
+//! is the end of the last completed request at depth 1, and the end of the request last put
+//! in the drive's queue when the drive queues commands (seeds/000 Section 3.2: the drive
+//! serves roughly in queue order, so the queue's tail is where the head will be when the
+//! next dispatch is served).
+//!
+//! Each drive has one pending event in the heap at a time, at `Drive::next_event` (a
+//! command finishing or a destage ending), also recognised by a generation number when a
+//! submission moves it earlier.
+//!
+//! With an array ([`super::array`]) every member is a drive of the same model and
+//! configuration with its own scheduler instance (built from the same name and settings,
+//! told its member's queue depth) and its own head position; member requests go through
+//! their member's scheduler (merging there as usual) and drive. A scheduler that
+//! coordinates its members (`stream` on an array, [`headway_sched::ArrayHooks`]) is also
+//! told each array request's pieces before they reach the members and its completion, and
+//! names the members another member's event concerns (their schedulers are asked again at
+//! once). Without an array there is one member and no splitting.
+//!
+//! The layer hands completed requests back one at a time (`drive_event`, then
+//! `finish_piece` for each request the completed command carried), so the layer above
+//! acts on each before the next: the order of everything that follows a completion is the
+//! order of the requests in the command.
+
+use headway_disk::array::Piece;
+use headway_disk::{Cmd, Drive, DriveError, Hdd, WriteCache};
+use headway_sched::idmap::IdMap;
+use headway_sched::{
+    ArrayHooks, ArraySchedulers, Arrival, ContextId, CurveView, Decision, Dir, ReqId, Request, Scheduler,
+    ServiceCurve, Time,
+};
+
+use super::array::{ArrayFront, PieceDone};
+use super::core::{Core, Ev};
+use super::devices::{aggregate, Figures};
+use super::RunInput;
+use crate::report::{DeviceReport, HeadTrace, MemberReport};
+use crate::workload::Job;
+
+/// The tag of a drive's cache flush (request ids count up from 1 and never reach it).
+const FLUSH_TAG: u64 = u64::MAX;
+
+/// Who waits for a drive's cache flush: a job's sync, or a trace's flush record (by its
+/// number).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FlushWaiter {
+    Job(u32),
+    Trace(u64),
+}
+
+/// One drive with its scheduler: the whole device without an array, a member with one.
+struct Member {
+    sched: Box<dyn Scheduler>,
+    drive: Drive,
+    head: u64,
+    /// Requests in the drive with their submission times (at most the queue depth).
+    inflight: Vec<(Request, Time)>,
+    /// Time of the drive event in the heap, and its generation.
+    drive_ev: Option<Time>,
+    drive_gen: u64,
+    /// When the scheduler asked to be woken (its latest `WaitUntil`), and the earliest
+    /// timer event in the heap.
+    timer_at: Option<Time>,
+    timer_ev: Option<Time>,
+    /// Requests reached the scheduler since it was last asked to decide.
+    kicked: bool,
+    /// Who waits for this drive's flush in progress (`fsync`, a trace's flush).
+    flush_waiters: Vec<FlushWaiter>,
+    figures: Figures,
+}
+
+/// What a drive event brought.
+pub(crate) enum DriveEvent {
+    /// A superseded event (its drive moved its next event since).
+    Stale,
+    /// Nothing finished (a destage ended, or a command started).
+    Nothing,
+    /// The drive's cache flush completed: its waiters, in the order they came.
+    Flushed(Vec<FlushWaiter>),
+    /// A command completed: its request (the carrier of any merged into it), the command's
+    /// service time (ns) and bytes.
+    Completed { id: ReqId, service: u64, total: u64 },
+}
+
+/// What a finished disk request completes ([`Block::finish_piece`]).
+pub(crate) enum Completes {
+    /// The request itself (not an array's member request).
+    Itself,
+    /// A member request whose array request has more under way.
+    Nothing,
+    /// The array request it belonged to: its id, the drive time of its member requests and
+    /// its bytes.
+    Array { id: ReqId, disk_ns: u64, total: u64 },
+}
+
+/// The devices, their schedulers, the array front end.
+pub(crate) struct Block<'a> {
+    members: Vec<Member>,
+    array: Option<ArrayFront>,
+    /// The array-wide part of a scheduler that coordinates the members.
+    hooks: Option<Box<dyn ArrayHooks>>,
+    /// The drives queue commands: the head is the tail of its queue (module docs).
+    deep: bool,
+    write_back: bool,
+    curve: &'a ServiceCurve,
+    /// Sectors of one member (the whole device without an array).
+    capacity: u64,
+    /// Requests merged into a carrier, by carrier.
+    merged: IdMap<Vec<ReqId>>,
+    /// Dispatches recorded for the report, when asked for, the place among them of each
+    /// one still in the drive (for its service time), and the job of each request that
+    /// arrived while recording.
+    trace: Option<HeadTrace>,
+    traced: IdMap<usize>,
+    owners: IdMap<u32>,
+    /// When the last command completed.
+    pub last_complete: Time,
+}
+
+impl<'a> Block<'a> {
+    /// The block layer of `input`, its schedulers told the issuers' weights, QoS classes
+    /// and I/O priorities (the first job of an issuer decides) and their drive's depth.
+    pub fn new(scheds: ArraySchedulers, jobs: &[Job], input: &RunInput<'a>) -> Result<Self, DriveError> {
+        let ArraySchedulers { members: scheds, hooks } = scheds;
+        let n_members = input.array.map_or(1, |a| a.spec.members as usize);
+        assert_eq!(scheds.len(), n_members, "one scheduler per member");
+        let mut members = Vec::with_capacity(n_members);
+        for mut sched in scheds {
+            tell_issuers(sched.as_mut(), jobs);
+            sched.set_device_queue_depth(input.drive.queue_depth);
+            members.push(Member {
+                sched,
+                drive: Drive::new(Hdd::new(input.disk.clone()), input.drive)?,
+                head: 0,
+                inflight: Vec::with_capacity(input.drive.queue_depth as usize),
+                drive_ev: None,
+                drive_gen: 0,
+                timer_at: None,
+                timer_ev: None,
+                kicked: false,
+                flush_waiters: Vec::new(),
+                figures: Figures::default(),
+            });
+        }
+        let capacity = members[0].drive.hdd().capacity();
+        Ok(Block {
+            members,
+            array: input.array.map(ArrayFront::new),
+            hooks,
+            deep: input.drive.queue_depth > 1,
+            write_back: input.drive.write_cache == WriteCache::Back,
+            curve: input.curve,
+            capacity,
+            merged: IdMap::default(),
+            trace: None,
+            traced: IdMap::default(),
+            owners: IdMap::default(),
+            last_complete: Time::ZERO,
+        })
+    }
+
+    /// Record the dispatches of the run's first stretch ([`HeadTrace`]).
+    pub fn record_head_trace(&mut self, trace: HeadTrace) {
+        self.trace = Some(trace);
+    }
+
+    pub fn take_head_trace(&mut self) -> Option<HeadTrace> {
+        self.trace.take()
+    }
+
+    /// Members (1 without an array).
+    pub fn members(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The first member's scheduler's name (every member runs the same one).
+    pub fn scheduler_name(&self) -> String {
+        self.members[0].sched.name()
+    }
+
+    /// Requests waiting in the schedulers.
+    pub fn pending(&self) -> usize {
+        self.members.iter().map(|m| m.sched.pending()).sum()
+    }
+
+    fn view(&self, m: usize) -> CurveView<'a> {
+        CurveView { head: self.members[m].head, curve: self.curve, capacity: self.capacity }
+    }
+
+    /// Time passes by `dt` before the next event: count it where it is idle waiting (the
+    /// drive empty while its scheduler holds requests) or write-cache stall.
+    #[inline]
+    pub fn elapse(&mut self, dt: u64) {
+        for m in &mut self.members {
+            // (a drive refusing commands, its write cache full, is not the scheduler waiting)
+            if m.drive.in_queue() == 0 && m.sched.pending() > 0 && m.drive.can_accept() {
+                m.figures.idle_wait_ns += dt;
+            }
+            if self.write_back && m.drive.write_cache_full() {
+                m.figures.write_cache_full_ns += dt;
+            }
+        }
+    }
+
+    /// Request `rq` of job `job` reaches the block layer (the array's front end, with an
+    /// array). Its member schedulers are asked at the end of the plug (`fill_kicked`).
+    pub fn arrive(&mut self, core: &mut Core, rq: Request, job: u32) {
+        if self.trace.as_ref().is_some_and(|t| core.now.0 <= t.window_ns && t.t_ns.len() < t.max) {
+            self.owners.insert(rq.id, job);
+        }
+        let Some(a) = self.array.as_mut() else { return self.arrive_at(core, 0, rq) };
+        if let Some(rq) = a.offer(rq) {
+            self.split(core, rq);
+        }
+    }
+
+    /// A request reaches member `m`'s scheduler.
+    fn arrive_at(&mut self, core: &Core, m: usize, rq: Request) {
+        let view = self.view(m);
+        let mem = &mut self.members[m];
+        mem.figures.flow_in.add(rq.dir, rq.len);
+        mem.kicked = true;
+        let id = rq.id;
+        if let Arrival::Merged { into } = mem.sched.arrive(core.now, rq, &view) {
+            self.merged.entry(into).or_default().push(id);
+        }
+    }
+
+    /// An array request is admitted: its member requests of the first phase go out.
+    fn split(&mut self, core: &mut Core, rq: Request) {
+        let (first, dir) = self.array.as_mut().expect("an array").split(rq);
+        self.issue_pieces(core, rq, &first, dir);
+    }
+
+    /// Send `pieces` of array request `parent` to the members as `dir` requests.
+    fn issue_pieces(&mut self, core: &mut Core, parent: Request, pieces: &[Piece], dir: Dir) {
+        let first = core.new_ids(pieces.len() as u64);
+        self.array.as_mut().expect("an array").issued(parent.id, pieces, first);
+        let view = self.view(0);
+        if let Some(h) = self.hooks.as_mut() {
+            let ids: Vec<(u32, ReqId)> =
+                pieces.iter().enumerate().map(|(i, p)| (p.member, ReqId(first + i as u64))).collect();
+            h.pieces(core.now, &parent, &ids, &view);
+        }
+        for (i, p) in pieces.iter().enumerate() {
+            let id = ReqId(first + i as u64);
+            let rq = Request { id, sector: p.sector, len: p.len, dir, arrival: core.now, ..parent };
+            self.arrive_at(core, p.member as usize, rq);
+        }
+    }
+
+    /// Disk request `id` is done (`service` ns of drive time carried `total` bytes): what
+    /// that completes. The last member request of an array request completes it (or,
+    /// ending a RAID 5 write's reads, sends its writes) and admits the next waiting one.
+    pub fn finish_piece(&mut self, core: &mut Core, id: ReqId, service: u64, total: u64) -> Completes {
+        let view = self.hooks.is_some().then(|| self.view(0));
+        let Some(a) = self.array.as_mut() else { return Completes::Itself };
+        match a.piece_done(id, service, total) {
+            PieceDone::NotAPiece => Completes::Itself,
+            PieceDone::Pending => Completes::Nothing,
+            PieceDone::Writes(rq, writes) => {
+                self.issue_pieces(core, rq, &writes, Dir::Write);
+                Completes::Nothing
+            }
+            PieceDone::Complete(r) => {
+                if let (Some(h), Some(view)) = (self.hooks.as_mut(), view.as_ref()) {
+                    h.completed(core.now, &r.rq, view);
+                }
+                while let Some(next) = self.array.as_mut().expect("an array").admit_next() {
+                    self.split(core, next);
+                }
+                self.owners.remove(&r.rq.id);
+                Completes::Array { id: r.rq.id, disk_ns: r.disk_ns, total: r.rq.bytes().max(1) }
+            }
+        }
+    }
+
+    /// Make sure a timer event is in the heap no later than `t`. Waits are superseded far
+    /// more often than they expire (a stream's child arrives first), so one event serves
+    /// many waits: an event that fires early re-arms for the current `timer_at`.
+    fn arm_timer(&mut self, core: &mut Core, m: usize, t: Time) {
+        if self.members[m].timer_ev.is_none_or(|e| e > t) {
+            self.members[m].timer_ev = Some(t);
+            core.push(t, Ev::Timer(m as u32));
+        }
+    }
+
+    /// Member `m`'s timer event fired.
+    pub fn timer(&mut self, core: &mut Core, m: usize) {
+        let t = core.now;
+        let mem = &mut self.members[m];
+        if mem.timer_ev == Some(t) {
+            mem.timer_ev = None;
+        }
+        match mem.timer_at {
+            Some(at) if at <= t => {
+                mem.timer_at = None;
+                if mem.drive.can_accept() {
+                    self.fill(core, m);
+                }
+                if self.hooks.is_some() {
+                    self.fill_kicked(core);
+                }
+            }
+            Some(at) => self.arm_timer(core, m, at),
+            None => {}
+        }
+    }
+
+    /// Ask every member scheduler that received requests since it last decided (and whose
+    /// drive can take a command): the end of a plug.
+    pub fn fill_kicked(&mut self, core: &mut Core) {
+        if let Some(h) = self.hooks.as_mut() {
+            let mut w = h.take_wakeups();
+            while w != 0 {
+                self.members[w.trailing_zeros() as usize].kicked = true;
+                w &= w - 1;
+            }
+        }
+        for m in 0..self.members.len() {
+            if self.members[m].kicked && self.members[m].drive.can_accept() {
+                self.fill(core, m);
+            }
+        }
+    }
+
+    /// Keep member `m`'s drive fed: ask its scheduler while the drive can take a command.
+    fn fill(&mut self, core: &mut Core, m: usize) {
+        // any decision supersedes the previous wait
+        self.members[m].timer_at = None;
+        self.members[m].kicked = false;
+        while self.members[m].drive.can_accept() {
+            let view = self.view(m);
+            let mem = &mut self.members[m];
+            match mem.sched.decide(core.now, &view) {
+                Decision::Dispatch(rq) => {
+                    mem.sched.dispatched_to_device(core.now, &rq);
+                    self.submit(core.now, m, rq);
+                }
+                Decision::WaitUntil(t) => {
+                    // A wait "until now" would spin: the scheduler is re-asked a nanosecond later.
+                    let t = if t <= core.now { Time(core.now.0 + 1) } else { t };
+                    mem.timer_at = Some(t);
+                    self.arm_timer(core, m, t);
+                    break;
+                }
+                Decision::Idle => break,
+            }
+        }
+        self.sync_drive_event(core, m);
+    }
+
+    /// The job a dispatched request belongs to (a merged request: its first part's; an
+    /// array's member request: its array request's), as far as it was recorded.
+    fn owner(&self, id: ReqId) -> Option<u32> {
+        let id = self.array.as_ref().and_then(|a| a.parent(id)).unwrap_or(id);
+        let direct = |id: &ReqId| self.owners.get(id).copied();
+        direct(&id).or_else(|| self.merged.get(&id).and_then(|parts| parts.first()).and_then(direct))
+    }
+
+    fn submit(&mut self, now: Time, m: usize, rq: Request) {
+        self.members[m].figures.dispatched += 1;
+        if self.trace.as_ref().is_some_and(|t| now.0 <= t.window_ns && t.t_ns.len() < t.max) {
+            let job = self.owner(rq.id).map_or(-1, i64::from);
+            let t = self.trace.as_mut().expect("checked above");
+            self.traced.insert(rq.id, t.t_ns.len());
+            t.t_ns.push(now.0);
+            t.sector.push(rq.sector);
+            t.sectors.push(rq.len);
+            t.job.push(job);
+            t.wait_ns.push(now.0 - rq.arrival.0);
+            t.service_ns.push(0);
+        }
+        let mem = &mut self.members[m];
+        mem.figures.flow_out.add(rq.dir, rq.len);
+        if self.deep {
+            mem.head = rq.end();
+        }
+        let cmd = Cmd { tag: rq.id.0, sector: rq.sector, len: rq.len, dir: rq.dir };
+        mem.inflight.push((rq, now));
+        mem.drive.submit(now, cmd).expect("the drive said it can accept");
+    }
+
+    /// Keep exactly one live heap event per member at its drive's next event time.
+    #[inline]
+    fn sync_drive_event(&mut self, core: &mut Core, m: usize) {
+        let mem = &mut self.members[m];
+        let next = mem.drive.next_event();
+        if next != mem.drive_ev {
+            mem.drive_ev = next;
+            if let Some(t) = next {
+                mem.drive_gen += 1;
+                let gen = mem.drive_gen;
+                core.push(t, Ev::Drive(m as u32, gen));
+            }
+        }
+    }
+
+    /// Member `m`'s drive event of generation `gen` fired: collect what finished. Unless
+    /// it was stale, the caller acts on what it brought, then calls [`Block::refill`].
+    pub fn drive_event(&mut self, now: Time, m: usize, gen: u64) -> DriveEvent {
+        if gen != self.members[m].drive_gen {
+            return DriveEvent::Stale;
+        }
+        self.members[m].drive_ev = None;
+        // (a command the drive starts now that finishes now gets an event of its own)
+        let Some(c) = self.members[m].drive.poll(now) else { return DriveEvent::Nothing };
+        if c.tag == FLUSH_TAG {
+            return DriveEvent::Flushed(std::mem::take(&mut self.members[m].flush_waiters));
+        }
+        let deep = self.deep;
+        let mem = &mut self.members[m];
+        let i = mem
+            .inflight
+            .iter()
+            .position(|r| r.0.id.0 == c.tag)
+            .expect("a completion of a request in the drive");
+        let (rq, submitted) = mem.inflight.swap_remove(i);
+        mem.figures.occupancy += (now.0 - submitted.0) as u128;
+        if let Some(t) = self.trace.as_mut() {
+            if let Some(k) = self.traced.remove(&rq.id) {
+                t.service_ns[k] = now.0 - submitted.0;
+            }
+        }
+        let mem = &mut self.members[m];
+        if !deep {
+            mem.head = rq.end();
+        }
+        if c.cache_hit {
+            mem.figures.hits += 1;
+        }
+        if c.seek_cylinders > 0 {
+            mem.figures.seeks += 1;
+            mem.figures.seek_dist += c.seek_sectors as u128;
+        }
+        self.last_complete = now;
+        let view = self.view(m);
+        self.members[m].sched.completed(now, &rq, &view);
+        if !self.owners.is_empty() {
+            self.owners.remove(&rq.id);
+        }
+        DriveEvent::Completed { id: rq.id, service: c.service().0, total: rq.bytes().max(1) }
+    }
+
+    /// The requests merged into completed carrier `id`, in the order they merged.
+    pub fn take_merged(&mut self, id: ReqId) -> Option<Vec<ReqId>> {
+        let parts = self.merged.remove(&id)?;
+        if !self.owners.is_empty() {
+            for p in &parts {
+                self.owners.remove(p);
+            }
+        }
+        Some(parts)
+    }
+
+    /// After member `m`'s drive event: refill its drive (and any other member that
+    /// completing it sent requests to).
+    pub fn refill(&mut self, core: &mut Core, m: usize) {
+        self.fill(core, m);
+        if self.members.len() > 1 {
+            self.fill_kicked(core);
+        }
+    }
+
+    /// Have every drive flush its write cache for `w` (a flush already under way serves).
+    pub fn flush_all(&mut self, core: &mut Core, w: FlushWaiter) {
+        for m in 0..self.members.len() {
+            self.members[m].flush_waiters.push(w);
+            if !self.members[m].drive.flushing() {
+                self.members[m].drive.flush(core.now, FLUSH_TAG).expect("no flush under way");
+            }
+            self.sync_drive_event(core, m);
+        }
+    }
+
+    /// Issuer `c` has no job left: tell every scheduler.
+    pub fn context_exited(&mut self, now: Time, c: ContextId) {
+        for m in &mut self.members {
+            m.sched.context_exited(now, c);
+        }
+    }
+
+    /// The device section of the report over `run_ns` of the run (the page cache's dirty
+    /// bytes are the host's: the whole device's), the members' sections with an array,
+    /// the schedulers' counters summed over members and the array-wide part, the disk's
+    /// name and the array's spec.
+    pub fn report(&self, run_ns: u64, page_cache_dirty_bytes: u64) -> BlockReport {
+        let end = self.last_complete;
+        // (a host figure: the whole device's, not a member's)
+        let member_dirty = if self.array.is_some() { 0 } else { page_cache_dirty_bytes };
+        let member_reports: Vec<DeviceReport> =
+            self.members.iter().map(|m| m.figures.report(&m.drive, end, run_ns, member_dirty)).collect();
+        let device = match &self.array {
+            None => member_reports[0].clone(),
+            Some(a) => DeviceReport {
+                page_cache_dirty_bytes,
+                ..aggregate(&member_reports, &a.flow_in, self.members.iter().map(|m| &m.figures))
+            },
+        };
+        let mut scheduler_stats = std::collections::BTreeMap::new();
+        let array_stats = self.hooks.as_ref().map(|h| h.stats()).unwrap_or_default();
+        for (k, v) in self.members.iter().flat_map(|m| m.sched.stats()).chain(array_stats) {
+            *scheduler_stats.entry(k.to_string()).or_insert(0) += v;
+        }
+        let members = self.array.as_ref().map(|_| {
+            self.members
+                .iter()
+                .zip(member_reports)
+                .enumerate()
+                .map(|(i, (m, device))| MemberReport {
+                    member: i as u32,
+                    device,
+                    scheduler_stats: m.sched.stats().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                })
+                .collect()
+        });
+        BlockReport {
+            scheduler: self.scheduler_name(),
+            disk: self.members[0].drive.hdd().spec().name.to_string(),
+            array: self.array.as_ref().map(|a| a.cfg.spec.to_string()),
+            device,
+            scheduler_stats,
+            members,
+        }
+    }
+}
+
+/// The block layer's part of a run's report.
+pub(crate) struct BlockReport {
+    pub scheduler: String,
+    pub disk: String,
+    pub array: Option<String>,
+    pub device: DeviceReport,
+    pub scheduler_stats: std::collections::BTreeMap<String, u64>,
+    pub members: Option<Vec<MemberReport>>,
+}
+
+/// Tell `sched` the weights, QoS classes and I/O priorities of the jobs' issuers: once per
+/// issuer, the first job of an issuer (with a class, a priority) decides.
+fn tell_issuers(sched: &mut dyn Scheduler, jobs: &[Job]) {
+    let mut weighted = std::collections::BTreeSet::new();
+    for j in jobs {
+        if let Some(c) = j.ctx {
+            if weighted.insert(c) && j.weight != 1 {
+                sched.set_weight(c, j.weight);
+            }
+        }
+    }
+    let mut classed = std::collections::BTreeSet::new();
+    for j in jobs {
+        if let (Some(c), Some(q)) = (j.ctx, j.qos) {
+            if classed.insert(c) {
+                sched.set_qos(c, q);
+            }
+        }
+    }
+    let mut prioritised = std::collections::BTreeSet::new();
+    for j in jobs {
+        if let (Some(c), Some(p)) = (j.ctx, j.ioprio) {
+            if prioritised.insert(c) {
+                sched.set_ioprio(c, p);
+            }
+        }
+    }
+}
