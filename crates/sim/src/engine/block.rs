@@ -577,3 +577,183 @@ fn tell_issuers(sched: &mut dyn Scheduler, jobs: &[Job]) {
         }
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use headway_disk::{DiskSpec, DriveConfig};
+    use headway_sched::{DeviceView, Duration, Settings};
+
+    use crate::host::HostParams;
+    use crate::workload::ContextMode;
+
+    /// The default drive, a flat service curve, write-back cache; `array` if given.
+    pub fn input<'a>(disk: &'a DiskSpec, curve: &'a ServiceCurve, array: Option<&str>) -> RunInput<'a> {
+        RunInput {
+            disk,
+            curve,
+            context: ContextMode::Process,
+            seed: 1,
+            drive: DriveConfig { write_cache: WriteCache::Back, ..DriveConfig::default() },
+            host: HostParams::default(),
+            array: array.map(|a| super::super::ArrayConfig { spec: a.parse().unwrap(), queue_depth: 8 }),
+        }
+    }
+
+    pub fn disk_and_curve() -> (DiskSpec, ServiceCurve) {
+        (headway_disk::builtin(headway_disk::DEFAULT).unwrap(), ServiceCurve::from_knots(vec![(0, 100_000)]))
+    }
+
+    fn block<'a>(name: &str, input: &RunInput<'a>) -> Block<'a> {
+        let n = input.array.map_or(1, |a| a.spec.members as usize);
+        let members = (0..n).map(|_| headway_sched::registry::build(name, &mut Settings::new()).unwrap()).collect();
+        Block::new(ArraySchedulers { members, hooks: None }, &[], input).unwrap()
+    }
+
+    fn read(id: u64, sector: u64, len: u32) -> Request {
+        Request { id: ReqId(id), sector, len, dir: Dir::Read, sync: true, arrival: Time::ZERO, ctx: None }
+    }
+
+    /// Run the core's events through the block layer until `stop` says so or none is
+    /// left; every completion (request id, bytes) in order, merged parts after their carrier.
+    fn run(core: &mut Core, b: &mut Block) -> Vec<(u64, u64)> {
+        let mut done = Vec::new();
+        while let Some((t, ev)) = core.pop() {
+            b.elapse(t.0 - core.now.0);
+            core.now = t;
+            match ev {
+                Ev::Drive(m, gen) => {
+                    if let DriveEvent::Completed { id, total, .. } = b.drive_event(t, m as usize, gen) {
+                        let parts = b.take_merged(id).unwrap_or_default();
+                        // (a merged part is reported with no bytes of its own)
+                        for (id, total) in std::iter::once((id, total)).chain(parts.into_iter().map(|p| (p, 0))) {
+                            match b.finish_piece(core, id, 1, total.max(1)) {
+                                Completes::Itself => done.push((id.0, total)),
+                                Completes::Array { id, total, .. } => done.push((id.0, total)),
+                                Completes::Nothing => {}
+                            }
+                        }
+                    }
+                    b.refill(core, m as usize);
+                }
+                Ev::Timer(m) => b.timer(core, m as usize),
+                other => panic!("the block layer made a {other:?} event"),
+            }
+        }
+        done
+    }
+
+    #[test]
+    fn a_request_passes_the_scheduler_and_the_drive_and_completes_once() {
+        let (disk, curve) = disk_and_curve();
+        let input = input(&disk, &curve, None);
+        let mut b = block("noop", &input);
+        let mut core = Core::new();
+        b.arrive(&mut core, read(1, 1000, 8), 0);
+        assert_eq!(b.pending(), 1, "a request waits in the scheduler until the plug ends");
+        assert!(core.pop().is_none(), "nothing is dispatched before the plug ends");
+        b.fill_kicked(&mut core);
+        assert_eq!(b.pending(), 0);
+        assert_eq!(run(&mut core, &mut b), [(1, 4096)]);
+        assert!(b.last_complete > Time::ZERO);
+        let r = b.report(b.last_complete.0, 0);
+        assert_eq!((r.device.requests, r.device.requests_in.reads), (1, 1));
+        assert_eq!(r.scheduler, "noop");
+    }
+
+    #[test]
+    fn merged_requests_complete_after_their_carrier_in_the_order_they_merged() {
+        let (disk, curve) = disk_and_curve();
+        let input = input(&disk, &curve, None);
+        let mut b = block("noop", &input);
+        let mut core = Core::new();
+        for (i, s) in [0u64, 8, 16].into_iter().enumerate() {
+            b.arrive(&mut core, read(i as u64 + 1, 5000 + s, 8), 0);
+        }
+        b.fill_kicked(&mut core);
+        assert_eq!(run(&mut core, &mut b), [(1, 12288), (2, 0), (3, 0)]);
+        let r = b.report(b.last_complete.0, 0);
+        assert_eq!((r.device.requests_in.count, r.device.requests_out.count), (3, 1));
+    }
+
+    #[test]
+    fn a_cache_flush_answers_its_waiters_in_the_order_they_came() {
+        let (disk, curve) = disk_and_curve();
+        let input = input(&disk, &curve, None);
+        let mut b = block("noop", &input);
+        let mut core = Core::new();
+        b.flush_all(&mut core, FlushWaiter::Job(3));
+        b.flush_all(&mut core, FlushWaiter::Trace(9));
+        let (t, Ev::Drive(m, gen)) = core.pop().expect("the flush's event") else { panic!("a drive event") };
+        core.now = t;
+        let DriveEvent::Flushed(w) = b.drive_event(t, m as usize, gen) else { panic!("the flush completed") };
+        assert_eq!(w, [FlushWaiter::Job(3), FlushWaiter::Trace(9)]);
+    }
+
+    #[test]
+    fn an_array_request_completes_once_after_every_member_served_its_piece() {
+        let (disk, curve) = disk_and_curve();
+        let input = input(&disk, &curve, Some("raid0:3:4k"));
+        let mut b = block("deadline", &input);
+        let mut core = Core::new();
+        // 24 KiB: six stripe units, two on each member
+        core.new_id();
+        b.arrive(&mut core, read(1, 0, 48), 0);
+        b.fill_kicked(&mut core);
+        assert_eq!(run(&mut core, &mut b), [(1, 24576)]);
+        let r = b.report(b.last_complete.0, 0);
+        let members = r.members.expect("an array reports its members");
+        assert_eq!(members.len(), 3);
+        assert!(members.iter().all(|m| m.device.requests_in.count == 2), "{members:?}");
+        assert_eq!(r.device.requests_in.count, 1, "the array saw one request");
+    }
+
+    /// A scheduler that waits until `until` before dispatching anything.
+    struct WaitsFirst {
+        until: Time,
+        q: Vec<Request>,
+        asked: Vec<Time>,
+    }
+
+    impl Scheduler for WaitsFirst {
+        fn name(&self) -> String {
+            "waits-first".into()
+        }
+        fn arrive(&mut self, _now: Time, rq: Request, _dev: &dyn DeviceView) -> Arrival {
+            self.q.push(rq);
+            Arrival::Queued
+        }
+        fn decide(&mut self, now: Time, _dev: &dyn DeviceView) -> Decision {
+            self.asked.push(now);
+            match self.q.pop() {
+                Some(rq) if now >= self.until => Decision::Dispatch(rq),
+                Some(rq) => {
+                    self.q.push(rq);
+                    Decision::WaitUntil(self.until)
+                }
+                None => Decision::Idle,
+            }
+        }
+        fn completed(&mut self, _now: Time, _rq: &Request, _dev: &dyn DeviceView) {}
+        fn pending(&self) -> usize {
+            self.q.len()
+        }
+    }
+
+    #[test]
+    fn a_wait_arms_the_timer_and_the_drive_idles_until_it_fires() {
+        let (disk, curve) = disk_and_curve();
+        let input = input(&disk, &curve, None);
+        let until = Time(0) + Duration::from_millis(3);
+        let sched = WaitsFirst { until, q: Vec::new(), asked: Vec::new() };
+        let mut b = Block::new(ArraySchedulers { members: vec![Box::new(sched)], hooks: None }, &[], &input).unwrap();
+        let mut core = Core::new();
+        b.arrive(&mut core, read(1, 0, 8), 0);
+        b.fill_kicked(&mut core);
+        assert_eq!(core.pop().map(|(t, ev)| (t, ev)), Some((until, Ev::Timer(0))));
+        core.push(until, Ev::Timer(0));
+        assert_eq!(run(&mut core, &mut b), [(1, 4096)]);
+        let r = b.report(b.last_complete.0, 0);
+        assert_eq!(r.device.idle_wait_ns, until.0, "the drive sat idle with a request waiting");
+    }
+}

@@ -278,3 +278,73 @@ impl PageCache {
         Some((f.job as usize, share, f.waiters))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::block::tests::{disk_and_curve, input};
+    use headway_sched::{ArraySchedulers, Settings};
+
+    fn noop<'a>(input: &crate::engine::RunInput<'a>) -> Block<'a> {
+        let s = headway_sched::registry::build("noop", &mut Settings::new()).unwrap();
+        Block::new(ArraySchedulers { members: vec![s], hooks: None }, &[], input).unwrap()
+    }
+
+    /// The events in the heap, drained.
+    fn events(core: &mut Core) -> Vec<Ev> {
+        std::iter::from_fn(|| core.pop()).map(|(_, ev)| ev).collect()
+    }
+
+    #[test]
+    fn a_first_read_waits_for_a_fill_the_next_ones_hit() {
+        let (disk, curve) = disk_and_curve();
+        let input = input(&disk, &curve, None);
+        let mut block = noop(&input);
+        let mut core = Core::new();
+        let mut pc = PageCache::new(&input.host);
+        pc.add_job(true, None);
+        assert!(pc.reads_through(0));
+        let region = (0, 1 << 30);
+        let first = core.new_id();
+        assert!(pc.read(&mut core, &mut block, 0, region, first, 0, 8, None), "a miss sends a fill");
+        assert_eq!(block.pending(), 1, "the sync window (and none ahead yet)");
+        // the fill's request id came after the read's
+        let fill = ReqId(first.0 + 1);
+        let (job, _, waiters) = pc.fill_done(fill, 1000, 4096).expect("a fill");
+        assert_eq!((job, waiters), (0, vec![first]));
+        let second = core.new_id();
+        pc.read(&mut core, &mut block, 0, region, second, 8, 8, None);
+        assert!(events(&mut core).contains(&Ev::Hit(second.0)), "the next page was in the window");
+    }
+
+    #[test]
+    fn a_writer_over_dirty_bytes_waits_for_writeback_to_make_room() {
+        let (disk, curve) = disk_and_curve();
+        let mut input = input(&disk, &curve, None);
+        input.host.writeback.dirty_bytes = 16 << 10;
+        input.host.writeback.dirty_background_bytes = 16 << 10;
+        let mut block = noop(&input);
+        let mut core = Core::new();
+        let mut pc = PageCache::new(&input.host);
+        pc.add_job(false, None);
+        // three 4 KiB writes fit; the fourth reaches the background limit and is written back
+        let ids: Vec<ReqId> = (0..6).map(|_| core.new_id()).collect();
+        for (i, id) in ids.iter().take(3).enumerate() {
+            assert!(!pc.write(&mut core, &mut block, 0, *id, i as u64 * 8, 8));
+        }
+        assert_eq!(pc.dirty_bytes(), 12 << 10);
+        assert!(pc.write(&mut core, &mut block, 0, ids[3], 24, 8), "at dirty_background_bytes: writeback");
+        assert!(pc.writing_back(0) && !pc.has_dirty(0));
+        // with 16 KiB in writeback, the next write must wait
+        assert!(!pc.write(&mut core, &mut block, 0, ids[4], 32, 8));
+        let evs = events(&mut core);
+        assert!(evs.contains(&Ev::Flush), "the flusher is armed");
+        assert!(evs.contains(&Ev::Hit(ids[3].0)) && !evs.contains(&Ev::Hit(ids[4].0)), "{evs:?}");
+        // the writeback's request (the next id) completes: the held write goes in
+        let wb = ReqId(ids[5].0 + 1);
+        assert_eq!(pc.writeback_done(&mut core, &mut block, wb, 2000, 16384), Some((0, 2000)));
+        assert!(events(&mut core).contains(&Ev::Hit(ids[4].0)));
+        assert_eq!(pc.dirty_bytes(), 4 << 10);
+        assert_eq!(pc.writeback_done(&mut core, &mut block, wb, 2000, 16384), None, "once");
+    }
+}
