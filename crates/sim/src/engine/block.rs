@@ -750,7 +750,7 @@ pub(super) mod tests {
         let mut core = Core::new();
         b.arrive(&mut core, read(1, 0, 8), 0);
         b.fill_kicked(&mut core);
-        assert_eq!(core.pop().map(|(t, ev)| (t, ev)), Some((until, Ev::Timer(0))));
+        assert_eq!(core.pop(), Some((until, Ev::Timer(0))));
         core.push(until, Ev::Timer(0));
         assert_eq!(run(&mut core, &mut b), [(1, 4096)]);
         let r = b.report(b.last_complete.0, 0);
