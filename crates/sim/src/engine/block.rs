@@ -54,14 +54,6 @@ use crate::workload::Job;
 /// The tag of a drive's cache flush (request ids count up from 1 and never reach it).
 const FLUSH_TAG: u64 = u64::MAX;
 
-/// Who waits for a drive's cache flush: a job's sync, or a trace's flush record (by its
-/// number).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum FlushWaiter {
-    Job(u32),
-    Trace(u64),
-}
-
 /// One drive with its scheduler: the whole device without an array, a member with one.
 struct Member {
     sched: Box<dyn Scheduler>,
@@ -78,8 +70,9 @@ struct Member {
     timer_ev: Option<Time>,
     /// Requests reached the scheduler since it was last asked to decide.
     kicked: bool,
-    /// Who waits for this drive's flush in progress (`fsync`, a trace's flush).
-    flush_waiters: Vec<FlushWaiter>,
+    /// Who waits for this drive's flush in progress (`fsync`, a trace's flush): the
+    /// tokens the workload source gave.
+    flush_waiters: Vec<u64>,
     figures: Figures,
 }
 
@@ -89,8 +82,8 @@ pub(crate) enum DriveEvent {
     Stale,
     /// Nothing finished (a destage ended, or a command started).
     Nothing,
-    /// The drive's cache flush completed: its waiters, in the order they came.
-    Flushed(Vec<FlushWaiter>),
+    /// The drive's cache flush completed: its waiters' tokens, in the order they came.
+    Flushed(Vec<u64>),
     /// A command completed: its request (the carrier of any merged into it), the command's
     /// service time (ns) and bytes.
     Completed { id: ReqId, service: u64, total: u64 },
@@ -476,8 +469,9 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// Have every drive flush its write cache for `w` (a flush already under way serves).
-    pub fn flush_all(&mut self, core: &mut Core, w: FlushWaiter) {
+    /// Have every drive flush its write cache for the waiter `w` (a token of the workload
+    /// source's; a flush already under way serves).
+    pub fn flush_all(&mut self, core: &mut Core, w: u64) {
         for m in 0..self.members.len() {
             self.members[m].flush_waiters.push(w);
             if !self.members[m].drive.flushing() {
@@ -682,12 +676,12 @@ pub(super) mod tests {
         let input = input(&disk, &curve, None);
         let mut b = block("noop", &input);
         let mut core = Core::new();
-        b.flush_all(&mut core, FlushWaiter::Job(3));
-        b.flush_all(&mut core, FlushWaiter::Trace(9));
+        b.flush_all(&mut core, 3);
+        b.flush_all(&mut core, 9);
         let (t, Ev::Drive(m, gen)) = core.pop().expect("the flush's event") else { panic!("a drive event") };
         core.now = t;
         let DriveEvent::Flushed(w) = b.drive_event(t, m as usize, gen) else { panic!("the flush completed") };
-        assert_eq!(w, [FlushWaiter::Job(3), FlushWaiter::Trace(9)]);
+        assert_eq!(w, [3, 9]);
     }
 
     #[test]

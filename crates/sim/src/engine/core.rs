@@ -16,8 +16,9 @@ use headway_sched::{ReqId, Time};
 /// so the variants' order means nothing.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Ev {
-    /// A job may submit.
-    Wake(u32),
+    /// The workload source's own event, with its key (a fio job may submit; a trace's
+    /// next record is due, or a context issues its next request in closed mode).
+    Source(u32),
     /// A buffered read found its data in the page cache, or a buffered write was copied
     /// into it: it completes (logical request id).
     Hit(u64),
@@ -28,10 +29,6 @@ pub(crate) enum Ev {
     Drive(u32, u64),
     /// A member scheduler's `WaitUntil` time may have come (see `Block::arm_timer`).
     Timer(u32),
-    /// Trace replay: simulated time reached the next record's time ([`crate::trace::feed`]).
-    Trace,
-    /// Trace replay, closed mode: a context issues its next request.
-    TraceCtx(u32),
 }
 
 /// The clock, the pending events and the next request id.
@@ -86,13 +83,13 @@ mod tests {
     fn events_come_out_by_time_then_by_insertion() {
         let mut c = Core::new();
         c.push(Time(5), Ev::Flush);
-        c.push(Time(3), Ev::Wake(1));
-        c.push(Time(5), Ev::Wake(0));
-        c.push(Time(3), Ev::Trace);
+        c.push(Time(3), Ev::Source(1));
+        c.push(Time(5), Ev::Source(0));
+        c.push(Time(3), Ev::Hit(7));
         let order: Vec<(Time, Ev)> = std::iter::from_fn(|| c.pop()).collect();
         assert_eq!(
             order,
-            [(Time(3), Ev::Wake(1)), (Time(3), Ev::Trace), (Time(5), Ev::Flush), (Time(5), Ev::Wake(0))]
+            [(Time(3), Ev::Source(1)), (Time(3), Ev::Hit(7)), (Time(5), Ev::Flush), (Time(5), Ev::Source(0))]
         );
     }
 

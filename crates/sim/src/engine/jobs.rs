@@ -10,48 +10,125 @@
 //!
 //! [`Job`]: crate::workload::Job
 
-use headway_sched::{Dir, Request, SECTOR_BYTES};
+use headway_sched::{Dir, Request, Time, SECTOR_BYTES};
 
-use super::block::FlushWaiter;
 use super::core::Ev;
-use super::{Engine, Meta, NOT_TRACE};
-use crate::workload::{Fsync, HOST_OVERHEAD};
+use super::machine::{Machine, Reaped};
+use super::source::Source;
+use crate::workload::{Fsync, Job, HOST_OVERHEAD};
 
-impl Engine<'_> {
+/// The fio jobs' own state (the jobs themselves are the machine's: the report accounts by
+/// them).
+pub(super) struct FioJobs {
+    /// The jobs of each stonewall group, and the group running.
+    groups: Vec<Vec<u32>>,
+    group: usize,
+    /// When each job may submit next (`rate`, `rate_iops`).
+    next_allowed: Vec<Time>,
+    /// Requests each job submitted since it last passed its process's barrier.
+    since_barrier: Vec<u32>,
+    /// Per job, a `sync=1` write waiting for its sync (done on the drive, not yet for the job).
+    osync_held: Vec<Option<Reaped>>,
+}
+
+impl Source for FioJobs {
+    fn start(&mut self, m: &mut Machine) {
+        if !self.groups.is_empty() {
+            self.start_group(m, 0);
+        }
+    }
+
+    fn wake(&mut self, m: &mut Machine, key: u32) {
+        self.submit(m, key as usize);
+    }
+
+    fn completed(&mut self, m: &mut Machine, r: Reaped) {
+        let j = r.meta.job as usize;
+        // `sync=1`: the write returns once durable; held until the job's sync completes
+        if r.meta.dir == Dir::Write && m.jobs[j].osync {
+            self.osync_held[j] = Some(r);
+            m.jobs[j].fsync = Fsync::Draining;
+            return self.try_fsync(m, j);
+        }
+        m.count(&r);
+        self.request_done(m, j, r.host);
+    }
+
+    fn flushed(&mut self, m: &mut Machine, token: u64) {
+        self.job_flushed(m, token as usize);
+    }
+
+    fn written_back(&mut self, m: &mut Machine, j: usize) {
+        if m.jobs[j].fsync == Fsync::Draining {
+            self.try_fsync(m, j);
+        }
+    }
+
+    /// Stonewall: when every job of the current group is done, start the next.
+    fn after_event(&mut self, m: &mut Machine) {
+        while self.group + 1 < self.groups.len()
+            && self.groups[self.group].iter().all(|&j| m.jobs[j as usize].done(m.core.now))
+        {
+            self.group += 1;
+            self.start_group(m, self.group);
+        }
+    }
+
+    fn unfinished(&self, _m: &Machine) -> usize {
+        0
+    }
+}
+
+impl FioJobs {
+    pub fn new(jobs: &[Job]) -> Self {
+        let ngroups = jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
+        let mut groups = vec![Vec::new(); ngroups];
+        for j in jobs {
+            groups[j.group].push(j.index as u32);
+        }
+        let n = jobs.len();
+        FioJobs {
+            groups,
+            group: 0,
+            next_allowed: vec![Time::ZERO; n],
+            since_barrier: vec![0; n],
+            osync_held: vec![None; n],
+        }
+    }
+
     /// Start stonewall group `g`'s jobs (each after its `startdelay`).
-    pub(super) fn start_group(&mut self, g: usize) {
-        let now = self.core.now;
-        for i in 0..self.groups[g].len() {
-            let j = self.groups[g][i];
-            let delay = self.jobs[j as usize].startdelay;
-            self.core.push(now + delay, Ev::Wake(j));
+    fn start_group(&self, m: &mut Machine, g: usize) {
+        let now = m.core.now;
+        for &j in &self.groups[g] {
+            let delay = m.jobs[j as usize].startdelay;
+            m.core.push(now + delay, Ev::Source(j));
         }
     }
 
     /// Job `j` may submit: as much as it may now (one plug), then a wake-up or nothing.
-    pub(super) fn wake(&mut self, j: usize) {
-        let now = self.core.now;
-        self.jobs[j].started_at.get_or_insert(now);
+    fn submit(&mut self, m: &mut Machine, j: usize) {
+        let now = m.core.now;
+        m.jobs[j].started_at.get_or_insert(now);
         let mut submitted = false;
         loop {
-            let job = &mut self.jobs[j];
+            let job = &mut m.jobs[j];
             if job.fsync_due() {
-                self.try_fsync(j);
+                self.try_fsync(m, j);
                 break;
             }
             if !(job.has_room()
                 && job.wants_more(now)
-                && (job.barrier == 0 || self.stats[j].since_barrier < job.barrier))
+                && (job.barrier == 0 || self.since_barrier[j] < job.barrier))
             {
                 // (a job that ran out of work between requests, here with its final sync
                 // still to do; one without is reported as running to the last completion)
                 if job.inflight == 0 && !job.wants_more(now) && job.end_fsync_due() {
-                    self.job_idle(j);
+                    self.job_idle(m, j);
                 }
                 break;
             }
             if now < self.next_allowed[j] {
-                self.core.push(self.next_allowed[j], Ev::Wake(j as u32));
+                m.core.push(self.next_allowed[j], Ev::Source(j as u32));
                 break;
             }
             let io = job.next_io();
@@ -63,102 +140,95 @@ impl Engine<'_> {
                 job.writes_since_fsync += 1;
             }
             let (sync, own_ctx) = (job.sync, job.ctx);
-            self.stats[j].since_barrier += 1;
-            let ctx = self.issuers.of_job(own_ctx);
-            let id = self.core.new_id();
-            let bytes = io.len * SECTOR_BYTES as u32;
-            self.requests.insert(
-                id,
-                Meta { job: j as u32, submit: now, sector: io.sector, bytes, dir: io.dir, tctx: NOT_TRACE },
-            );
-            if let Some(q) = self.stats[j].qos.as_mut() {
-                q.submitted(now, id, bytes, io.dir);
+            self.since_barrier[j] += 1;
+            let ctx = m.issuers.of_job(own_ctx);
+            let id = m.new_request(j, io.dir, io.sector, io.len, 0);
+            if let Some(q) = m.stats[j].qos.as_mut() {
+                q.submitted(now, id, io.len * SECTOR_BYTES as u32, io.dir);
             }
-            self.first_submit.get_or_insert(now);
-            if io.dir == Dir::Read && self.cache.reads_through(j) {
-                let region = self.jobs[j].region();
-                submitted |=
-                    self.cache.read(&mut self.core, &mut self.block, j, region, id, io.sector, io.len, ctx);
-            } else if io.dir == Dir::Write && self.jobs[j].buffered {
-                submitted |= self.cache.write(&mut self.core, &mut self.block, j, id, io.sector, io.len);
+            if io.dir == Dir::Read && m.cache.reads_through(j) {
+                let region = m.jobs[j].region();
+                submitted |= m.cache.read(&mut m.core, &mut m.block, j, region, id, io.sector, io.len, ctx);
+            } else if io.dir == Dir::Write && m.jobs[j].buffered {
+                submitted |= m.cache.write(&mut m.core, &mut m.block, j, id, io.sector, io.len);
             } else {
                 let rq = Request { id, sector: io.sector, len: io.len, dir: io.dir, sync, arrival: now, ctx };
-                self.block.arrive(&mut self.core, rq, j as u32);
+                m.block.arrive(&mut m.core, rq, j as u32);
                 submitted = true;
             }
         }
         if submitted {
-            self.block.fill_kicked(&mut self.core);
+            m.block.fill_kicked(&mut m.core);
         }
     }
 
     /// A request of job `j` completed (counted already): the job goes on `host` later (plus
     /// its think time), waits at its barrier, or is idle.
-    pub(super) fn job_request_done(&mut self, j: usize, host: headway_sched::Duration) {
-        let now = self.core.now;
-        let job = &mut self.jobs[j];
-        let at_barrier = job.barrier > 0 && self.stats[j].since_barrier >= job.barrier;
+    fn request_done(&mut self, m: &mut Machine, j: usize, host: headway_sched::Duration) {
+        let now = m.core.now;
+        let job = &mut m.jobs[j];
+        let at_barrier = job.barrier > 0 && self.since_barrier[j] >= job.barrier;
         if job.wants_more(now) {
             if at_barrier {
                 if job.inflight == 0 {
                     let p = job.process;
-                    self.try_release_barrier(p);
+                    self.try_release_barrier(m, p);
                 }
             } else {
                 let gap = job.gap_after_completion(host);
-                self.core.push(now + gap, Ev::Wake(j as u32));
+                m.core.push(now + gap, Ev::Source(j as u32));
             }
         } else if job.inflight == 0 {
-            self.job_idle(j);
+            self.job_idle(m, j);
         }
     }
 
     /// Job `j` has nothing in flight and wants nothing more, or has a sync to finish: go on
     /// with the sync, start the final one (`end_fsync`), or finish.
-    fn job_idle(&mut self, j: usize) {
-        let job = &mut self.jobs[j];
+    fn job_idle(&mut self, m: &mut Machine, j: usize) {
+        let job = &mut m.jobs[j];
         if job.fsync == Fsync::Draining {
-            return self.try_fsync(j);
+            return self.try_fsync(m, j);
         }
         if job.fsync != Fsync::Idle || job.finished_at.is_some() {
             return;
         }
         if job.end_fsync_due() {
             job.start_end_fsync();
-            return self.try_fsync(j);
+            return self.try_fsync(m, j);
         }
-        self.job_finished(j);
+        self.job_finished(m, j);
     }
 
     /// A sync of job `j` (`fsync`): once nothing of the job is in flight, write back its
     /// dirty page-cache data; once that is done, flush every drive's write cache (a
     /// flush already under way serves: the job's data is in the cache before it completes).
-    pub(super) fn try_fsync(&mut self, j: usize) {
-        let now = self.core.now;
+    fn try_fsync(&mut self, m: &mut Machine, j: usize) {
+        let now = m.core.now;
         let held = self.osync_held[j].is_some() as u32;
-        if self.jobs[j].fsync != Fsync::Draining || self.jobs[j].inflight > held {
+        if m.jobs[j].fsync != Fsync::Draining || m.jobs[j].inflight > held {
             return;
         }
         // the job's sync call begins once its own requests are done
-        self.jobs[j].fsync_started.get_or_insert(now);
-        if self.cache.writing_back(j) {
+        m.jobs[j].fsync_started.get_or_insert(now);
+        if m.cache.writing_back(j) {
             return; // the writeback's completions come back here
         }
-        if self.cache.has_dirty(j) {
-            if self.cache.write_back(&mut self.core, &mut self.block, j) {
-                self.block.fill_kicked(&mut self.core);
+        if m.cache.has_dirty(j) {
+            if m.cache.write_back(&mut m.core, &mut m.block, j) {
+                m.block.fill_kicked(&mut m.core);
             }
             return;
         }
-        self.jobs[j].fsync = Fsync::Flushing(self.block.members() as u32);
-        self.block.flush_all(&mut self.core, FlushWaiter::Job(j as u32));
+        m.jobs[j].fsync = Fsync::Flushing(m.block.members() as u32);
+        m.block.flush_all(&mut m.core, j as u64);
     }
 
     /// One drive's flush that job `j` waited for completed: once all its drives have
     /// flushed, its sync is done (a held `sync=1` write completes with it).
-    pub(super) fn job_flushed(&mut self, j: usize) {
-        let now = self.core.now;
-        let job = &mut self.jobs[j];
+    fn job_flushed(&mut self, m: &mut Machine, j: usize) {
+        let now = m.core.now;
+        let job = &mut m.jobs[j];
         let Fsync::Flushing(left) = job.fsync else { unreachable!("a flush waiter is flushing") };
         if left > 1 {
             job.fsync = Fsync::Flushing(left - 1);
@@ -169,15 +239,16 @@ impl Engine<'_> {
         let started = job.fsync_started.take().expect("a sync under way has started");
         if let Some(held) = self.osync_held[j].take() {
             // a synchronous write's own sync: part of the write's latency
-            self.account(held);
-            return;
+            m.count(&held);
+            return self.request_done(m, j, held.host);
         }
-        self.stats[j].sync_lat.record(now.0 - started.0);
+        m.stats[j].sync_lat.record(now.0 - started.0);
+        let job = &m.jobs[j];
         if job.wants_more(now) {
             let gap = job.gap_after_completion(HOST_OVERHEAD);
-            self.core.push(now + gap, Ev::Wake(j as u32));
+            m.core.push(now + gap, Ev::Source(j as u32));
         } else {
-            self.job_idle(j);
+            self.job_idle(m, j);
         }
     }
 
@@ -185,29 +256,29 @@ impl Engine<'_> {
     /// schedulers when its issuer has no job left, let its process's barrier go on; with
     /// `exitall`, stop the other jobs of its group (those idle finish now, the others when
     /// their requests in flight complete).
-    fn job_finished(&mut self, j: usize) {
-        let now = self.core.now;
-        let job = &mut self.jobs[j];
+    fn job_finished(&mut self, m: &mut Machine, j: usize) {
+        let now = m.core.now;
+        let job = &mut m.jobs[j];
         job.finished_at = Some(now);
         let (ctx, process, exitall, group) = (job.ctx, job.process, job.exitall, job.group);
         if let Some(c) = ctx {
-            if self.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
-                self.block.context_exited(now, c);
+            if m.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
+                m.block.context_exited(now, c);
             }
         }
         // A finished thread no longer holds its process's barrier.
-        self.try_release_barrier(process);
+        self.try_release_barrier(m, process);
         if exitall {
-            let others: Vec<usize> = (0..self.jobs.len())
-                .filter(|&o| o != j && self.jobs[o].group == group && self.jobs[o].finished_at.is_none())
+            let others: Vec<usize> = (0..m.jobs.len())
+                .filter(|&o| o != j && m.jobs[o].group == group && m.jobs[o].finished_at.is_none())
                 .collect();
             for &o in &others {
-                self.jobs[o].stop();
+                m.jobs[o].stop();
             }
             for o in others {
-                let job = &self.jobs[o];
+                let job = &m.jobs[o];
                 if job.inflight == 0 && job.started_at.is_some() && job.finished_at.is_none() {
-                    self.job_finished(o);
+                    self.job_finished(m, o);
                 }
             }
         }
@@ -215,20 +286,20 @@ impl Engine<'_> {
 
     /// Threads of `process` that use a barrier go on once every one still running has
     /// submitted its `barrier` requests and seen them complete.
-    fn try_release_barrier(&mut self, process: u32) {
-        let now = self.core.now;
-        let members = || self.jobs.iter().filter(|o| o.process == process && o.barrier > 0);
+    fn try_release_barrier(&mut self, m: &mut Machine, process: u32) {
+        let now = m.core.now;
+        let members = || m.jobs.iter().filter(|o| o.process == process && o.barrier > 0);
         let all_there = members().all(|o| {
-            o.finished_at.is_some() || (self.stats[o.index].since_barrier >= o.barrier && o.inflight == 0)
+            o.finished_at.is_some() || (self.since_barrier[o.index] >= o.barrier && o.inflight == 0)
         });
         if !all_there || members().all(|o| o.finished_at.is_some()) {
             return;
         }
         let waiting: Vec<usize> = members().filter(|o| o.finished_at.is_none()).map(|o| o.index).collect();
         for j in waiting {
-            self.stats[j].since_barrier = 0;
-            let gap = self.jobs[j].gap_after_completion(HOST_OVERHEAD);
-            self.core.push(now + gap, Ev::Wake(j as u32));
+            self.since_barrier[j] = 0;
+            let gap = m.jobs[j].gap_after_completion(HOST_OVERHEAD);
+            m.core.push(now + gap, Ev::Source(j as u32));
         }
     }
 }

@@ -5,10 +5,10 @@
 use headway_sched::hist::Histogram;
 use headway_sched::Time;
 
-use super::Engine;
+use super::machine::Machine;
 use crate::report::{Aggregate, Clat, DirReport, JobReport, RunReport, SyncReport};
 
-impl Engine<'_> {
+impl Machine<'_> {
     pub(super) fn report(mut self) -> RunReport {
         let head_trace = self.block.take_head_trace();
         let last_complete = self.block.last_complete;

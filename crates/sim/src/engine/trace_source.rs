@@ -8,11 +8,15 @@ use std::collections::HashMap;
 
 use headway_sched::{ContextId, Request, Time, SECTOR_BYTES};
 
-use super::block::FlushWaiter;
 use super::core::Ev;
-use super::{Engine, Meta};
+use super::machine::{Machine, Reaped};
+use super::source::Source;
 use crate::trace::{Feed, FeedStats, TraceError};
 use crate::workload::Job;
+
+/// `Ev::Source` key of "the next record is due"; other keys are contexts issuing in closed
+/// mode.
+const RECORD_DUE: u32 = u32::MAX;
 
 /// A trace's flush record under way: its job and context, the drives still flushing, when
 /// it was issued.
@@ -27,40 +31,82 @@ struct TraceFlush {
 /// A trace being replayed and what the engine keeps of it.
 pub(super) struct TraceSource {
     feed: Box<Feed>,
-    /// The pending `Ev::Trace`'s time.
+    /// The pending `RECORD_DUE` event's time.
     wake_at: Option<Time>,
     /// The error that ends the run.
     err: Option<TraceError>,
-    /// Flush records under way, by number.
+    /// Flush records under way, by number (the token the drives are given).
     flushes: HashMap<u64, TraceFlush>,
     next_flush: u64,
+}
+
+impl Source for TraceSource {
+    fn start(&mut self, m: &mut Machine) {
+        self.advance(m);
+    }
+
+    fn wake(&mut self, m: &mut Machine, key: u32) {
+        let now = m.core.now;
+        if key == RECORD_DUE {
+            if self.wake_at == Some(now) {
+                self.wake_at = None;
+            }
+            return self.advance(m);
+        }
+        self.with_feed(now, |f, now| f.issue(key, now.0));
+        self.drain(m);
+    }
+
+    fn completed(&mut self, m: &mut Machine, r: Reaped) {
+        m.count(&r);
+        let now = m.core.now;
+        m.jobs[r.meta.job as usize].finished_at = Some(now);
+        self.with_feed(now, |f, now| f.completed(r.meta.tag, now.0));
+        self.drain(m);
+    }
+
+    /// One drive finished its part of flush record `token`; the last one completes it.
+    fn flushed(&mut self, m: &mut Machine, token: u64) {
+        let now = m.core.now;
+        let f = self.flushes.get_mut(&token).expect("a trace flush under way");
+        f.left -= 1;
+        if f.left > 0 {
+            return;
+        }
+        let f = self.flushes.remove(&token).expect("just seen");
+        let j = f.job as usize;
+        m.stats[j].sync_lat.record(now.0 - f.issued.0);
+        let job = &mut m.jobs[j];
+        job.reaped_one();
+        job.finished_at = Some(now);
+        self.with_feed(now, |feed, now| feed.completed(f.tctx, now.0));
+        self.drain(m);
+    }
+
+    fn failed(&self) -> bool {
+        self.err.is_some()
+    }
+
+    fn take_error(&mut self) -> Option<TraceError> {
+        self.err.take()
+    }
+
+    fn unfinished(&self, _m: &Machine) -> usize {
+        !self.feed.finished() as usize
+    }
+
+    fn fraction(&self) -> Option<f64> {
+        Some(self.feed.fraction())
+    }
+
+    fn feed_stats(&self) -> FeedStats {
+        self.feed.stats()
+    }
 }
 
 impl TraceSource {
     pub fn new(feed: Feed) -> Self {
         TraceSource { feed: Box::new(feed), wake_at: None, err: None, flushes: HashMap::new(), next_flush: 0 }
-    }
-
-    /// A bad record ended the run.
-    pub fn failed(&self) -> bool {
-        self.err.is_some()
-    }
-
-    pub fn take_error(&mut self) -> Option<TraceError> {
-        self.err.take()
-    }
-
-    /// How far through the trace the run is.
-    pub fn fraction(&self) -> Option<f64> {
-        Some(self.feed.fraction())
-    }
-
-    pub fn finished(&self) -> bool {
-        self.feed.finished()
-    }
-
-    pub fn stats(&self) -> FeedStats {
-        self.feed.stats()
     }
 
     /// Call `f` on the feed at `now`; an error ends the run.
@@ -69,125 +115,63 @@ impl TraceSource {
             self.err.get_or_insert(e);
         }
     }
-}
 
-impl Engine<'_> {
-    /// `Ev::Trace` at `t`: simulated time reached a record's time.
-    pub(super) fn trace_event(&mut self, t: Time) {
-        if let Some(s) = self.trace.as_mut() {
-            if s.wake_at == Some(t) {
-                s.wake_at = None;
-            }
-        }
-        self.trace_advance();
-    }
-
-    /// Take what is due.
-    pub(super) fn trace_advance(&mut self) {
-        let now = self.core.now;
-        if let Some(s) = self.trace.as_mut() {
-            s.with_feed(now, |f, now| f.advance(now.0));
-        }
-        self.drain_feed();
-    }
-
-    /// `Ev::TraceCtx(c)`: closed mode, context `c` issues its next request.
-    pub(super) fn trace_context_event(&mut self, c: u32) {
-        let now = self.core.now;
-        if let Some(s) = self.trace.as_mut() {
-            s.with_feed(now, |f, now| f.issue(c, now.0));
-        }
-        self.drain_feed();
-    }
-
-    /// A request of trace context `tctx` (accounted to job `j`) completed.
-    pub(super) fn trace_request_done(&mut self, j: usize, tctx: u32) {
-        let now = self.core.now;
-        self.jobs[j].finished_at = Some(now);
-        if let Some(s) = self.trace.as_mut() {
-            s.with_feed(now, |f, now| f.completed(tctx, now.0));
-        }
-        self.drain_feed();
+    /// Simulated time reached a record's time: take what is due.
+    fn advance(&mut self, m: &mut Machine) {
+        self.with_feed(m.core.now, |f, now| f.advance(now.0));
+        self.drain(m);
     }
 
     /// Act on what the feed produced: jobs for new contexts, arrivals submitted now, issue
-    /// events, exited contexts, the next `Ev::Trace`.
-    fn drain_feed(&mut self) {
-        let Some(mut src) = self.trace.take() else { return };
-        let feed = &mut src.feed;
+    /// events, exited contexts, the next record's event.
+    fn drain(&mut self, m: &mut Machine) {
+        let feed = &mut self.feed;
         let (n, max) = (feed.contexts(), feed.max_jobs());
-        while self.jobs.len() < n.min(max) || (n > max && self.jobs.len() == max) {
-            let i = self.jobs.len();
+        while m.jobs.len() < n.min(max) || (n > max && m.jobs.len() == max) {
+            let i = m.jobs.len();
             let name = if i < max { feed.label(i).to_string() } else { "others".to_string() };
-            self.add_job(Job::for_trace(name, i));
+            m.add_job(Job::for_trace(name, i));
         }
-        let now = self.core.now;
+        let now = m.core.now;
         let submitted = !feed.arrivals.is_empty();
         while let Some(r) = feed.arrivals.pop_front() {
             let j = (r.ctx as usize).min(max);
-            let job = &mut self.jobs[j];
+            let job = &mut m.jobs[j];
             job.started_at.get_or_insert(now);
             job.inflight += 1;
             if r.flush {
-                self.first_submit.get_or_insert(now);
-                let id = src.next_flush;
-                src.next_flush += 1;
-                let left = self.block.members() as u32;
-                src.flushes.insert(id, TraceFlush { job: j as u32, tctx: r.ctx, left, issued: now });
-                self.block.flush_all(&mut self.core, FlushWaiter::Trace(id));
+                m.first_submit.get_or_insert(now);
+                let token = self.next_flush;
+                self.next_flush += 1;
+                let left = m.block.members() as u32;
+                self.flushes.insert(token, TraceFlush { job: j as u32, tctx: r.ctx, left, issued: now });
+                m.block.flush_all(&mut m.core, token);
                 continue;
             }
             job.issued += 1;
             job.issued_bytes += r.len as u64 * SECTOR_BYTES;
-            let ctx = self.issuers.of_trace_context(r.ctx);
-            let id = self.core.new_id();
-            let bytes = r.len * SECTOR_BYTES as u32;
-            self.requests.insert(
-                id,
-                Meta { job: j as u32, submit: now, sector: r.sector, bytes, dir: r.dir, tctx: r.ctx },
-            );
-            self.first_submit.get_or_insert(now);
+            let ctx = m.issuers.of_trace_context(r.ctx);
+            let id = m.new_request(j, r.dir, r.sector, r.len, r.ctx);
             let rq = Request { id, sector: r.sector, len: r.len, dir: r.dir, sync: r.sync, arrival: now, ctx };
-            self.block.arrive(&mut self.core, rq, j as u32);
+            m.block.arrive(&mut m.core, rq, j as u32);
         }
         for (c, t) in feed.ready.drain(..) {
-            self.core.push(Time(t.max(now.0)), Ev::TraceCtx(c));
+            m.core.push(Time(t.max(now.0)), Ev::Source(c));
         }
         for c in feed.exited.drain(..) {
-            if self.issuers.tells_trace_contexts() {
-                self.block.context_exited(now, ContextId(c));
+            if m.issuers.tells_trace_contexts() {
+                m.block.context_exited(now, ContextId(c));
             }
         }
         if let Some(t) = feed.wake_at() {
             let t = Time(t.max(now.0));
-            if src.wake_at.is_none_or(|e| e > t) {
-                src.wake_at = Some(t);
-                self.core.push(t, Ev::Trace);
+            if self.wake_at.is_none_or(|e| e > t) {
+                self.wake_at = Some(t);
+                m.core.push(t, Ev::Source(RECORD_DUE));
             }
         }
-        self.trace = Some(src);
         if submitted {
-            self.block.fill_kicked(&mut self.core);
+            m.block.fill_kicked(&mut m.core);
         }
-    }
-
-    /// One drive finished its part of trace flush `id`; the last one completes the record.
-    pub(super) fn trace_flush_done(&mut self, id: u64) {
-        let now = self.core.now;
-        let src = self.trace.as_mut().expect("a trace flush has its trace");
-        let f = src.flushes.get_mut(&id).expect("a trace flush under way");
-        f.left -= 1;
-        if f.left > 0 {
-            return;
-        }
-        let f = src.flushes.remove(&id).expect("just seen");
-        let j = f.job as usize;
-        self.stats[j].sync_lat.record(now.0 - f.issued.0);
-        let job = &mut self.jobs[j];
-        job.reaped_one();
-        job.finished_at = Some(now);
-        src.with_feed(now, |feed, now| feed.completed(f.tctx, now.0));
-        self.drain_feed();
     }
 }
-
