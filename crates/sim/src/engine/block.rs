@@ -211,6 +211,7 @@ impl<'a> Block<'a> {
 
     /// Request `rq` of job `job` reaches the block layer (the array's front end, with an
     /// array). Its member schedulers are asked at the end of the plug (`fill_kicked`).
+    #[inline(always)]
     pub fn arrive(&mut self, core: &mut Core, rq: Request, job: u32) {
         if self.trace.as_ref().is_some_and(|t| core.now.0 <= t.window_ns && t.t_ns.len() < t.max) {
             self.owners.insert(rq.id, job);
@@ -259,6 +260,7 @@ impl<'a> Block<'a> {
     /// Disk request `id` is done (`service` ns of drive time carried `total` bytes): what
     /// that completes. The last member request of an array request completes it (or,
     /// ending a RAID 5 write's reads, sends its writes) and admits the next waiting one.
+    #[inline(always)]
     pub fn finish_piece(&mut self, core: &mut Core, id: ReqId, service: u64, total: u64) -> Completes {
         let view = self.hooks.is_some().then(|| self.view(0));
         let Some(a) = self.array.as_mut() else { return Completes::Itself };
@@ -405,6 +407,7 @@ impl<'a> Block<'a> {
 
     /// Member `m`'s drive event of generation `gen` fired: collect what finished. Unless
     /// it was stale, the caller acts on what it brought, then calls [`Block::refill`].
+    #[inline(always)]
     pub fn drive_event(&mut self, now: Time, m: usize, gen: u64) -> DriveEvent {
         if gen != self.members[m].drive_gen {
             return DriveEvent::Stale;

@@ -42,6 +42,7 @@ impl Source for FioJobs {
         self.submit(m, key as usize);
     }
 
+    #[inline(always)]
     fn completed(&mut self, m: &mut Machine, r: Reaped) {
         let j = r.meta.job as usize;
         // `sync=1`: the write returns once durable; held until the job's sync completes
@@ -62,6 +63,11 @@ impl Source for FioJobs {
         if m.jobs[j].fsync == Fsync::Draining {
             self.try_fsync(m, j);
         }
+    }
+
+    /// Stonewall groups after the first need watching.
+    fn watches_events(&self) -> bool {
+        self.groups.len() > 1
     }
 
     /// Stonewall: when every job of the current group is done, start the next.
@@ -164,6 +170,7 @@ impl FioJobs {
 
     /// A request of job `j` completed (counted already): the job goes on `host` later (plus
     /// its think time), waits at its barrier, or is idle.
+    #[inline(always)]
     fn request_done(&mut self, m: &mut Machine, j: usize, host: headway_sched::Duration) {
         let now = m.core.now;
         let job = &mut m.jobs[j];

@@ -141,7 +141,7 @@ impl<'a> Machine<'a> {
 
     /// Member `m`'s drive event of generation `gen` is due: act on what finished, then
     /// refill the drive.
-    pub fn drive_event(&mut self, src: &mut dyn Source, m: usize, gen: u64) {
+    pub fn drive_event<S: Source + ?Sized>(&mut self, src: &mut S, m: usize, gen: u64) {
         match self.block.drive_event(self.core.now, m, gen) {
             DriveEvent::Stale => return,
             DriveEvent::Nothing => {}
@@ -172,7 +172,8 @@ impl<'a> Machine<'a> {
 
     /// A disk request (or a part merged into one) is done: an array's member request, or a
     /// request of the host's.
-    fn finish_disk(&mut self, src: &mut dyn Source, id: ReqId, service: u64, total: u64) {
+    #[inline(always)]
+    fn finish_disk<S: Source + ?Sized>(&mut self, src: &mut S, id: ReqId, service: u64, total: u64) {
         match self.block.finish_piece(&mut self.core, id, service, total) {
             Completes::Itself => self.finish_host(src, id, service, total),
             Completes::Nothing => {}
@@ -182,7 +183,8 @@ impl<'a> Machine<'a> {
 
     /// A request the host sent is done: a writeback, a page-cache fill whose waiting reads
     /// now complete, or a job's own request.
-    fn finish_host(&mut self, src: &mut dyn Source, id: ReqId, service: u64, total: u64) {
+    #[inline(always)]
+    fn finish_host<S: Source + ?Sized>(&mut self, src: &mut S, id: ReqId, service: u64, total: u64) {
         if let Some((j, share)) = self.cache.writeback_done(&mut self.core, &mut self.block, id, service, total) {
             self.stats[j].disk_ns += share;
             return src.written_back(self, j);
@@ -201,9 +203,10 @@ impl<'a> Machine<'a> {
     /// Job request `id` is done on the machine, its job's next request coming `host` after
     /// (plus thinktime): its source decides when it completes for the job. `service` is
     /// the drive time of the carrier request, `total` its bytes.
-    pub fn finish_after(
+    #[inline(always)]
+    pub fn finish_after<S: Source + ?Sized>(
         &mut self,
-        src: &mut dyn Source,
+        src: &mut S,
         id: ReqId,
         service: u64,
         total: u64,

@@ -106,7 +106,16 @@ pub enum EngineError {
 /// A run: a workload source on a simulated machine.
 pub struct Engine<'a> {
     machine: Machine<'a>,
-    source: Box<dyn Source + 'a>,
+    source: Sources<'a>,
+}
+
+/// The sources the engine knows, dispatched statically (a run's hot path is the source's
+/// submissions and completions), and any other behind the trait object.
+enum Sources<'a> {
+    Jobs(FioJobs),
+    Trace(Box<TraceSource>),
+    #[cfg_attr(not(test), allow(dead_code))]
+    Other(Box<dyn Source + 'a>),
 }
 
 impl<'a> Engine<'a> {
@@ -131,7 +140,7 @@ impl<'a> Engine<'a> {
         jobs: Vec<Job>,
         input: &RunInput<'a>,
     ) -> Result<Self, EngineError> {
-        let source = Box::new(FioJobs::new(&jobs));
+        let source = Sources::Jobs(FioJobs::new(&jobs));
         Ok(Engine { machine: Machine::new(scheds, jobs, input)?, source })
     }
 
@@ -139,7 +148,8 @@ impl<'a> Engine<'a> {
     /// accounted to a job made as the context first appears, see [`crate::trace::feed`]).
     pub fn replay(sched: Box<dyn Scheduler>, feed: Feed, input: &RunInput<'a>) -> Result<Self, EngineError> {
         let scheds = ArraySchedulers { members: vec![sched], hooks: None };
-        Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source: Box::new(TraceSource::new(feed)) })
+        let source = Sources::Trace(Box::new(TraceSource::new(feed)));
+        Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source })
     }
 
     /// Tell `log` every job request as it completes, in completion order.
@@ -167,51 +177,66 @@ impl<'a> Engine<'a> {
     }
 
     /// Run to the end; with a trace, also what was read from it.
-    pub fn run_replay(self, mut progress: impl FnMut(f64)) -> Result<(RunReport, FeedStats), EngineError> {
-        let Engine { machine: mut m, mut source } = self;
-        let src = source.as_mut();
-        src.start(&mut m);
-        let mut events = 0u64;
-        while let Some((t, ev)) = m.core.pop() {
-            let dt = t.0 - m.core.now.0;
-            if dt > 0 {
-                m.block.elapse(dt);
-            }
-            m.core.now = t;
-            match ev {
-                Ev::Source(key) => src.wake(&mut m, key),
-                Ev::Hit(id) => m.finish_after(src, ReqId(id), 0, 1, HIT_SYSCALL),
-                Ev::Flush => m.periodic_flush(),
-                Ev::Drive(member, gen) => m.drive_event(src, member as usize, gen),
-                Ev::Timer(member) => m.block.timer(&mut m.core, member as usize),
-            }
-            if src.failed() {
-                break;
-            }
-            src.after_event(&mut m);
-            events += 1;
-            if events & 0xFFFF == 0 {
-                if let Some(f) = src.fraction().or_else(|| m.fraction()) {
-                    progress(f);
-                }
-            }
+    pub fn run_replay(self, progress: impl FnMut(f64)) -> Result<(RunReport, FeedStats), EngineError> {
+        let Engine { machine, source } = self;
+        match source {
+            Sources::Jobs(mut s) => run(machine, &mut s, progress),
+            Sources::Trace(mut s) => run(machine, s.as_mut(), progress),
+            Sources::Other(mut s) => run(machine, s.as_mut(), progress),
         }
-        if let Some(e) = src.take_error() {
-            return Err(EngineError::Trace(e));
-        }
-        let unfinished = m.unfinished_jobs() + src.unfinished(&m);
-        if unfinished > 0 {
-            return Err(EngineError::Stalled {
-                at: m.core.now,
-                jobs: unfinished,
-                scheduler: m.block.scheduler_name(),
-                pending: m.block.pending(),
-            });
-        }
-        progress(1.0);
-        let stats = src.feed_stats();
-        Ok((m.report(), stats))
     }
+}
+
+/// The run loop: hand each event to its layer, until none is left.
+fn run<S: Source + ?Sized>(
+    mut m: Machine<'_>,
+    src: &mut S,
+    mut progress: impl FnMut(f64),
+) -> Result<(RunReport, FeedStats), EngineError> {
+    src.start(&mut m);
+    let watch = src.watches_events();
+    let mut events = 0u64;
+    while let Some((t, ev)) = m.core.pop() {
+        let dt = t.0 - m.core.now.0;
+        if dt > 0 {
+            m.block.elapse(dt);
+        }
+        m.core.now = t;
+        match ev {
+            Ev::Source(key) => src.wake(&mut m, key),
+            Ev::Hit(id) => m.finish_after(src, ReqId(id), 0, 1, HIT_SYSCALL),
+            Ev::Flush => m.periodic_flush(),
+            Ev::Drive(member, gen) => m.drive_event(src, member as usize, gen),
+            Ev::Timer(member) => m.block.timer(&mut m.core, member as usize),
+        }
+        if src.failed() {
+            break;
+        }
+        if watch {
+            src.after_event(&mut m);
+        }
+        events += 1;
+        if events & 0xFFFF == 0 {
+            if let Some(f) = src.fraction().or_else(|| m.fraction()) {
+                progress(f);
+            }
+        }
+    }
+    if let Some(e) = src.take_error() {
+        return Err(EngineError::Trace(e));
+    }
+    let unfinished = m.unfinished_jobs() + src.unfinished(&m);
+    if unfinished > 0 {
+        return Err(EngineError::Stalled {
+            at: m.core.now,
+            jobs: unfinished,
+            scheduler: m.block.scheduler_name(),
+            pending: m.block.pending(),
+        });
+    }
+    progress(1.0);
+    let stats = src.feed_stats();
+    Ok((m.report(), stats))
 }
 
 /// One job request, completed: what `headway simulate --per-request` writes a row of.
@@ -295,7 +320,7 @@ mod tests {
         let sched = headway_sched::registry::build("noop", &mut Settings::new()).unwrap();
         let scheds = ArraySchedulers { members: vec![sched], hooks: None };
         let machine = Machine::new(scheds, Vec::new(), &input).unwrap();
-        let engine = Engine { machine, source: Box::new(Ticker { n: 10, sent: 0, done: 0 }) };
+        let engine = Engine { machine, source: Sources::Other(Box::new(Ticker { n: 10, sent: 0, done: 0 })) };
         let r = engine.run(|_| {}).unwrap();
         assert_eq!(r.jobs.len(), 1);
         assert_eq!((r.jobs[0].jobname.as_str(), r.jobs[0].read.total_ios), ("ticker", 10));

@@ -250,6 +250,7 @@ impl PageCache {
     /// Disk request `id` completed (`service` ns of drive time carried `total` bytes): if it
     /// was a writeback request, its job and the job's share of the drive time (throttled
     /// writes that now fit go into the cache).
+    #[inline]
     pub fn writeback_done(
         &mut self,
         core: &mut Core,
@@ -258,6 +259,9 @@ impl PageCache {
         service: u64,
         total: u64,
     ) -> Option<(usize, u64)> {
+        if self.writebacks.is_empty() {
+            return None;
+        }
         let (j, len) = self.writebacks.remove(&id)?;
         let j = j as usize;
         let share = (service as u128 * (len as u64 * SECTOR_BYTES) as u128 / total as u128) as u64;
@@ -268,7 +272,11 @@ impl PageCache {
 
     /// Disk request `id` completed: if it was a fill, its job, the job's share of the drive
     /// time, and the reads that waited for it (they complete now).
+    #[inline]
     pub fn fill_done(&mut self, id: ReqId, service: u64, total: u64) -> Option<(usize, u64, Vec<ReqId>)> {
+        if self.fills.is_empty() {
+            return None;
+        }
         let f = self.fills.remove(&id)?;
         let share = (service as u128 * (f.sectors as u64 * SECTOR_BYTES) as u128 / total as u128) as u64;
         self.fill_at.remove(&(f.job, f.first_page));

@@ -33,7 +33,12 @@ pub(crate) trait Source {
     /// A writeback request of job `j` completed.
     fn written_back(&mut self, _m: &mut Machine, _j: usize) {}
 
-    /// After every event.
+    /// Whether it wants [`Source::after_event`] (asked once, at the start).
+    fn watches_events(&self) -> bool {
+        false
+    }
+
+    /// After every event, when it [`watches_events`](Source::watches_events).
     fn after_event(&mut self, _m: &mut Machine) {}
 
     /// An error that ends the run (a bad trace record), once.
