@@ -196,7 +196,7 @@ impl<'a> Block<'a> {
 
     /// Time passes by `dt` before the next event: count it where it is idle waiting (the
     /// drive empty while its scheduler holds requests) or write-cache stall.
-    #[inline]
+    #[inline(always)]
     pub fn elapse(&mut self, dt: u64) {
         for m in &mut self.members {
             // (a drive refusing commands, its write cache full, is not the scheduler waiting)
@@ -453,7 +453,11 @@ impl<'a> Block<'a> {
     }
 
     /// The requests merged into completed carrier `id`, in the order they merged.
+    #[inline(always)]
     pub fn take_merged(&mut self, id: ReqId) -> Option<Vec<ReqId>> {
+        if self.merged.is_empty() {
+            return None;
+        }
         let parts = self.merged.remove(&id)?;
         if !self.owners.is_empty() {
             for p in &parts {

@@ -250,7 +250,7 @@ impl PageCache {
     /// Disk request `id` completed (`service` ns of drive time carried `total` bytes): if it
     /// was a writeback request, its job and the job's share of the drive time (throttled
     /// writes that now fit go into the cache).
-    #[inline]
+    #[inline(always)]
     pub fn writeback_done(
         &mut self,
         core: &mut Core,
@@ -272,7 +272,7 @@ impl PageCache {
 
     /// Disk request `id` completed: if it was a fill, its job, the job's share of the drive
     /// time, and the reads that waited for it (they complete now).
-    #[inline]
+    #[inline(always)]
     pub fn fill_done(&mut self, id: ReqId, service: u64, total: u64) -> Option<(usize, u64, Vec<ReqId>)> {
         if self.fills.is_empty() {
             return None;
