@@ -12,4 +12,8 @@ pub enum BuildError {
     UnknownPolicy { name: String, policy: String, known: String },
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// An array shape no array has (no members, no data members, more data members than
+    /// members).
+    #[error("bad array shape: {members} member(s), {data_members} holding data (an array has at least one of each, and no more data members than members)")]
+    BadArrayShape { members: u32, data_members: u32 },
 }

@@ -110,7 +110,10 @@ pub fn build_array(
     settings: &mut Settings,
     shape: ArrayShape,
 ) -> Result<ArraySchedulers, BuildError> {
-    let n = shape.members.max(1) as usize;
+    if shape.members == 0 || shape.data_members == 0 || shape.data_members > shape.members {
+        return Err(BuildError::BadArrayShape { members: shape.members, data_members: shape.data_members });
+    }
+    let n = shape.members as usize;
     let r = table::resolve(name)?;
     if let (Kind::Framework { array: Some(array), .. }, Some(p), true) = (&r.row.kind, r.policy, n > 1) {
         let max_sectors = max_sectors(settings)?;
@@ -304,6 +307,11 @@ mod tests {
         let a = build_array("stream", &mut Settings::new(), one).unwrap();
         assert!(a.hooks.is_none() && a.members.len() == 1, "one disk: plain stream scheduling");
         assert!(build_array("stream:bogus", &mut Settings::new(), five).is_err());
+        for (members, data_members) in [(0, 0), (3, 0), (3, 4)] {
+            let e = build_array("stream", &mut Settings::new(), ArrayShape { members, data_members });
+            let e = e.err().expect("no such array").to_string();
+            assert!(e.contains("bad array shape"), "{e}");
+        }
     }
 
     #[test]

@@ -396,7 +396,7 @@ impl Core {
     /// Figure 2's arrival procedure on the virtual disk.
     fn array_arrival(&mut self, now: Time, rq: &Request, dev: &dyn DeviceView) -> u64 {
         self.drop_expired(now);
-        let d = self.data_members.max(1);
+        let d = self.data_members;
         let mut adopted = None;
         if let Some(r) = self.inflight_ends.remove(&rq.sector) {
             // It begins where an array request still in service ends: that request's child.
@@ -905,6 +905,7 @@ pub fn array_stream(
 ) -> ArraySchedulers {
     assert_eq!(policies.len(), shape.members as usize, "one policy per member");
     assert!((1..=64).contains(&shape.members), "1 to 64 members");
+    assert!((1..=shape.members).contains(&shape.data_members), "1 to `members` data members");
     let name = format!("stream:{}", policies[0].name());
     let members = policies
         .into_iter()
@@ -922,7 +923,7 @@ pub fn array_stream(
     let core = Arc::new(Mutex::new(Core {
         params,
         max_sectors,
-        data_members: shape.data_members.max(1) as u64,
+        data_members: shape.data_members as u64,
         members,
         vparents: Vec::with_capacity(16),
         streams: U64Map::default(),

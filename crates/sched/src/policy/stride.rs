@@ -306,8 +306,9 @@ impl Policy for Stride {
     }
 
     fn set_weight(&mut self, ctx: ContextId, weight: u32) {
+        assert!(weight >= 1, "a weight is at least 1 (job files and the server check it where it comes in)");
         // `now` is unknown here; a flow created by its weight counts as idle since 0
-        self.flow(Some(ctx), Time::ZERO).weight = weight.max(1);
+        self.flow(Some(ctx), Time::ZERO).weight = weight;
     }
 
     fn len(&self) -> usize {
@@ -446,10 +447,16 @@ mod tests {
         p.add(Time(0), rq(1, 100, 8));
         assert_eq!(p.merge(Time(0), &rq(2, 108, 8), 1024), Some(ReqId(1)));
         assert_eq!(p.merge(Time(0), &req(3, 0, 116), 1024), None, "another context's data");
-        p.set_weight(ContextId(0), 0);
-        assert_eq!(p.weight(Some(ContextId(0))), 1, "weight 0 is taken as 1");
+        p.set_weight(ContextId(0), 3);
+        assert_eq!(p.weight(Some(ContextId(0))), 3);
         assert_eq!(p.weight(None), 1);
         p.check();
+    }
+
+    #[test]
+    #[should_panic(expected = "a weight is at least 1")]
+    fn a_weight_of_zero_is_a_broken_contract_not_a_clamp() {
+        Stride::new(StrideParams::default()).set_weight(ContextId(0), 0);
     }
 
     #[test]
