@@ -93,6 +93,20 @@ impl ContextMode {
     }
 }
 
+impl ContextMode {
+    /// The context the scheduler is told for a request of thread `thread` of process
+    /// `process` in VM `vm` — the one place a mode becomes an issuer (`pool:N` draws per
+    /// request instead: none here).
+    pub fn issuer(self, process: u32, thread: u32, vm: u32) -> Option<ContextId> {
+        match self {
+            ContextMode::Process => Some(ContextId(process)),
+            ContextMode::Thread => Some(ContextId(thread)),
+            ContextMode::Vm => Some(ContextId(vm)),
+            ContextMode::None | ContextMode::Pool(_) => None,
+        }
+    }
+}
+
 impl std::fmt::Display for ContextMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -105,15 +119,31 @@ impl std::fmt::Display for ContextMode {
     }
 }
 
-/// A job clone with its walk state.
+/// A job clone: who issues its requests, where they go, how much and how fast, how it
+/// queues and syncs them, and how far it has got.
 #[derive(Clone, Debug)]
 pub struct Job {
     pub name: String,
     /// Index among all clones, in file order.
     pub index: usize,
     pub group: usize,
-    /// The issuer the scheduler is told about (fixed for every mode but `pool:N`, where
-    /// the engine draws one per request).
+    pub issuer: Issuer,
+    walk: Walk,
+    pub plan: Plan,
+    pub queue: Queue,
+    pub syncs: Syncs,
+    pub progress: Progress,
+    /// `exitall`: when this job finishes, the others of its group stop.
+    pub exitall: bool,
+    /// `percentile_list`, when given.
+    pub percentiles: Option<Vec<f64>>,
+}
+
+/// Who issues a job's requests, as the scheduler is told.
+#[derive(Clone, Debug)]
+pub struct Issuer {
+    /// The context the scheduler sees (see [`ContextMode::issuer`]; under `pool:N` the
+    /// engine draws one per request instead).
     pub ctx: Option<ContextId>,
     /// Process number (jobs sharing `headway_process` share it), VM number.
     pub process: u32,
@@ -125,6 +155,11 @@ pub struct Job {
     pub qos: Option<Qos>,
     /// Meet the process's other threads after every `barrier` requests (0 = never).
     pub barrier: u32,
+}
+
+/// Where a job's next request goes: its pattern over its region, or its PostMark run.
+#[derive(Clone, Debug)]
+struct Walk {
     pattern: Pattern,
     rwmixread: u32,
     /// Block sizes, read and write, and each direction's smallest (random offsets are
@@ -138,36 +173,45 @@ pub struct Job {
     /// sequential ones.
     pct_random: u32,
     last_end: u64,
-    /// `number_ios`.
-    number_ios: Option<u64>,
-    /// `rate`: bytes per second.
-    rate_bytes: Option<u64>,
-    /// `rate_process=poisson`.
-    rate_poisson: bool,
-    /// `exitall`: when this job finishes, the others of its group stop.
-    pub exitall: bool,
-    /// Stopped by another job's `exitall`: submits nothing more.
-    stopped: bool,
-    /// `percentile_list`, when given.
-    pub percentiles: Option<Vec<f64>>,
-    /// `fsync`/`fdatasync` (every N writes, 0 = never), `end_fsync`, and where the job is
-    /// in a sync: writes since the last one, the sync's state, when its sync call began
-    /// (once its requests in flight were done), whether the final one has started.
-    pub fsync_every: u32,
-    pub end_fsync: bool,
-    pub writes_since_fsync: u32,
-    pub fsync: Fsync,
-    pub fsync_started: Option<Time>,
-    pub end_fsync_started: bool,
-    /// `sync=1`: each write completes only after a sync of its own.
-    pub osync: bool,
+    /// `zonesize` and the distance between zone starts.
+    strided: Option<(u64, u64)>,
+    /// Draws of the walk (and of `rate_process=poisson` gaps).
+    rng: ChaCha8Rng,
+    /// `headway_workload=postmark`: the generator that replaces the walk.
+    postmark: Option<Postmark>,
     /// Region, bytes.
     region_start: u64,
     region_len: u64,
+    cursor: u64,
+    zone_start: u64,
+    zone_done: u64,
+}
+
+/// How much a job does and how fast.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// `number_ios`.
+    pub number_ios: Option<u64>,
     /// Bytes to transfer before the job ends (ignored when time_based).
-    io_limit: u64,
+    pub io_limit: u64,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    /// `ramp_time`: nothing is measured before `started_at + ramp`.
+    pub ramp: Duration,
+    pub startdelay: Duration,
+    /// `rate`: bytes per second; `rate_process=poisson`; the `rate_iops` gap.
+    pub rate_bytes: Option<u64>,
+    pub rate_poisson: bool,
+    pub rate_gap: Option<Duration>,
+    pub thinktime: Duration,
+    pub thinktime_blocks: u32,
+}
+
+/// How a job submits: synchronously or with a queue, through the page cache or not.
+#[derive(Clone, Debug)]
+pub struct Queue {
     pub sync: bool,
-    /// `direct=0`: reads go through the page cache (readahead).
+    /// `direct=0`: reads go through the page cache (readahead), writes into it.
     pub buffered: bool,
     pub iodepth: u32,
     /// `iodepth_low` and `iodepth_batch_complete_min`: once the queue is full
@@ -177,28 +221,37 @@ pub struct Job {
     reap_min: u32,
     draining: bool,
     reaped: u32,
-    pub thinktime: Duration,
-    pub thinktime_blocks: u32,
-    pub runtime: Option<Duration>,
-    pub time_based: bool,
-    /// `ramp_time`: nothing is measured before `started_at + ramp`.
-    pub ramp: Duration,
-    pub rate_gap: Option<Duration>,
-    pub startdelay: Duration,
-    strided: Option<(u64, u64)>,
-    rng: ChaCha8Rng,
-    /// `headway_workload=postmark`: the generator that replaces the walk.
-    postmark: Option<Postmark>,
-    // walk state
-    cursor: u64,
-    zone_start: u64,
-    zone_done: u64,
+}
+
+/// A job's syncs: `fsync`/`fdatasync` every N writes, `end_fsync`, `sync=1`, and where the
+/// job is in one.
+#[derive(Clone, Debug)]
+pub struct Syncs {
+    /// `fsync`: every this many writes (0 = never).
+    pub every: u32,
+    /// `end_fsync`.
+    pub at_end: bool,
+    pub writes_since: u32,
+    pub state: Fsync,
+    /// When the sync call began (once the job's requests in flight were done).
+    pub started: Option<Time>,
+    /// The final sync has started.
+    pub at_end_started: bool,
+    /// `sync=1`: each write completes only after a sync of its own.
+    pub osync: bool,
+}
+
+/// How far a job has got.
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
     pub issued_bytes: u64,
     pub issued: u64,
     pub completed: u64,
     pub inflight: u32,
     pub started_at: Option<Time>,
     pub finished_at: Option<Time>,
+    /// Stopped by another job's `exitall`: submits nothing more.
+    pub stopped: bool,
 }
 
 /// How one direction's block sizes are chosen.
@@ -390,69 +443,70 @@ impl Job {
                 name: spec.name.clone(),
                 index,
                 group,
-                ctx: match ctx {
-                    ContextMode::Process | ContextMode::Thread => Some(ContextId(index as u32)),
-                    ContextMode::None | ContextMode::Vm | ContextMode::Pool(_) => None,
+                issuer: Issuer {
+                    ctx: ctx.issuer(index as u32, index as u32, 0),
+                    process: index as u32,
+                    vm: 0,
+                    weight: spec.headway_weight,
+                    ioprio: spec.ioprio(),
+                    qos: spec.qos(),
+                    barrier: spec.headway_barrier,
                 },
-                process: index as u32,
-                vm: 0,
-                weight: spec.headway_weight,
-                ioprio: spec.ioprio(),
-                qos: spec.qos(),
-                barrier: spec.headway_barrier,
-                pattern: spec.pattern,
-                rwmixread: spec.rwmixread,
-                align: [sizes[0].min(), sizes[1].min()],
-                sizes,
-                skip: spec.skip,
-                locality,
-                pct_random: spec.percentage_random,
-                last_end: 0,
-                number_ios: spec.number_ios,
-                rate_bytes: combined(spec.pattern, spec.rate_bytes[0], spec.rate_bytes[1]),
-                rate_poisson: spec.rate_poisson,
+                walk: Walk {
+                    pattern: spec.pattern,
+                    rwmixread: spec.rwmixread,
+                    align: [sizes[0].min(), sizes[1].min()],
+                    sizes,
+                    skip: spec.skip,
+                    locality,
+                    pct_random: spec.percentage_random,
+                    last_end: 0,
+                    strided: spec.strided.map(|z| (z.zonesize, z.zonerange + z.zoneskip)),
+                    rng,
+                    postmark,
+                    region_start: start,
+                    region_len: len,
+                    cursor: 0,
+                    zone_start: 0,
+                    zone_done: 0,
+                },
+                plan: Plan {
+                    number_ios: spec.number_ios,
+                    io_limit: spec
+                        .io_size
+                        .unwrap_or_else(|| one_pass_bytes(spec, len))
+                        .saturating_mul(spec.loops as u64),
+                    runtime: spec.runtime,
+                    time_based: spec.time_based,
+                    ramp: spec.ramp_time,
+                    startdelay: spec.startdelay,
+                    rate_bytes: combined(spec.pattern, spec.rate_bytes[0], spec.rate_bytes[1]),
+                    rate_poisson: spec.rate_poisson,
+                    rate_gap: rate_for(spec).map(|r| Duration(1_000_000_000 / r)),
+                    thinktime: spec.thinktime,
+                    thinktime_blocks: spec.thinktime_blocks.max(1),
+                },
+                queue: Queue {
+                    sync,
+                    buffered: !spec.direct && spec.headway_postmark.is_none(),
+                    iodepth: if sync { 1 } else { spec.iodepth.max(1) },
+                    refill_low: spec.iodepth_low.unwrap_or(spec.iodepth),
+                    reap_min: spec.iodepth_batch_complete_min.max(1),
+                    draining: false,
+                    reaped: 0,
+                },
+                syncs: Syncs {
+                    every: spec.fsync,
+                    at_end: spec.end_fsync,
+                    writes_since: 0,
+                    state: Fsync::Idle,
+                    started: None,
+                    at_end_started: false,
+                    osync: spec.osync,
+                },
+                progress: Progress::default(),
                 exitall: spec.exitall,
-                stopped: false,
                 percentiles: spec.percentile_list.clone(),
-                fsync_every: spec.fsync,
-                end_fsync: spec.end_fsync,
-                writes_since_fsync: 0,
-                fsync: Fsync::Idle,
-                fsync_started: None,
-                end_fsync_started: false,
-                osync: spec.osync,
-                region_start: start,
-                region_len: len,
-                buffered: !spec.direct && spec.headway_postmark.is_none(),
-                io_limit: spec
-                    .io_size
-                    .unwrap_or_else(|| one_pass_bytes(spec, len))
-                    .saturating_mul(spec.loops as u64),
-                sync,
-                iodepth: if sync { 1 } else { spec.iodepth.max(1) },
-                refill_low: spec.iodepth_low.unwrap_or(spec.iodepth),
-                reap_min: spec.iodepth_batch_complete_min.max(1),
-                draining: false,
-                reaped: 0,
-                thinktime: spec.thinktime,
-                thinktime_blocks: spec.thinktime_blocks.max(1),
-                runtime: spec.runtime,
-                time_based: spec.time_based,
-                ramp: spec.ramp_time,
-                rate_gap: rate_for(spec).map(|r| Duration(1_000_000_000 / r)),
-                startdelay: spec.startdelay,
-                strided: spec.strided.map(|z| (z.zonesize, z.zonerange + z.zoneskip)),
-                rng,
-                postmark,
-                cursor: 0,
-                zone_start: 0,
-                zone_done: 0,
-                issued_bytes: 0,
-                issued: 0,
-                completed: 0,
-                inflight: 0,
-                started_at: None,
-                finished_at: None,
             });
         }
         Ok(out)
@@ -465,63 +519,67 @@ impl Job {
             name,
             index,
             group: 0,
-            ctx: None,
-            process: index as u32,
-            vm: 0,
-            weight: 1,
-            ioprio: None,
-            qos: None,
-            barrier: 0,
-            pattern: Pattern::Read,
-            rwmixread: 100,
-            sizes: [Sizes::Fixed(SECTOR_BYTES), Sizes::Fixed(SECTOR_BYTES)],
-            align: [SECTOR_BYTES; 2],
-            skip: 0,
-            locality: None,
-            pct_random: 100,
-            last_end: 0,
-            number_ios: None,
-            rate_bytes: None,
-            rate_poisson: false,
+            issuer: Issuer {
+                ctx: None,
+                process: index as u32,
+                vm: 0,
+                weight: 1,
+                ioprio: None,
+                qos: None,
+                barrier: 0,
+            },
+            walk: Walk {
+                pattern: Pattern::Read,
+                rwmixread: 100,
+                sizes: [Sizes::Fixed(SECTOR_BYTES), Sizes::Fixed(SECTOR_BYTES)],
+                align: [SECTOR_BYTES; 2],
+                skip: 0,
+                locality: None,
+                pct_random: 100,
+                last_end: 0,
+                strided: None,
+                rng: ChaCha8Rng::seed_from_u64(0),
+                postmark: None,
+                region_start: 0,
+                region_len: 0,
+                cursor: 0,
+                zone_start: 0,
+                zone_done: 0,
+            },
+            plan: Plan {
+                number_ios: None,
+                io_limit: 0,
+                runtime: None,
+                time_based: false,
+                ramp: Duration::ZERO,
+                startdelay: Duration::ZERO,
+                rate_bytes: None,
+                rate_poisson: false,
+                rate_gap: None,
+                thinktime: Duration::ZERO,
+                thinktime_blocks: 1,
+            },
+            queue: Queue {
+                sync: true,
+                buffered: false,
+                iodepth: 1,
+                refill_low: 1,
+                reap_min: 1,
+                draining: false,
+                reaped: 0,
+            },
+            syncs: Syncs {
+                every: 0,
+                at_end: false,
+                writes_since: 0,
+                state: Fsync::Idle,
+                started: None,
+                at_end_started: false,
+                osync: false,
+            },
+            progress: Progress::default(),
             exitall: false,
-            stopped: false,
             percentiles: None,
-            fsync_every: 0,
-            end_fsync: false,
-            writes_since_fsync: 0,
-            fsync: Fsync::Idle,
-            fsync_started: None,
-            end_fsync_started: false,
-            osync: false,
-            region_start: 0,
-            region_len: 0,
-            io_limit: 0,
-            sync: true,
-            buffered: false,
-            iodepth: 1,
-            refill_low: 1,
-            reap_min: 1,
-            draining: false,
-            reaped: 0,
-            thinktime: Duration::ZERO,
-            thinktime_blocks: 1,
-            runtime: None,
-            time_based: false,
-            ramp: Duration::ZERO,
-            rate_gap: None,
-            startdelay: Duration::ZERO,
-            strided: None,
-            rng: ChaCha8Rng::seed_from_u64(0),
-            postmark: None,
-            cursor: 0,
-            zone_start: 0,
-            zone_done: 0,
-            issued_bytes: 0,
-            issued: 0,
-            completed: 0,
-            inflight: 0,
-            started_at: None,
-            finished_at: None,
         }
     }
 
@@ -529,14 +587,9 @@ impl Job {
     /// are job `i`'s process and VM numbers.
     pub fn assign_contexts(jobs: &mut [Job], mode: ContextMode, processes: &[u32], vms: &[u32]) {
         for (j, (&p, &v)) in jobs.iter_mut().zip(processes.iter().zip(vms)) {
-            j.process = p;
-            j.vm = v;
-            j.ctx = match mode {
-                ContextMode::Process => Some(ContextId(p)),
-                ContextMode::Thread => Some(ContextId(j.index as u32)),
-                ContextMode::Vm => Some(ContextId(v)),
-                ContextMode::None | ContextMode::Pool(_) => None,
-            };
+            j.issuer.process = p;
+            j.issuer.vm = v;
+            j.issuer.ctx = mode.issuer(p, j.index as u32, v);
         }
     }
 
@@ -544,55 +597,55 @@ impl Job {
     /// full, only after it drained to `iodepth_low` and `iodepth_batch_complete_min`
     /// requests completed.
     pub fn has_room(&mut self) -> bool {
-        if self.inflight >= self.iodepth {
+        if self.progress.inflight >= self.queue.iodepth {
             return false;
         }
-        if self.draining {
-            if self.inflight > self.refill_low || self.reaped < self.reap_min {
+        if self.queue.draining {
+            if self.progress.inflight > self.queue.refill_low || self.queue.reaped < self.queue.reap_min {
                 return false;
             }
-            self.draining = false;
+            self.queue.draining = false;
         }
         true
     }
 
     /// A request of the job went out (after `next_io`).
     pub fn submitted(&mut self) {
-        self.inflight += 1;
-        if self.inflight >= self.iodepth {
-            self.draining = true;
-            self.reaped = 0;
+        self.progress.inflight += 1;
+        if self.progress.inflight >= self.queue.iodepth {
+            self.queue.draining = true;
+            self.queue.reaped = 0;
         }
     }
 
     /// A request of the job completed.
     pub fn reaped_one(&mut self) {
-        self.inflight -= 1;
-        self.completed += 1;
-        self.reaped = self.reaped.saturating_add(1);
+        self.progress.inflight -= 1;
+        self.progress.completed += 1;
+        self.queue.reaped = self.queue.reaped.saturating_add(1);
     }
 
     /// Submit nothing more (another job's `exitall`; a final sync is not started then).
     pub fn stop(&mut self) {
-        self.stopped = true;
-        self.end_fsync_started = true;
+        self.progress.stopped = true;
+        self.syncs.at_end_started = true;
     }
 
     /// May the job submit another request at `now`?
     pub fn wants_more(&self, now: Time) -> bool {
-        if self.stopped {
+        if self.progress.stopped {
             return false;
         }
-        if let (Some(rt), Some(st)) = (self.runtime, self.started_at) {
-            if now.saturating_since(st) >= rt + self.ramp {
+        if let (Some(rt), Some(st)) = (self.plan.runtime, self.progress.started_at) {
+            if now.saturating_since(st) >= rt + self.plan.ramp {
                 return false;
             }
         }
-        match &self.postmark {
+        match &self.walk.postmark {
             Some(pm) => !pm.done(),
             None => {
-                (self.time_based || self.issued_bytes < self.io_limit)
-                    && self.number_ios.is_none_or(|n| self.issued < n)
+                (self.plan.time_based || self.progress.issued_bytes < self.plan.io_limit)
+                    && self.plan.number_ios.is_none_or(|n| self.progress.issued < n)
             }
         }
     }
@@ -602,77 +655,84 @@ impl Job {
     /// `rate_process=poisson` that gap is the mean of an exponential draw.
     #[inline]
     pub fn submit_gap(&mut self, bytes: u64) -> Option<Duration> {
-        if self.rate_gap.is_none() && self.rate_bytes.is_none() {
+        if self.plan.rate_gap.is_none() && self.plan.rate_bytes.is_none() {
             return None;
         }
-        let by_bytes = self.rate_bytes.map(|r| Duration((bytes as u128 * 1_000_000_000 / r as u128) as u64));
-        let gap = match (self.rate_gap, by_bytes) {
+        let by_bytes =
+            self.plan.rate_bytes.map(|r| Duration((bytes as u128 * 1_000_000_000 / r as u128) as u64));
+        let gap = match (self.plan.rate_gap, by_bytes) {
             (Some(a), Some(b)) => a.max(b),
             (a, b) => a.or(b)?,
         };
-        if !self.rate_poisson {
+        if !self.plan.rate_poisson {
             return Some(gap);
         }
-        let u: f64 = 1.0 - self.rng.gen::<f64>(); // (0, 1]
+        let u: f64 = 1.0 - self.walk.rng.gen::<f64>(); // (0, 1]
         Some(Duration((-u.ln() * gap.0 as f64) as u64))
     }
 
     /// When the job's measured part starts (`ramp_time` after its first request); `None`
     /// before it has started.
     pub fn measured_from(&self) -> Option<Time> {
-        self.started_at.map(|t| t + self.ramp)
+        self.progress.started_at.map(|t| t + self.plan.ramp)
     }
 
     /// Is the job finished (nothing more to submit, nothing in flight)?
     pub fn done(&self, now: Time) -> bool {
-        self.inflight == 0 && !self.wants_more(now) && self.fsync == Fsync::Idle && !self.end_fsync_due()
+        self.progress.inflight == 0
+            && !self.wants_more(now)
+            && self.syncs.state == Fsync::Idle
+            && !self.end_fsync_due()
     }
 
     /// Is a sync under way, or due now (`fsync` writes since the last)? Starts one that is
     /// due (the job then submits nothing until it completes).
     pub fn fsync_due(&mut self) -> bool {
-        if self.fsync == Fsync::Idle && self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every {
-            self.fsync = Fsync::Draining;
+        if self.syncs.state == Fsync::Idle
+            && self.syncs.every > 0
+            && self.syncs.writes_since >= self.syncs.every
+        {
+            self.syncs.state = Fsync::Draining;
         }
-        self.fsync != Fsync::Idle
+        self.syncs.state != Fsync::Idle
     }
 
     /// The final sync (`end_fsync`) has yet to start.
     pub fn end_fsync_due(&self) -> bool {
-        self.end_fsync && !self.end_fsync_started
+        self.syncs.at_end && !self.syncs.at_end_started
     }
 
     /// Start the final sync (`end_fsync`).
     pub fn start_end_fsync(&mut self) {
-        debug_assert!(self.end_fsync_due() && self.fsync == Fsync::Idle);
-        self.end_fsync_started = true;
-        self.fsync = Fsync::Draining;
+        debug_assert!(self.end_fsync_due() && self.syncs.state == Fsync::Idle);
+        self.syncs.at_end_started = true;
+        self.syncs.state = Fsync::Draining;
     }
 
     /// Bytes the job will transfer, when bounded (for progress).
     pub fn planned_bytes(&self) -> Option<u64> {
-        match &self.postmark {
+        match &self.walk.postmark {
             Some(pm) => Some(pm.estimated_bytes()),
-            None => (!self.time_based).then_some(self.io_limit),
+            None => (!self.plan.time_based).then_some(self.plan.io_limit),
         }
     }
 
     /// The job's region: first byte and length in bytes.
     pub fn region(&self) -> (u64, u64) {
-        (self.region_start, self.region_len)
+        (self.walk.region_start, self.walk.region_len)
     }
 
     /// The PostMark run, for a `headway_workload=postmark` job.
     pub fn postmark(&self) -> Option<&Postmark> {
-        self.postmark.as_ref()
+        self.walk.postmark.as_ref()
     }
 
     fn pick_dir(&mut self) -> Dir {
-        match self.pattern {
+        match self.walk.pattern {
             Pattern::Read | Pattern::RandRead => Dir::Read,
             Pattern::Write | Pattern::RandWrite => Dir::Write,
             Pattern::ReadWrite | Pattern::RandRw => {
-                if self.rng.gen_range(0..100) < self.rwmixread {
+                if self.walk.rng.gen_range(0..100) < self.walk.rwmixread {
                     Dir::Read
                 } else {
                     Dir::Write
@@ -683,53 +743,56 @@ impl Job {
 
     /// The next request of the walk (or of the PostMark run); advances its state.
     pub fn next_io(&mut self) -> Io {
-        if let Some(pm) = &mut self.postmark {
+        if let Some(pm) = &mut self.walk.postmark {
             let io = pm.next_io().expect("the engine asks for a request only while wants_more()");
-            self.issued_bytes += io.len as u64 * SECTOR_BYTES;
-            self.issued += 1;
+            self.progress.issued_bytes += io.len as u64 * SECTOR_BYTES;
+            self.progress.issued += 1;
             return io;
         }
         let dir = self.pick_dir();
-        let (bs, align) = (self.sizes[dir.index()].pick(&mut self.rng), self.align[dir.index()]);
-        let random = self.pattern.is_random()
-            && (self.pct_random >= 100 || self.rng.gen_range(0..100) < self.pct_random);
+        let (bs, align) =
+            (self.walk.sizes[dir.index()].pick(&mut self.walk.rng), self.walk.align[dir.index()]);
+        let random = self.walk.pattern.is_random()
+            && (self.walk.pct_random >= 100 || self.walk.rng.gen_range(0..100) < self.walk.pct_random);
         let off = if random {
             // the last aligned start that still fits the block
-            let last = (self.region_len - bs) / align;
-            match &self.locality {
-                None => self.rng.gen_range(0..=last) * align,
-                Some((l, slot)) => ((l.slot(&mut self.rng) * slot) / align).min(last) * align,
+            let last = (self.walk.region_len - bs) / align;
+            match &self.walk.locality {
+                None => self.walk.rng.gen_range(0..=last) * align,
+                Some((l, slot)) => ((l.slot(&mut self.walk.rng) * slot) / align).min(last) * align,
             }
-        } else if self.pattern.is_random() {
+        } else if self.walk.pattern.is_random() {
             // `percentage_random`: carry on after the previous I/O
-            if self.last_end + bs > self.region_len {
+            if self.walk.last_end + bs > self.walk.region_len {
                 0
             } else {
-                self.last_end
+                self.walk.last_end
             }
-        } else if let Some((zonesize, stride)) = self.strided {
-            if self.zone_done >= zonesize || self.zone_start + self.zone_done + bs > self.region_len {
-                self.zone_start += stride;
-                self.zone_done = 0;
-                if self.zone_start + bs > self.region_len {
-                    self.zone_start = 0;
+        } else if let Some((zonesize, stride)) = self.walk.strided {
+            if self.walk.zone_done >= zonesize
+                || self.walk.zone_start + self.walk.zone_done + bs > self.walk.region_len
+            {
+                self.walk.zone_start += stride;
+                self.walk.zone_done = 0;
+                if self.walk.zone_start + bs > self.walk.region_len {
+                    self.walk.zone_start = 0;
                 }
             }
-            let o = self.zone_start + self.zone_done;
-            self.zone_done += bs;
+            let o = self.walk.zone_start + self.walk.zone_done;
+            self.walk.zone_done += bs;
             o
         } else {
-            if self.cursor + bs > self.region_len {
-                self.cursor = 0;
+            if self.walk.cursor + bs > self.walk.region_len {
+                self.walk.cursor = 0;
             }
-            let o = self.cursor;
-            self.cursor += bs + self.skip;
+            let o = self.walk.cursor;
+            self.walk.cursor += bs + self.walk.skip;
             o
         };
-        self.last_end = off + bs;
-        self.issued_bytes += bs;
-        self.issued += 1;
-        Io { sector: (self.region_start + off) / SECTOR_BYTES, len: (bs / SECTOR_BYTES) as u32, dir }
+        self.walk.last_end = off + bs;
+        self.progress.issued_bytes += bs;
+        self.progress.issued += 1;
+        Io { sector: (self.walk.region_start + off) / SECTOR_BYTES, len: (bs / SECTOR_BYTES) as u32, dir }
     }
 
     /// Time from a completion to the job's next request: for a synchronous job the host's
@@ -737,12 +800,14 @@ impl Job {
     /// thinktime after every `thinktime_blocks` requests; an asynchronous job refills after
     /// [`HOST_OVERHEAD`].
     pub fn gap_after_completion(&self, host: Duration) -> Duration {
-        if !self.sync {
+        if !self.queue.sync {
             HOST_OVERHEAD
-        } else if self.thinktime.0 == 0 || !self.completed.is_multiple_of(self.thinktime_blocks as u64) {
+        } else if self.plan.thinktime.0 == 0
+            || !self.progress.completed.is_multiple_of(self.plan.thinktime_blocks as u64)
+        {
             host
         } else {
-            host + self.thinktime
+            host + self.plan.thinktime
         }
     }
 }
@@ -777,7 +842,7 @@ mod tests {
         let mut j = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap().remove(0);
         let secs: Vec<u64> = (0..3).map(|_| j.next_io().sector).collect();
         assert_eq!(secs, vec![0, 16, 0]);
-        assert_eq!(j.ctx, None);
+        assert_eq!(j.issuer.ctx, None);
     }
 
     #[test]
@@ -992,8 +1057,8 @@ mod tests {
         }
         let st = j.postmark().unwrap().stats();
         assert_eq!(st.transactions, 30);
-        assert_eq!(j.issued, n);
-        assert_eq!(j.issued_bytes, st.created_bytes + st.appended_bytes + st.read_bytes);
+        assert_eq!(j.progress.issued, n);
+        assert_eq!(j.progress.issued_bytes, st.created_bytes + st.appended_bytes + st.read_bytes);
         assert!(j.planned_bytes().is_some_and(|b| b > 0));
         s.size = Some(64 << 10);
         let e = Job::expand(&s, 0, 0, 1 << 30, ContextMode::None, 1).unwrap_err().to_string();

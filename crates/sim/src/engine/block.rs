@@ -555,15 +555,15 @@ pub(crate) struct BlockReport {
 fn tell_issuers(sched: &mut dyn Scheduler, jobs: &[Job]) {
     let mut weighted = std::collections::BTreeSet::new();
     for j in jobs {
-        if let Some(c) = j.ctx {
-            if weighted.insert(c) && j.weight != 1 {
-                sched.set_weight(c, j.weight);
+        if let Some(c) = j.issuer.ctx {
+            if weighted.insert(c) && j.issuer.weight != 1 {
+                sched.set_weight(c, j.issuer.weight);
             }
         }
     }
     let mut classed = std::collections::BTreeSet::new();
     for j in jobs {
-        if let (Some(c), Some(q)) = (j.ctx, j.qos) {
+        if let (Some(c), Some(q)) = (j.issuer.ctx, j.issuer.qos) {
             if classed.insert(c) {
                 sched.set_qos(c, q);
             }
@@ -571,7 +571,7 @@ fn tell_issuers(sched: &mut dyn Scheduler, jobs: &[Job]) {
     }
     let mut prioritised = std::collections::BTreeSet::new();
     for j in jobs {
-        if let (Some(c), Some(p)) = (j.ctx, j.ioprio) {
+        if let (Some(c), Some(p)) = (j.issuer.ctx, j.issuer.ioprio) {
             if prioritised.insert(c) {
                 sched.set_ioprio(c, p);
             }
@@ -607,7 +607,8 @@ pub(super) mod tests {
 
     fn block<'a>(name: &str, input: &RunInput<'a>) -> Block<'a> {
         let n = input.array.map_or(1, |a| a.spec.members as usize);
-        let members = (0..n).map(|_| headway_sched::registry::build(name, &mut Settings::new()).unwrap()).collect();
+        let members =
+            (0..n).map(|_| headway_sched::registry::build(name, &mut Settings::new()).unwrap()).collect();
         Block::new(ArraySchedulers { members, hooks: None }, &[], input).unwrap()
     }
 
@@ -627,7 +628,9 @@ pub(super) mod tests {
                     if let DriveEvent::Completed { id, total, .. } = b.drive_event(t, m as usize, gen) {
                         let parts = b.take_merged(id).unwrap_or_default();
                         // (a merged part is reported with no bytes of its own)
-                        for (id, total) in std::iter::once((id, total)).chain(parts.into_iter().map(|p| (p, 0))) {
+                        for (id, total) in
+                            std::iter::once((id, total)).chain(parts.into_iter().map(|p| (p, 0)))
+                        {
                             match b.finish_piece(core, id, 1, total.max(1)) {
                                 Completes::Itself => done.push((id.0, total)),
                                 Completes::Array { id, total, .. } => done.push((id.0, total)),
@@ -747,7 +750,8 @@ pub(super) mod tests {
         let input = input(&disk, &curve, None);
         let until = Time(0) + Duration::from_millis(3);
         let sched = WaitsFirst { until, q: Vec::new(), asked: Vec::new() };
-        let mut b = Block::new(ArraySchedulers { members: vec![Box::new(sched)], hooks: None }, &[], &input).unwrap();
+        let mut b =
+            Block::new(ArraySchedulers { members: vec![Box::new(sched)], hooks: None }, &[], &input).unwrap();
         let mut core = Core::new();
         b.arrive(&mut core, read(1, 0, 8), 0);
         b.fill_kicked(&mut core);

@@ -1,14 +1,14 @@
 //! Which issuer the scheduler is told a request comes from (`--context`), decided here
 //! for every request a workload source submits.
 //!
-//! A fio job's own context comes from its expansion ([`Job::assign_contexts`]: its process,
-//! thread or VM under `process`, `thread` and `vm`; none under `none`); a trace record's is
-//! its trace context under `process` and `thread` (a trace knows no more than one level),
-//! none otherwise. Under `pool:N` every request gets one of N daemon threads drawn at
-//! random, the way an NFS server's or a hypervisor's worker pool hides the process that
-//! asked (seeds/000 Section 2): the draws come from the run's seed, in submission order.
-//!
-//! [`Job::assign_contexts`]: crate::workload::Job::assign_contexts
+//! The mode's mapping is [`ContextMode::issuer`], used for every source: a fio job's own
+//! context is its process, thread or VM under `process`, `thread` and `vm`, none under
+//! `none` (set once per job when the jobs are expanded); a trace record's is its trace
+//! context, which is its process and its thread (a trace knows one level, and `vm` is
+//! refused for traces before a run starts). Under `pool:N` every request gets one of N
+//! daemon threads drawn at random, the way an NFS server's or a hypervisor's worker pool
+//! hides the process that asked (seeds/000 Section 2): the draws come from the run's seed,
+//! in submission order.
 
 use headway_sched::ContextId;
 use rand::{Rng, SeedableRng};
@@ -19,8 +19,7 @@ use crate::workload::ContextMode;
 pub(super) struct Issuers {
     /// `pool:N`: N and the draws.
     pool: Option<(u32, ChaCha8Rng)>,
-    /// Trace contexts are told to the scheduler.
-    trace_contexts: bool,
+    mode: ContextMode,
 }
 
 impl Issuers {
@@ -29,7 +28,7 @@ impl Issuers {
             ContextMode::Pool(n) => Some((n, ChaCha8Rng::seed_from_u64(seed ^ 0x706f_6f6c))),
             _ => None,
         };
-        Issuers { pool, trace_contexts: matches!(mode, ContextMode::Process | ContextMode::Thread) }
+        Issuers { pool, mode }
     }
 
     /// The context of a job's next request, the job's own being `own`.
@@ -43,13 +42,13 @@ impl Issuers {
 
     /// The context of a request of trace context `c`.
     pub fn of_trace_context(&mut self, c: u32) -> Option<ContextId> {
-        let own = self.trace_contexts.then_some(ContextId(c));
+        let own = self.mode.issuer(c, c, c);
         self.of_job(own)
     }
 
     /// The scheduler knows trace contexts (and is told when one exits).
     pub fn tells_trace_contexts(&self) -> bool {
-        self.trace_contexts
+        self.pool.is_none() && self.mode.issuer(0, 0, 0).is_some()
     }
 }
 

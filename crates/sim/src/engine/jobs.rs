@@ -46,9 +46,9 @@ impl Source for FioJobs {
     fn completed(&mut self, m: &mut Machine, r: Reaped) {
         let j = r.meta.job as usize;
         // `sync=1`: the write returns once durable; held until the job's sync completes
-        if r.meta.dir == Dir::Write && m.jobs[j].osync {
+        if r.meta.dir == Dir::Write && m.jobs[j].syncs.osync {
             self.osync_held[j] = Some(r);
-            m.jobs[j].fsync = Fsync::Draining;
+            m.jobs[j].syncs.state = Fsync::Draining;
             return self.try_fsync(m, j);
         }
         m.count(&r);
@@ -60,7 +60,7 @@ impl Source for FioJobs {
     }
 
     fn written_back(&mut self, m: &mut Machine, j: usize) {
-        if m.jobs[j].fsync == Fsync::Draining {
+        if m.jobs[j].syncs.state == Fsync::Draining {
             self.try_fsync(m, j);
         }
     }
@@ -106,7 +106,7 @@ impl FioJobs {
     fn start_group(&self, m: &mut Machine, g: usize) {
         let now = m.core.now;
         for &j in &self.groups[g] {
-            let delay = m.jobs[j as usize].startdelay;
+            let delay = m.jobs[j as usize].plan.startdelay;
             m.core.push(now + delay, Ev::Source(j));
         }
     }
@@ -114,7 +114,7 @@ impl FioJobs {
     /// Job `j` may submit: as much as it may now (one plug), then a wake-up or nothing.
     fn submit(&mut self, m: &mut Machine, j: usize) {
         let now = m.core.now;
-        m.jobs[j].started_at.get_or_insert(now);
+        m.jobs[j].progress.started_at.get_or_insert(now);
         let mut submitted = false;
         loop {
             let job = &mut m.jobs[j];
@@ -124,11 +124,11 @@ impl FioJobs {
             }
             if !(job.has_room()
                 && job.wants_more(now)
-                && (job.barrier == 0 || self.since_barrier[j] < job.barrier))
+                && (job.issuer.barrier == 0 || self.since_barrier[j] < job.issuer.barrier))
             {
                 // (a job that ran out of work between requests, here with its final sync
                 // still to do; one without is reported as running to the last completion)
-                if job.inflight == 0 && !job.wants_more(now) && job.end_fsync_due() {
+                if job.progress.inflight == 0 && !job.wants_more(now) && job.end_fsync_due() {
                     self.job_idle(m, j);
                 }
                 break;
@@ -143,9 +143,9 @@ impl FioJobs {
             }
             job.submitted();
             if io.dir == Dir::Write {
-                job.writes_since_fsync += 1;
+                job.syncs.writes_since += 1;
             }
-            let (sync, own_ctx) = (job.sync, job.ctx);
+            let (sync, own_ctx) = (job.queue.sync, job.issuer.ctx);
             self.since_barrier[j] += 1;
             let ctx = m.issuers.of_job(own_ctx);
             let id = m.new_request(j, io.dir, io.sector, io.len, 0);
@@ -155,7 +155,7 @@ impl FioJobs {
             if io.dir == Dir::Read && m.cache.reads_through(j) {
                 let region = m.jobs[j].region();
                 submitted |= m.cache.read(&mut m.core, &mut m.block, j, region, id, io.sector, io.len, ctx);
-            } else if io.dir == Dir::Write && m.jobs[j].buffered {
+            } else if io.dir == Dir::Write && m.jobs[j].queue.buffered {
                 submitted |= m.cache.write(&mut m.core, &mut m.block, j, id, io.sector, io.len);
             } else {
                 let rq = Request { id, sector: io.sector, len: io.len, dir: io.dir, sync, arrival: now, ctx };
@@ -174,18 +174,18 @@ impl FioJobs {
     fn request_done(&mut self, m: &mut Machine, j: usize, host: headway_sched::Duration) {
         let now = m.core.now;
         let job = &mut m.jobs[j];
-        let at_barrier = job.barrier > 0 && self.since_barrier[j] >= job.barrier;
+        let at_barrier = job.issuer.barrier > 0 && self.since_barrier[j] >= job.issuer.barrier;
         if job.wants_more(now) {
             if at_barrier {
-                if job.inflight == 0 {
-                    let p = job.process;
+                if job.progress.inflight == 0 {
+                    let p = job.issuer.process;
                     self.try_release_barrier(m, p);
                 }
             } else {
                 let gap = job.gap_after_completion(host);
                 m.core.push(now + gap, Ev::Source(j as u32));
             }
-        } else if job.inflight == 0 {
+        } else if job.progress.inflight == 0 {
             self.job_idle(m, j);
         }
     }
@@ -194,10 +194,10 @@ impl FioJobs {
     /// with the sync, start the final one (`end_fsync`), or finish.
     fn job_idle(&mut self, m: &mut Machine, j: usize) {
         let job = &mut m.jobs[j];
-        if job.fsync == Fsync::Draining {
+        if job.syncs.state == Fsync::Draining {
             return self.try_fsync(m, j);
         }
-        if job.fsync != Fsync::Idle || job.finished_at.is_some() {
+        if job.syncs.state != Fsync::Idle || job.progress.finished_at.is_some() {
             return;
         }
         if job.end_fsync_due() {
@@ -213,11 +213,11 @@ impl FioJobs {
     fn try_fsync(&mut self, m: &mut Machine, j: usize) {
         let now = m.core.now;
         let held = self.osync_held[j].is_some() as u32;
-        if m.jobs[j].fsync != Fsync::Draining || m.jobs[j].inflight > held {
+        if m.jobs[j].syncs.state != Fsync::Draining || m.jobs[j].progress.inflight > held {
             return;
         }
         // the job's sync call begins once its own requests are done
-        m.jobs[j].fsync_started.get_or_insert(now);
+        m.jobs[j].syncs.started.get_or_insert(now);
         if m.cache.writing_back(j) {
             return; // the writeback's completions come back here
         }
@@ -227,7 +227,7 @@ impl FioJobs {
             }
             return;
         }
-        m.jobs[j].fsync = Fsync::Flushing(m.block.members() as u32);
+        m.jobs[j].syncs.state = Fsync::Flushing(m.block.members() as u32);
         m.block.flush_all(&mut m.core, j as u64);
     }
 
@@ -236,14 +236,14 @@ impl FioJobs {
     fn job_flushed(&mut self, m: &mut Machine, j: usize) {
         let now = m.core.now;
         let job = &mut m.jobs[j];
-        let Fsync::Flushing(left) = job.fsync else { unreachable!("a flush waiter is flushing") };
+        let Fsync::Flushing(left) = job.syncs.state else { unreachable!("a flush waiter is flushing") };
         if left > 1 {
-            job.fsync = Fsync::Flushing(left - 1);
+            job.syncs.state = Fsync::Flushing(left - 1);
             return;
         }
-        job.fsync = Fsync::Idle;
-        job.writes_since_fsync = 0;
-        let started = job.fsync_started.take().expect("a sync under way has started");
+        job.syncs.state = Fsync::Idle;
+        job.syncs.writes_since = 0;
+        let started = job.syncs.started.take().expect("a sync under way has started");
         if let Some(held) = self.osync_held[j].take() {
             // a synchronous write's own sync: part of the write's latency
             m.count(&held);
@@ -266,10 +266,10 @@ impl FioJobs {
     fn job_finished(&mut self, m: &mut Machine, j: usize) {
         let now = m.core.now;
         let job = &mut m.jobs[j];
-        job.finished_at = Some(now);
-        let (ctx, process, exitall, group) = (job.ctx, job.process, job.exitall, job.group);
+        job.progress.finished_at = Some(now);
+        let (ctx, process, exitall, group) = (job.issuer.ctx, job.issuer.process, job.exitall, job.group);
         if let Some(c) = ctx {
-            if m.jobs.iter().all(|o| o.ctx != Some(c) || o.finished_at.is_some()) {
+            if m.jobs.iter().all(|o| o.issuer.ctx != Some(c) || o.progress.finished_at.is_some()) {
                 m.block.context_exited(now, c);
             }
         }
@@ -277,14 +277,17 @@ impl FioJobs {
         self.try_release_barrier(m, process);
         if exitall {
             let others: Vec<usize> = (0..m.jobs.len())
-                .filter(|&o| o != j && m.jobs[o].group == group && m.jobs[o].finished_at.is_none())
+                .filter(|&o| o != j && m.jobs[o].group == group && m.jobs[o].progress.finished_at.is_none())
                 .collect();
             for &o in &others {
                 m.jobs[o].stop();
             }
             for o in others {
                 let job = &m.jobs[o];
-                if job.inflight == 0 && job.started_at.is_some() && job.finished_at.is_none() {
+                if job.progress.inflight == 0
+                    && job.progress.started_at.is_some()
+                    && job.progress.finished_at.is_none()
+                {
                     self.job_finished(m, o);
                 }
             }
@@ -295,14 +298,16 @@ impl FioJobs {
     /// submitted its `barrier` requests and seen them complete.
     fn try_release_barrier(&mut self, m: &mut Machine, process: u32) {
         let now = m.core.now;
-        let members = || m.jobs.iter().filter(|o| o.process == process && o.barrier > 0);
+        let members = || m.jobs.iter().filter(|o| o.issuer.process == process && o.issuer.barrier > 0);
         let all_there = members().all(|o| {
-            o.finished_at.is_some() || (self.since_barrier[o.index] >= o.barrier && o.inflight == 0)
+            o.progress.finished_at.is_some()
+                || (self.since_barrier[o.index] >= o.issuer.barrier && o.progress.inflight == 0)
         });
-        if !all_there || members().all(|o| o.finished_at.is_some()) {
+        if !all_there || members().all(|o| o.progress.finished_at.is_some()) {
             return;
         }
-        let waiting: Vec<usize> = members().filter(|o| o.finished_at.is_none()).map(|o| o.index).collect();
+        let waiting: Vec<usize> =
+            members().filter(|o| o.progress.finished_at.is_none()).map(|o| o.index).collect();
         for j in waiting {
             self.since_barrier[j] = 0;
             let gap = m.jobs[j].gap_after_completion(HOST_OVERHEAD);
@@ -310,4 +315,3 @@ impl FioJobs {
         }
     }
 }
-

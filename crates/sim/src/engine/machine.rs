@@ -88,7 +88,7 @@ impl<'a> Machine<'a> {
         let block = Block::new(scheds, &jobs, input)?;
         let mut cache = PageCache::new(&input.host);
         for j in &jobs {
-            cache.add_job(j.buffered, j.ctx);
+            cache.add_job(j.queue.buffered, j.issuer.ctx);
         }
         Ok(Machine {
             context: input.context,
@@ -99,7 +99,7 @@ impl<'a> Machine<'a> {
             issuers: Issuers::new(input.context, input.seed),
             stats: jobs
                 .iter()
-                .map(|j| JobStats { qos: j.qos.map(crate::qos::QosStats::new), ..Default::default() })
+                .map(|j| JobStats { qos: j.issuer.qos.map(crate::qos::QosStats::new), ..Default::default() })
                 .collect(),
             requests: IdMap::default(),
             first_submit: None,
@@ -113,7 +113,7 @@ impl<'a> Machine<'a> {
     /// A job made during the run (a trace context's).
     pub fn add_job(&mut self, job: Job) {
         debug_assert_eq!(job.index, self.jobs.len());
-        self.cache.add_job(job.buffered, job.ctx);
+        self.cache.add_job(job.queue.buffered, job.issuer.ctx);
         self.jobs.push(job);
         self.stats.push(JobStats::default());
     }
@@ -164,7 +164,7 @@ impl<'a> Machine<'a> {
 
     /// The flusher's periodic check.
     pub fn periodic_flush(&mut self) {
-        let running = self.jobs.iter().any(|o| o.finished_at.is_none());
+        let running = self.jobs.iter().any(|o| o.progress.finished_at.is_none());
         if self.cache.periodic(&mut self.core, &mut self.block, running) {
             self.block.fill_kicked(&mut self.core);
         }
@@ -185,7 +185,9 @@ impl<'a> Machine<'a> {
     /// now complete, or a job's own request.
     #[inline(always)]
     fn finish_host<S: Source + ?Sized>(&mut self, src: &mut S, id: ReqId, service: u64, total: u64) {
-        if let Some((j, share)) = self.cache.writeback_done(&mut self.core, &mut self.block, id, service, total) {
+        if let Some((j, share)) =
+            self.cache.writeback_done(&mut self.core, &mut self.block, id, service, total)
+        {
             self.stats[j].disk_ns += share;
             return src.written_back(self, j);
         }
@@ -242,7 +244,7 @@ impl<'a> Machine<'a> {
         }
         let st = &mut self.stats[j];
         if let Some(q) = st.qos.as_mut() {
-            q.completed(now, id, m.submit, m.bytes, self.jobs[j].started_at.unwrap_or(Time::ZERO));
+            q.completed(now, id, m.submit, m.bytes, self.jobs[j].progress.started_at.unwrap_or(Time::ZERO));
         }
         self.done_bytes += m.bytes as u64;
         self.jobs[j].reaped_one();

@@ -264,7 +264,6 @@ pub type RequestLog<'a> = Box<dyn FnMut(&RequestRecord<'_>) + 'a>;
 /// Where a run of several engines sends their records, with the run's index.
 pub type RunsLog<'l> = &'l mut dyn FnMut(usize, &RequestRecord<'_>);
 
-
 #[cfg(test)]
 mod tests {
     use super::machine::Reaped;
@@ -286,8 +285,8 @@ mod tests {
         fn wake(&mut self, m: &mut Machine, _key: u32) {
             let now = m.core.now;
             let job = &mut m.jobs[0];
-            job.started_at.get_or_insert(now);
-            job.inflight += 1;
+            job.progress.started_at.get_or_insert(now);
+            job.progress.inflight += 1;
             let sector = self.sent as u64 * 1_000_000;
             let id = m.new_request(0, Dir::Read, sector, 8, 0);
             let rq = Request { id, sector, len: 8, dir: Dir::Read, sync: true, arrival: now, ctx: None };
@@ -302,7 +301,7 @@ mod tests {
             m.count(&r);
             self.done += 1;
             if self.done == self.n {
-                m.jobs[0].finished_at = Some(m.core.now);
+                m.jobs[0].progress.finished_at = Some(m.core.now);
             }
         }
         fn flushed(&mut self, _m: &mut Machine, _token: u64) {

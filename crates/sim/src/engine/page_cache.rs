@@ -82,7 +82,13 @@ impl PageCache {
     pub fn add_job(&mut self, buffered: bool, ctx: Option<ContextId>) {
         let readahead = buffered
             .then(|| Readahead::new(self.read_ahead_kb).with_trigger_after_io(self.readahead_after_io));
-        self.files.push(File { readahead, dirty: Dirty::default(), in_writeback: 0, throttled: VecDeque::new(), ctx });
+        self.files.push(File {
+            readahead,
+            dirty: Dirty::default(),
+            in_writeback: 0,
+            throttled: VecDeque::new(),
+            ctx,
+        });
     }
 
     /// Job `j` reads through the cache.
@@ -182,7 +188,15 @@ impl PageCache {
 
     /// Buffered write `id` of job `j`: copied into the cache (dirty; an `Ev::Hit`), or held
     /// while the job is over its dirty limit. Returns whether writeback sent anything.
-    pub fn write(&mut self, core: &mut Core, block: &mut Block, j: usize, id: ReqId, sector: u64, len: u32) -> bool {
+    pub fn write(
+        &mut self,
+        core: &mut Core,
+        block: &mut Block,
+        j: usize,
+        id: ReqId,
+        sector: u64,
+        len: u32,
+    ) -> bool {
         if !self.flusher_armed {
             self.flusher_armed = true;
             core.push(core.now + self.wb.dirty_writeback_interval, Ev::Flush);

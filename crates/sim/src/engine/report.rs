@@ -16,8 +16,10 @@ impl Machine<'_> {
         let mut all = Histogram::default();
         let mut total = 0;
         for (job, st) in self.jobs.iter().zip(&self.stats) {
-            let (start, end) =
-                (job.measured_from().unwrap_or(Time::ZERO), job.finished_at.unwrap_or(last_complete));
+            let (start, end) = (
+                job.measured_from().unwrap_or(Time::ZERO),
+                job.progress.finished_at.unwrap_or(last_complete),
+            );
             let rt = end.0.saturating_sub(start.0);
             let list = job.percentiles.as_deref().unwrap_or(crate::report::PERCENTILES);
             all.merge(&st.clat[0]);
@@ -40,7 +42,7 @@ impl Machine<'_> {
         // from the first measured moment (the first submission, or with `ramp_time` the
         // earliest end of a ramp)
         let first = match self.jobs.iter().filter_map(|j| j.measured_from()).min() {
-            Some(t) if self.jobs.iter().any(|j| j.ramp.0 > 0) => t,
+            Some(t) if self.jobs.iter().any(|j| j.plan.ramp.0 > 0) => t,
             _ => self.first_submit.unwrap_or(Time::ZERO),
         };
         let runtime_ns = last_complete.0.saturating_sub(first.0);

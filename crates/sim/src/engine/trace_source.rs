@@ -60,7 +60,7 @@ impl Source for TraceSource {
     fn completed(&mut self, m: &mut Machine, r: Reaped) {
         m.count(&r);
         let now = m.core.now;
-        m.jobs[r.meta.job as usize].finished_at = Some(now);
+        m.jobs[r.meta.job as usize].progress.finished_at = Some(now);
         self.with_feed(now, |f, now| f.completed(r.meta.tag, now.0));
         self.drain(m);
     }
@@ -78,7 +78,7 @@ impl Source for TraceSource {
         m.stats[j].sync_lat.record(now.0 - f.issued.0);
         let job = &mut m.jobs[j];
         job.reaped_one();
-        job.finished_at = Some(now);
+        job.progress.finished_at = Some(now);
         self.with_feed(now, |feed, now| feed.completed(f.tctx, now.0));
         self.drain(m);
     }
@@ -137,8 +137,8 @@ impl TraceSource {
         while let Some(r) = feed.arrivals.pop_front() {
             let j = (r.ctx as usize).min(max);
             let job = &mut m.jobs[j];
-            job.started_at.get_or_insert(now);
-            job.inflight += 1;
+            job.progress.started_at.get_or_insert(now);
+            job.progress.inflight += 1;
             if r.flush {
                 m.first_submit.get_or_insert(now);
                 let token = self.next_flush;
@@ -148,11 +148,12 @@ impl TraceSource {
                 m.block.flush_all(&mut m.core, token);
                 continue;
             }
-            job.issued += 1;
-            job.issued_bytes += r.len as u64 * SECTOR_BYTES;
+            job.progress.issued += 1;
+            job.progress.issued_bytes += r.len as u64 * SECTOR_BYTES;
             let ctx = m.issuers.of_trace_context(r.ctx);
             let id = m.new_request(j, r.dir, r.sector, r.len, r.ctx);
-            let rq = Request { id, sector: r.sector, len: r.len, dir: r.dir, sync: r.sync, arrival: now, ctx };
+            let rq =
+                Request { id, sector: r.sector, len: r.len, dir: r.dir, sync: r.sync, arrival: now, ctx };
             m.block.arrive(&mut m.core, rq, j as u32);
         }
         for (c, t) in feed.ready.drain(..) {
