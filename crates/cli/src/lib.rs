@@ -43,7 +43,7 @@ enum Cmd {
         #[arg(required_unless_present = "fio_args")]
         jobfile: Option<PathBuf>,
         /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
-        #[arg(long, default_value = "wd5000aaks")]
+        #[arg(long, default_value = headway_disk::DEFAULT)]
         disk: String,
         /// Scheduler(s), comma-separated (see `headway schedulers`)
         #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
@@ -117,7 +117,7 @@ enum Cmd {
         #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
         scheduler: Vec<String>,
         /// Drive model
-        #[arg(long, default_value = "wd5000aaks")]
+        #[arg(long, default_value = headway_disk::DEFAULT)]
         disk: String,
         #[command(flatten)]
         drive: DriveArgs,
@@ -257,7 +257,7 @@ fn run(cli: Cli) -> Result<()> {
                 Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
             };
             let context: ContextMode = context.parse().map_err(|e| anyhow::anyhow!("--context: {e}"))?;
-            let disk_spec = validate::resolve_disk(&disk)?;
+            let disk_spec = headway_disk::resolve(&disk)?;
             let settings = parse_settings(&set)?;
             let jobfile = match (jobfile, fio_args.is_empty()) {
                 (Some(_), false) => bail!("give a job file or fio options after `--`, not both"),
@@ -310,13 +310,7 @@ fn run(cli: Cli) -> Result<()> {
                     );
                 }
                 Some(n) => {
-                    if !headway_disk::is_parameter_file(&n) && headway_disk::builtin(&n).is_none() {
-                        bail!(
-                            "unknown drive model `{n}` (known: {}; or a DiskSim .parv/.diskspecs file)",
-                            headway_disk::builtin_names().join(", ")
-                        )
-                    }
-                    let d = validate::resolve_disk(&n)?;
+                    let d = headway_disk::resolve(&n)?;
                     if json {
                         println!("{}", serde_json::to_string_pretty(&d)?);
                     } else {
@@ -447,7 +441,7 @@ fn bench(
     drive: DriveConfig,
     array: Option<headway_disk::array::ArraySpec>,
 ) -> Result<()> {
-    let disk_spec = validate::resolve_disk(disk)?;
+    let disk_spec = headway_disk::resolve(disk)?;
     let on = array.map_or(disk.to_string(), |a| format!("{a} of {disk}"));
     println!(
         "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {on}, \
@@ -497,7 +491,8 @@ struct ServeArgs {
     size: Option<String>,
     /// Where requests go: file (through the page cache) | direct (O_DIRECT: a block device
     /// or a file on a file system that allows it) | emulated:MODEL (a file timed by a drive
-    /// model, see `headway disks`; the export may not exceed the model's capacity)
+    /// model: a `headway disks` name or a DiskSim .parv/.diskspecs file, as `--disk` takes
+    /// it; the export may not exceed the model's capacity)
     #[arg(long, default_value = "file")]
     backend: String,
     /// Scheduler (see `headway schedulers`). Default: stream for a disk (`direct`,

@@ -38,20 +38,6 @@ use headway_sim::trace::TraceError;
 /// Quantiles the demerit samples.
 pub const QUANTILES: usize = 10_000;
 
-/// A built-in model name, or a DiskSim `.parv` / `.diskspecs` file (`--disk` and
-/// `validate`'s PARV).
-pub fn resolve_disk(disk: &str) -> Result<DiskSpec> {
-    if headway_disk::is_parameter_file(disk) {
-        return headway_disk::import_disksim(Path::new(disk)).with_context(|| format!("importing {disk}"));
-    }
-    headway_disk::builtin(disk).with_context(|| {
-        format!(
-            "--disk `{disk}`: unknown drive model (known: {}; or a DiskSim .parv/.diskspecs file)",
-            headway_disk::builtin_names().join(", ")
-        )
-    })
-}
-
 /// One request of a validation trace.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceRequest {
@@ -217,7 +203,7 @@ pub struct Score {
 
 /// Import/resolve, replay and score.
 pub fn score(disk: &str, trace_path: &Path) -> Result<Score> {
-    score_spec(&resolve_disk(disk)?, trace_path)
+    score_spec(&headway_disk::resolve(disk)?, trace_path)
 }
 
 /// Replay and score a drive already resolved; a trace that cannot be read or parsed is a

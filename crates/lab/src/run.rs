@@ -372,7 +372,7 @@ impl Drop for Served {
 }
 
 fn capacity_bytes(model: &str) -> u64 {
-    let spec = headway_disk::builtin(model).expect("checked by the spec");
+    let spec = headway_disk::resolve(model).expect("checked by the spec");
     headway_disk::Hdd::new(spec).capacity() * headway_sched::SECTOR_BYTES
 }
 
@@ -623,7 +623,7 @@ mod tests {
     fn run(sched: &str, guest: &str, bw: u64) -> LabRun {
         LabRun {
             scheduler: sched.into(),
-            disk: "wd5000aaks".into(),
+            disk: headway_disk::DEFAULT.into(),
             context: "connection".into(),
             jobs: vec![],
             aggregate: Aggregate { io_bytes: 0, bw_bytes: bw, iops: 0.0, runtime_ns: 0 },

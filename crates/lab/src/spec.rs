@@ -27,7 +27,7 @@
 //! low_latency = 0
 //!
 //! [headway]
-//! disk = "wd5000aaks"
+//! disk = "wd5000aaks"           # what `--disk` takes (a .parv path relative to the spec)
 //! schedulers = ["noop", "stream"]
 //! context = "connection"        # connection | none
 //! write_cache = "through"       # through | back
@@ -642,13 +642,16 @@ impl Spec {
                 ));
             }
         }
-        let hw = &raw.headway;
-        if headway_disk::builtin(&hw.disk).is_none() {
-            return Err(err(
-                "headway.disk",
-                format!("unknown drive model `{}` (see `headway disks`)", hw.disk),
-            ));
+        // what `--disk` takes; a parameter file relative to the spec, kept as that path
+        let base = path.parent().unwrap_or(Path::new(""));
+        if let Err(e) = headway_disk::resolve_from(base, &raw.headway.disk) {
+            let cause = std::error::Error::source(&e).map(|c| format!(": {c}")).unwrap_or_default();
+            return Err(err("headway.disk", format!("{e}{cause}")));
         }
+        if headway_disk::is_parameter_file(&raw.headway.disk) {
+            raw.headway.disk = base.join(&raw.headway.disk).display().to_string();
+        }
+        let hw = &raw.headway;
         if hw.schedulers.to_vec().is_empty() {
             return Err(err("headway.schedulers", "names no scheduler".into()));
         }
@@ -871,8 +874,20 @@ mod tests {
         assert!(e.msg.contains("out of range"), "{e}");
         let e = parse("[headway]\ndisk = \"floppy\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (2, "headway.disk"), "{e}");
+        assert_eq!(e.msg, headway_disk::resolve("floppy").unwrap_err().to_string());
         let e = parse("[headway]\nsize = \"12Q\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (2, "headway.size"), "{e}");
+    }
+
+    /// `headway.disk` takes what `--disk` takes; a parameter file is read beside the spec.
+    #[test]
+    fn disk_may_be_a_parameter_file_beside_the_spec() {
+        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        let s = Spec::parse(&valid.join("lab.toml"), "[headway]\ndisk = \"cheetah9LP.parv\"\n").unwrap();
+        assert_eq!(s.headway.disk, valid.join("cheetah9LP.parv").display().to_string());
+        assert_eq!(headway_disk::resolve(&s.headway.disk).unwrap().name, "cheetah9LP");
+        let e = parse("[headway]\ndisk = \"gone.parv\"\n").unwrap_err();
+        assert!(e.msg.starts_with("importing gone.parv: "), "{e}");
     }
 
     #[test]

@@ -89,16 +89,9 @@ fn simulate_json(
     Ok(report.to_json())
 }
 
-/// A built-in model name, or a DiskSim `.parv` / `.diskspecs` path (as `--disk` takes it).
+/// A built-in model name, or a DiskSim `.parv` / `.diskspecs` path: `--disk`'s resolver.
 fn resolve_disk(disk: &str) -> Result<headway_disk::DiskSpec, Failure> {
-    if headway_disk::is_parameter_file(disk) {
-        return Ok(headway_disk::import_disksim(std::path::Path::new(disk))?);
-    }
-    headway_disk::builtin(disk).ok_or_else(|| Failure::UnknownName {
-        kind: "drive model",
-        name: disk.to_string(),
-        known: headway_disk::builtin_names().join(", ") + "; or a DiskSim .parv/.diskspecs file",
-    })
+    Ok(headway_disk::resolve(disk)?)
 }
 
 /// `context=`: `process`, `thread`, `none`, `pool:N`, and `vm` where jobs name their VMs.
@@ -309,6 +302,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
+    m.add("DEFAULT_DISK", headway_disk::DEFAULT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
