@@ -1,5 +1,6 @@
 //! `headway`: the command-line face of headway. Argument parsing and glue only; the work is
-//! in headway-sched (schedulers), headway-disk (drive models) and headway-sim (simulator).
+//! in headway-sched (schedulers), headway-disk (drive models), headway-sim (simulator) and
+//! headway-validate (DiskSim validation).
 //!
 //! The whole program is [`main`], a library function, so that the Python package's
 //! `headway` console script runs this same program in-process (crates/py); `src/main.rs` is
@@ -19,12 +20,11 @@ use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::Settings;
 use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
-mod demerit_binned;
 mod lab;
 mod replay;
 mod reproduce;
 mod sweep;
-pub mod validate;
+mod validate;
 
 /// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
 #[derive(Parser)]

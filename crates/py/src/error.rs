@@ -20,6 +20,7 @@ use headway_sched::BuildError;
 use headway_sim::fio::JobFileError;
 use headway_sim::trace::TraceError;
 use headway_sim::{EngineError, SimError};
+use headway_validate::ValidateError;
 
 /// Why a native call refused or failed, before it becomes a Python exception.
 pub enum Failure {
@@ -62,16 +63,14 @@ impl From<TraceError> for Failure {
     }
 }
 
-impl From<anyhow::Error> for Failure {
-    /// Sorted by the error at the root of the chain (what `headway validate` returns).
-    fn from(e: anyhow::Error) -> Self {
-        if let Some(t) = e.downcast_ref::<TraceError>() {
-            return Failure::Trace(t.clone());
+impl From<ValidateError> for Failure {
+    /// What `headway validate` can fail with, sorted by kind.
+    fn from(e: ValidateError) -> Self {
+        match e {
+            ValidateError::Trace(t) => Failure::Trace(t),
+            ValidateError::Disk(d) => Failure::from(d),
+            e => Failure::Other(chain(&e)),
         }
-        if let Some(i) = e.downcast_ref::<ImportError>() {
-            return Failure::DriveFile(i.clone());
-        }
-        Failure::Other(format!("{e:#}"))
     }
 }
 

@@ -227,7 +227,7 @@ fn replay_json(
 fn validate_json(py: Python<'_>, parv: &str, trace: &str) -> PyResult<(String, String)> {
     let spec = resolve_disk(parv).map_err(|f| f.into_py(py))?;
     let score = py
-        .detach(|| headway_cli::validate::score_spec(&spec, std::path::Path::new(trace)))
+        .detach(|| headway_validate::score_spec(&spec, std::path::Path::new(trace)))
         .map_err(|e| Failure::from(e).into_py(py))?;
     Ok((score.to_json(), score.per_request_csv()))
 }
@@ -236,7 +236,7 @@ fn validate_json(py: Python<'_>, parv: &str, trace: &str) -> PyResult<(String, S
 #[pyfunction]
 fn validate_suite(py: Python<'_>, dir: &str) -> PyResult<Vec<(String, String)>> {
     let pairs =
-        headway_cli::validate::suite(std::path::Path::new(dir)).map_err(|e| Failure::from(e).into_py(py))?;
+        headway_validate::suite(std::path::Path::new(dir)).map_err(|e| Failure::from(e).into_py(py))?;
     Ok(pairs.into_iter().map(|(p, t)| (p.display().to_string(), t.display().to_string())).collect())
 }
 
