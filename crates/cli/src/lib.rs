@@ -586,6 +586,12 @@ struct ServeArgs {
     socket_mode: Option<u32>,
 }
 
+/// A size option (`--size 64G`, `--probe-bytes 4K`): `headway_sched::units`, `k` = `KiB` =
+/// 1024.
+fn size_option(s: &str) -> Result<u64> {
+    Ok(headway_sched::units::parse_size(s, headway_sched::units::SizeBase::Binary)?)
+}
+
 /// An octal permission mode: `0660`, `660`, `0o660`.
 fn parse_mode(s: &str) -> std::result::Result<u32, String> {
     let digits = s.strip_prefix("0o").unwrap_or(s);
@@ -633,7 +639,7 @@ fn serve(a: ServeArgs) -> Result<()> {
         (None, l) => Listen::Tcp(l.unwrap_or_else(|| "127.0.0.1:10809".into())),
     };
     let mut cfg = ServeConfig::new(a.export, listen);
-    cfg.size = a.size.as_deref().map(headway_nbd::parse_size).transpose().map_err(anyhow::Error::msg)?;
+    cfg.size = a.size.as_deref().map(size_option).transpose()?;
     cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
     cfg.scheduler = match a.scheduler {
         Some(s) => s,
@@ -701,8 +707,7 @@ struct CalibrateArgs {
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
     use headway_nbd::calibrate::{probe, ProbeConfig};
-    let bytes =
-        headway_nbd::parse_size(&a.probe_bytes).map_err(anyhow::Error::msg).context("--probe-bytes")?;
+    let bytes = size_option(&a.probe_bytes).context("--probe-bytes")?;
     let probe_bytes =
         u32::try_from(bytes).map_err(|_| anyhow::anyhow!("--probe-bytes {bytes}: too large"))?;
     let cfg = ProbeConfig { samples: a.samples, probe_bytes, seed: a.seed, buffered: a.buffered };

@@ -439,7 +439,10 @@ fn run_point(
             GuestWork::Postmark(p)
         }
         Workload::Dd(d) => {
-            let size = |s: &str| headway_nbd::parse_size(s).expect("checked by the spec");
+            let size = |s: &str| {
+                headway_sched::units::parse_size(s, headway_sched::units::SizeBase::Binary)
+                    .expect("checked by the spec")
+            };
             GuestWork::Dd(d, size(&d.size), size(&d.bs))
         }
         Workload::Steps(s) => GuestWork::Steps(s),

@@ -47,6 +47,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use headway_sched::units::{parse_size, SizeBase};
 use serde::{Deserialize, Serialize};
 
 /// A file system the guest makes on each headway disk.
@@ -657,7 +658,7 @@ impl Spec {
         }
         let size = match &hw.size {
             None => None,
-            Some(s) => Some(headway_nbd::parse_size(s).map_err(|m| err("headway.size", m))?),
+            Some(s) => Some(parse_size(s, SizeBase::Binary).map_err(|m| err("headway.size", m.to_string()))?),
         };
         let w = &raw.workload;
         let given = [w.fio.is_some(), w.postmark.is_some(), w.dd.is_some(), w.steps.is_some()];
@@ -679,7 +680,8 @@ impl Spec {
                     Workload::Postmark(p.clone())
                 } else if let Some(d) = &w.dd {
                     for (k, v) in [("size", &d.size), ("bs", &d.bs)] {
-                        headway_nbd::parse_size(v).map_err(|m| err(&format!("workload.dd.{k}"), m))?;
+                        parse_size(v, SizeBase::Binary)
+                            .map_err(|m| err(&format!("workload.dd.{k}"), m.to_string()))?;
                     }
                     if d.readers == 0 {
                         return Err(err("workload.dd.readers", "must be at least 1".into()));
