@@ -244,7 +244,7 @@ fn validate_suite(py: Python<'_>, dir: &str) -> PyResult<Vec<(String, String)>> 
 /// status. What the console script calls: the same program as the cargo-built binary.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(|| headway_cli::status(argv))
+    py.detach(|| headway_command::status(argv))
 }
 
 fn load_sweep(path: &str) -> Result<headway_sim::sweep::Sweep, Failure> {

@@ -1,10 +1,12 @@
 //! `headway`: the command-line face of headway. Argument parsing and glue only; the work is
-//! in headway-sched (schedulers), headway-disk (drive models), headway-sim (simulator) and
-//! headway-validate (DiskSim validation).
+//! in headway-sched (schedulers), headway-disk (drive models), headway-sim (simulator),
+//! headway-nbd (the server), headway-lab (real guests) and headway-validate (DiskSim
+//! validation).
 //!
-//! The whole program is [`main`], a library function, so that the Python package's
-//! `headway` console script runs this same program in-process (crates/py); `src/main.rs` is
-//! the cargo-built binary's two-line wrapper. Subcommand modules are declared here.
+//! The whole program is [`main`], a library function, so that two leaves run the same
+//! program: the cargo-built binary (crates/cli, a wrapper of a few lines) and the Python
+//! package's `headway` console script, in-process (crates/py). Neither depends on the
+//! other. Subcommand modules are declared here.
 
 use std::ffi::OsString;
 use std::io::Write as _;
