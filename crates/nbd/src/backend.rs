@@ -682,11 +682,18 @@ fn block_device_size(f: &File) -> io::Result<u64> {
 /// Why an `emulated:MODEL` model cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    /// MODEL is neither a built-in model nor a DiskSim parameter file that imports.
+    /// MODEL is neither a built-in model nor a DiskSim parameter file that imports (boxed:
+    /// the server's errors stay small).
     #[error(transparent)]
-    Unknown(#[from] ResolveError),
+    Unknown(Box<ResolveError>),
     #[error(transparent)]
     Drive(#[from] DriveError),
+}
+
+impl From<ResolveError> for ModelError {
+    fn from(e: ResolveError) -> Self {
+        ModelError::Unknown(Box::new(e))
+    }
 }
 
 /// The drive model behind an `emulated:MODEL` export: decides when each request completes.
