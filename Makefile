@@ -71,7 +71,7 @@ lab-demo: build
 # tool, only ../shared/reference/disksim-valid, and fail until met); `make test` runs their
 # regression guard (open_gaps_do_not_widen) instead. This runs them.
 disksim-goals: deps
-	$(CARGO) test -p headway-cli --profile ci --lib scores -- --ignored
+	$(CARGO) test -p headway-validate --profile ci --lib scores -- --ignored
 
 # Every figure of the seed papers headway can reproduce, with an index page.
 reproduce: build

@@ -43,6 +43,7 @@ __all__ = [
     "SweepResult",
     "disks",
     "schedulers",
+    "DEFAULT_DISK",
     "Result",
     "HeadwayError",
     "JobFileError",
@@ -56,6 +57,8 @@ __all__ = [
 
 #: The command line's defaults.
 DEFAULT_SCHEDULERS = ("noop", "deadline", "stream")
+#: The default drive (``headway_disk::DEFAULT``, the ``--disk`` default).
+DEFAULT_DISK: str = _native.DEFAULT_DISK
 
 
 def _is_job_text(job: str) -> bool:
@@ -83,7 +86,7 @@ def _pairs(settings: Optional[Mapping[str, object]]) -> List[Tuple[str, str]]:
 def simulate(
     job: Union[str, "os.PathLike[str]"],
     *,
-    disk: str = "wd5000aaks",
+    disk: str = DEFAULT_DISK,
     schedulers: Union[str, Iterable[str]] = DEFAULT_SCHEDULERS,
     context: str = "process",
     settings: Optional[Mapping[str, object]] = None,
@@ -152,7 +155,7 @@ def replay(
     trace: Union[str, "os.PathLike[str]"],
     *,
     format: str,
-    disk: str = "wd5000aaks",
+    disk: str = DEFAULT_DISK,
     schedulers: Union[str, Iterable[str]] = DEFAULT_SCHEDULERS,
     context: str = "process",
     mode: Optional[str] = None,

@@ -228,3 +228,31 @@ def test_a_bad_context_reads_the_same_from_the_cli_python_and_a_sweep_file(job_p
     assert str(sw.value) == f"{sweep}:4: key `grid.context`: {core}"
     s = cli("sweep", str(sweep))
     assert s.returncode != 0 and s.stderr.strip().splitlines()[-1].endswith(f"{sweep}:4: key `grid.context`: {core}")
+
+
+def test_a_bad_disk_reads_the_same_from_the_cli_python_and_a_sweep_file(job_path, tmp_path):
+    """One resolver (headway_disk::resolve) and one error text for a drive name that names
+    nothing, whichever front door it came through."""
+    p = cli("simulate", str(job_path), "--disk", "floppy")
+    assert p.returncode == 2
+    line = p.stderr.strip().splitlines()[-1]
+    assert line.startswith("headway: error: unknown drive model `floppy` (known: "), line
+    text = line.split("headway: error: ", 1)[1]
+    assert headway.DEFAULT_DISK in text and ".parv" in text, text
+    with pytest.raises(headway.UnknownNameError) as py:
+        headway.simulate(job_path, disk="floppy")
+    assert str(py.value) == text and py.value.name == "floppy"
+    for args in (["replay", str(job_path), "--format", "iolog", "--disk", "floppy"], ["validate", "floppy", str(job_path)]):
+        p = cli(*args)
+        assert p.returncode == 2 and p.stderr.strip().splitlines()[-1] == f"headway: error: {text}", p.stderr
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'job = "{job_path}"\n[grid]\nscheduler = ["noop"]\ndisk = ["floppy"]\n')
+    with pytest.raises(headway.SettingError) as sw:
+        headway.sweep(sweep)
+    assert str(sw.value) == f"{sweep}:4: key `grid.disk`: {text}"
+
+
+def test_default_disk_is_the_cli_default(job_path):
+    assert headway.DEFAULT_DISK in headway.disks()
+    p = cli("simulate", "--help")
+    assert f"[default: {headway.DEFAULT_DISK}]" in p.stdout

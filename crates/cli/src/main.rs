@@ -1,5 +1,6 @@
-//! The `headway` binary. The program is the library's [`headway_cli::main`] (src/lib.rs),
-//! which the Python package's console script runs too: declare subcommand modules there.
+//! The `headway` binary: the program is [`headway_command::main`] (crates/command), which
+//! the Python package's console script runs too. This crate holds the binary and its
+//! end-to-end tests (tests/), nothing else.
 
 fn main() -> std::process::ExitCode {
     // Rust ignores SIGPIPE, so printing to a closed pipe (`headway schedulers | head -1`)
@@ -10,5 +11,5 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    headway_cli::main(std::env::args_os())
+    headway_command::main(std::env::args_os())
 }

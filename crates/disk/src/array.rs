@@ -18,6 +18,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use headway_sched::units::{parse_size, SizeBase};
+
 /// Array organisations.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -72,26 +74,13 @@ impl FromStr for ArraySpec {
         if !(min..=64).contains(&members) {
             return Err(bad(&format!("N must be {min} to 64")));
         }
-        let bytes = parse_bytes(stripe).ok_or_else(|| bad("STRIPE must be a size like 64k"))?;
+        let bytes =
+            parse_size(stripe, SizeBase::Binary).map_err(|_| bad("STRIPE must be a size like 64k"))?;
         if bytes == 0 || !bytes.is_multiple_of(512) {
             return Err(bad("STRIPE must be a positive multiple of 512 bytes"));
         }
         Ok(ArraySpec { level, members, unit: bytes / 512 })
     }
-}
-
-fn parse_bytes(s: &str) -> Option<u64> {
-    let t = s.trim().to_ascii_lowercase();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
-    let n: u64 = num.parse().ok()?;
-    let shift = match suf {
-        "" | "b" => 0,
-        "k" | "kib" | "kb" => 10,
-        "m" | "mib" | "mb" => 20,
-        _ => return None,
-    };
-    n.checked_mul(1 << shift)
 }
 
 impl fmt::Display for ArraySpec {
@@ -247,10 +236,16 @@ mod tests {
             "raid0:5:100",
             "raid0:5:0k",
             "raid0:99:64k",
+            "raid0:5:64q",
+            "raid0:5:1.5k",
         ] {
             let e = bad.parse::<ArraySpec>().unwrap_err();
             assert!(e.contains(bad), "{e}");
         }
+        // a stripe is a size as headway_sched::units reads it, k = KiB = 1024
+        assert_eq!("raid0:5:64KiB".parse::<ArraySpec>().unwrap().unit, 128);
+        assert_eq!("raid0:5:1m".parse::<ArraySpec>().unwrap().unit, 2048);
+        assert_eq!("raid0:5:0x1000".parse::<ArraySpec>().unwrap().unit, 8);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! | shipped models | [`mod@builtin`] | data sheets, the papers, DiskSim 4.0 validation files; estimates documented per field |
 //!
 //! Example: `disk_bench` (what each model delivers and what a simulated access costs).
+//! [`resolve()`] turns a drive's name (built-in, or a parameter file) into a [`DiskSpec`];
 //! [`parv`] imports DiskSim 4.0 parameter files; `headway validate` replays DiskSim's
 //! measured validation traces against them and scores the model with DiskSim's CDF demerit.
 //!
@@ -44,6 +45,7 @@ pub mod drive;
 pub mod geometry;
 pub mod hdd;
 pub mod parv;
+pub mod resolve;
 pub(crate) mod seek;
 mod serde_ns;
 pub mod spec;
@@ -57,6 +59,7 @@ pub use drive::{
 pub use geometry::{Geometry, Location};
 pub use hdd::{Access, Arm, Estimate, Hdd};
 pub use parv::{import as import_disksim, is_parameter_file, ImportError};
+pub use resolve::{resolve, resolve_from, ResolveError};
 pub use spec::{
     BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Overheads, QueueSpec,
     SeekModel, Sparing, SpecError, Zone, ZoneLayout,

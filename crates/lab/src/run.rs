@@ -372,7 +372,7 @@ impl Drop for Served {
 }
 
 fn capacity_bytes(model: &str) -> u64 {
-    let spec = headway_disk::builtin(model).expect("checked by the spec");
+    let spec = headway_disk::resolve(model).expect("checked by the spec");
     headway_disk::Hdd::new(spec).capacity() * headway_sched::SECTOR_BYTES
 }
 
@@ -439,7 +439,10 @@ fn run_point(
             GuestWork::Postmark(p)
         }
         Workload::Dd(d) => {
-            let size = |s: &str| headway_nbd::parse_size(s).expect("checked by the spec");
+            let size = |s: &str| {
+                headway_sched::units::parse_size(s, headway_sched::units::SizeBase::Binary)
+                    .expect("checked by the spec")
+            };
             GuestWork::Dd(d, size(&d.size), size(&d.bs))
         }
         Workload::Steps(s) => GuestWork::Steps(s),
@@ -623,7 +626,7 @@ mod tests {
     fn run(sched: &str, guest: &str, bw: u64) -> LabRun {
         LabRun {
             scheduler: sched.into(),
-            disk: "wd5000aaks".into(),
+            disk: headway_disk::DEFAULT.into(),
             context: "connection".into(),
             jobs: vec![],
             aggregate: Aggregate { io_bytes: 0, bw_bytes: bw, iops: 0.0, runtime_ns: 0 },

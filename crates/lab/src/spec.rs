@@ -27,7 +27,7 @@
 //! low_latency = 0
 //!
 //! [headway]
-//! disk = "wd5000aaks"
+//! disk = "wd5000aaks"           # what `--disk` takes (a .parv path relative to the spec)
 //! schedulers = ["noop", "stream"]
 //! context = "connection"        # connection | none
 //! write_cache = "through"       # through | back
@@ -47,6 +47,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use headway_sched::units::{parse_size, SizeBase};
 use serde::{Deserialize, Serialize};
 
 /// A file system the guest makes on each headway disk.
@@ -642,19 +643,22 @@ impl Spec {
                 ));
             }
         }
-        let hw = &raw.headway;
-        if headway_disk::builtin(&hw.disk).is_none() {
-            return Err(err(
-                "headway.disk",
-                format!("unknown drive model `{}` (see `headway disks`)", hw.disk),
-            ));
+        // what `--disk` takes; a parameter file relative to the spec, kept as that path
+        let base = path.parent().unwrap_or(Path::new(""));
+        if let Err(e) = headway_disk::resolve_from(base, &raw.headway.disk) {
+            let cause = std::error::Error::source(&e).map(|c| format!(": {c}")).unwrap_or_default();
+            return Err(err("headway.disk", format!("{e}{cause}")));
         }
+        if headway_disk::is_parameter_file(&raw.headway.disk) {
+            raw.headway.disk = base.join(&raw.headway.disk).display().to_string();
+        }
+        let hw = &raw.headway;
         if hw.schedulers.to_vec().is_empty() {
             return Err(err("headway.schedulers", "names no scheduler".into()));
         }
         let size = match &hw.size {
             None => None,
-            Some(s) => Some(headway_nbd::parse_size(s).map_err(|m| err("headway.size", m))?),
+            Some(s) => Some(parse_size(s, SizeBase::Binary).map_err(|m| err("headway.size", m.to_string()))?),
         };
         let w = &raw.workload;
         let given = [w.fio.is_some(), w.postmark.is_some(), w.dd.is_some(), w.steps.is_some()];
@@ -676,7 +680,8 @@ impl Spec {
                     Workload::Postmark(p.clone())
                 } else if let Some(d) = &w.dd {
                     for (k, v) in [("size", &d.size), ("bs", &d.bs)] {
-                        headway_nbd::parse_size(v).map_err(|m| err(&format!("workload.dd.{k}"), m))?;
+                        parse_size(v, SizeBase::Binary)
+                            .map_err(|m| err(&format!("workload.dd.{k}"), m.to_string()))?;
                     }
                     if d.readers == 0 {
                         return Err(err("workload.dd.readers", "must be at least 1".into()));
@@ -871,8 +876,20 @@ mod tests {
         assert!(e.msg.contains("out of range"), "{e}");
         let e = parse("[headway]\ndisk = \"floppy\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (2, "headway.disk"), "{e}");
+        assert_eq!(e.msg, headway_disk::resolve("floppy").unwrap_err().to_string());
         let e = parse("[headway]\nsize = \"12Q\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (2, "headway.size"), "{e}");
+    }
+
+    /// `headway.disk` takes what `--disk` takes; a parameter file is read beside the spec.
+    #[test]
+    fn disk_may_be_a_parameter_file_beside_the_spec() {
+        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        let s = Spec::parse(&valid.join("lab.toml"), "[headway]\ndisk = \"cheetah9LP.parv\"\n").unwrap();
+        assert_eq!(s.headway.disk, valid.join("cheetah9LP.parv").display().to_string());
+        assert_eq!(headway_disk::resolve(&s.headway.disk).unwrap().name, "cheetah9LP");
+        let e = parse("[headway]\ndisk = \"gone.parv\"\n").unwrap_err();
+        assert!(e.msg.starts_with("importing gone.parv: "), "{e}");
     }
 
     #[test]

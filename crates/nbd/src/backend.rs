@@ -65,7 +65,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration as StdDuration, Instant};
 
 use headway_disk::{
-    builtin, builtin_names, Cmd, Completion, DiskSpec, Drive, DriveConfig, DriveError, Hdd, WriteCache,
+    Cmd, Completion, DiskSpec, Drive, DriveConfig, DriveError, Hdd, ResolveError, WriteCache,
 };
 use headway_sched::{Dir, Time, SECTOR_BYTES};
 
@@ -679,20 +679,21 @@ fn block_device_size(f: &File) -> io::Result<u64> {
 // ---------------------------------------------------------------------------------------
 // emulated:MODEL
 
-/// A model name `headway_disk::builtin` does not know.
-#[derive(Debug, thiserror::Error)]
-#[error("unknown drive model `{model}` (known: {})", builtin_names().join(", "))]
-pub struct UnknownModel {
-    pub model: String,
-}
-
 /// Why an `emulated:MODEL` model cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    /// MODEL is neither a built-in model nor a DiskSim parameter file that imports (boxed:
+    /// the server's errors stay small).
     #[error(transparent)]
-    Unknown(#[from] UnknownModel),
+    Unknown(Box<ResolveError>),
     #[error(transparent)]
     Drive(#[from] DriveError),
+}
+
+impl From<ResolveError> for ModelError {
+    fn from(e: ResolveError) -> Self {
+        ModelError::Unknown(Box::new(e))
+    }
 }
 
 /// The drive model behind an `emulated:MODEL` export: decides when each request completes.
@@ -743,15 +744,16 @@ impl Model {
 }
 
 impl Emulated {
-    /// The built-in model `name` (case-insensitive), write-through, idle, head at LBN 0,
-    /// cache empty.
+    /// The drive `name` names (`headway_disk::resolve`: a built-in model, case-insensitive,
+    /// or a DiskSim `.parv`/`.diskspecs` file), write-through, idle, head at LBN 0, cache
+    /// empty.
     pub fn new(name: &str) -> Result<Emulated, ModelError> {
         Emulated::with_write_cache(name, WriteCache::Through)
     }
 
     /// [`Emulated::new`] with the drive's write cache `write_cache`.
     pub fn with_write_cache(name: &str, write_cache: WriteCache) -> Result<Emulated, ModelError> {
-        let spec = builtin(name).ok_or_else(|| UnknownModel { model: name.to_string() })?;
+        let spec = headway_disk::resolve(name)?;
         let drive =
             Drive::new(Hdd::new(spec.clone()), DriveConfig { write_cache, ..DriveConfig::default() })?;
         Ok(Emulated { model: Mutex::new(Model { drive, last: Time::ZERO, next_tag: 0 }), spec })
@@ -1004,6 +1006,7 @@ fn seek_end(f: &File) -> io::Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use headway_disk::builtin;
 
     #[test]
     fn backend_names_parse() {
@@ -1386,8 +1389,13 @@ mod tests {
     fn unknown_model_names_the_known_ones() {
         let e = Emulated::new("floppy").unwrap_err().to_string();
         assert!(e.contains("`floppy`") && e.contains("wd5000aaks") && e.contains("cheetah9lp"), "{e}");
+        assert_eq!(e, headway_disk::resolve("floppy").unwrap_err().to_string());
         let m = Emulated::new("WD5000AAKS").unwrap();
         assert_eq!(m.capacity_bytes(), 976_773_168 * 512);
+        // a DiskSim parameter file, as `--disk` takes it
+        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        let m = Emulated::new(valid.join("cheetah9LP.parv").to_str().unwrap()).unwrap();
+        assert_eq!(m.spec().name, "cheetah9LP");
     }
 
     #[test]

@@ -45,33 +45,3 @@ pub use server::{
 };
 pub use tls::{TlsConfig, TlsMode};
 pub use tracelog::{TraceConfig, TraceFormat};
-
-/// Parse a size with an optional binary suffix: `4096`, `64K`, `512M`, `2G`, `1T`
-/// (`KiB`/`MiB`/... and lower case accepted).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suf) = t.split_at(split);
-    let n: u64 = num.parse().map_err(|_| format!("bad size `{s}`"))?;
-    let shift = match suf.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kib" | "kb" => 10,
-        "m" | "mib" | "mb" => 20,
-        "g" | "gib" | "gb" => 30,
-        "t" | "tib" | "tb" => 40,
-        _ => return Err(format!("bad size suffix in `{s}` (use K, M, G or T)")),
-    };
-    n.checked_mul(1u64 << shift).ok_or_else(|| format!("size `{s}` overflows"))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(super::parse_size("4096"), Ok(4096));
-        assert_eq!(super::parse_size("64M"), Ok(64 << 20));
-        assert_eq!(super::parse_size("2GiB"), Ok(2 << 30));
-        assert!(super::parse_size("12Q").is_err());
-        assert!(super::parse_size("").is_err());
-    }
-}

@@ -93,7 +93,7 @@ pub const SHUTDOWN_GRACE: StdDuration = StdDuration::from_secs(10);
 /// How often the acceptor looks at the shutdown flag.
 pub const ACCEPT_POLL: StdDuration = StdDuration::from_millis(20);
 /// Drive model whose fitted service curve prices head moves until calibration exists.
-pub const DEFAULT_CURVE_MODEL: &str = "wd5000aaks";
+pub const DEFAULT_CURVE_MODEL: &str = headway_disk::DEFAULT;
 
 /// Where to listen.
 #[derive(Clone, Debug)]

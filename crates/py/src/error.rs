@@ -15,21 +15,19 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use headway_disk::ImportError;
+use headway_disk::{ImportError, ResolveError};
 use headway_sched::BuildError;
 use headway_sim::fio::JobFileError;
 use headway_sim::trace::TraceError;
 use headway_sim::{EngineError, SimError};
+use headway_validate::ValidateError;
 
 /// Why a native call refused or failed, before it becomes a Python exception.
 pub enum Failure {
     JobFile(JobFileError),
     Sim(SimError),
-    UnknownName {
-        kind: &'static str,
-        name: String,
-        known: String,
-    },
+    /// An unknown drive name (a parameter file that does not import is `DriveFile`).
+    UnknownDrive(ResolveError),
     Setting(String),
     DriveFile(ImportError),
     Trace(TraceError),
@@ -41,6 +39,15 @@ impl From<headway_sim::request_csv::CsvError> for Failure {
     /// A `per_request=` file that cannot be written.
     fn from(e: headway_sim::request_csv::CsvError) -> Self {
         Failure::Setting(format!("{e}: {}", e.source))
+    }
+}
+
+impl From<ResolveError> for Failure {
+    fn from(e: ResolveError) -> Self {
+        match e {
+            ResolveError::Import { err, .. } => Failure::DriveFile(err),
+            e => Failure::UnknownDrive(e),
+        }
     }
 }
 
@@ -56,16 +63,14 @@ impl From<TraceError> for Failure {
     }
 }
 
-impl From<anyhow::Error> for Failure {
-    /// Sorted by the error at the root of the chain (what `headway validate` returns).
-    fn from(e: anyhow::Error) -> Self {
-        if let Some(t) = e.downcast_ref::<TraceError>() {
-            return Failure::Trace(t.clone());
+impl From<ValidateError> for Failure {
+    /// What `headway validate` can fail with, sorted by kind.
+    fn from(e: ValidateError) -> Self {
+        match e {
+            ValidateError::Trace(t) => Failure::Trace(t),
+            ValidateError::Disk(d) => Failure::from(d),
+            e => Failure::Other(chain(&e)),
         }
-        if let Some(i) = e.downcast_ref::<ImportError>() {
-            return Failure::DriveFile(i.clone());
-        }
-        Failure::Other(format!("{e:#}"))
     }
 }
 
@@ -137,11 +142,15 @@ impl Failure {
                 attrs.push(("option", option));
                 ("JobFileError", chain(&e))
             }
-            Failure::UnknownName { kind, name, known } => {
-                let msg = format!("unknown {kind} `{name}` (known: {known})");
-                attrs.push(("kind", Some(kind.to_string())));
-                attrs.push(("name", Some(name)));
-                ("UnknownNameError", msg)
+            Failure::UnknownDrive(e) => {
+                // the CLI's text, word for word (headway_disk::ResolveError)
+                let name = match &e {
+                    ResolveError::Unknown { name } => Some(name.clone()),
+                    _ => None,
+                };
+                attrs.push(("kind", Some("drive model".to_string())));
+                attrs.push(("name", name));
+                ("UnknownNameError", e.to_string())
             }
             Failure::Setting(msg) => ("SettingError", msg),
             Failure::Other(msg) => ("HeadwayError", msg),

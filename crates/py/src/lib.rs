@@ -89,16 +89,9 @@ fn simulate_json(
     Ok(report.to_json())
 }
 
-/// A built-in model name, or a DiskSim `.parv` / `.diskspecs` path (as `--disk` takes it).
+/// A built-in model name, or a DiskSim `.parv` / `.diskspecs` path: `--disk`'s resolver.
 fn resolve_disk(disk: &str) -> Result<headway_disk::DiskSpec, Failure> {
-    if headway_disk::is_parameter_file(disk) {
-        return Ok(headway_disk::import_disksim(std::path::Path::new(disk))?);
-    }
-    headway_disk::builtin(disk).ok_or_else(|| Failure::UnknownName {
-        kind: "drive model",
-        name: disk.to_string(),
-        known: headway_disk::builtin_names().join(", ") + "; or a DiskSim .parv/.diskspecs file",
-    })
+    Ok(headway_disk::resolve(disk)?)
 }
 
 /// `context=`: `process`, `thread`, `none`, `pool:N`, and `vm` where jobs name their VMs.
@@ -234,7 +227,7 @@ fn replay_json(
 fn validate_json(py: Python<'_>, parv: &str, trace: &str) -> PyResult<(String, String)> {
     let spec = resolve_disk(parv).map_err(|f| f.into_py(py))?;
     let score = py
-        .detach(|| headway_cli::validate::score_spec(&spec, std::path::Path::new(trace)))
+        .detach(|| headway_validate::score_spec(&spec, std::path::Path::new(trace)))
         .map_err(|e| Failure::from(e).into_py(py))?;
     Ok((score.to_json(), score.per_request_csv()))
 }
@@ -243,7 +236,7 @@ fn validate_json(py: Python<'_>, parv: &str, trace: &str) -> PyResult<(String, S
 #[pyfunction]
 fn validate_suite(py: Python<'_>, dir: &str) -> PyResult<Vec<(String, String)>> {
     let pairs =
-        headway_cli::validate::suite(std::path::Path::new(dir)).map_err(|e| Failure::from(e).into_py(py))?;
+        headway_validate::suite(std::path::Path::new(dir)).map_err(|e| Failure::from(e).into_py(py))?;
     Ok(pairs.into_iter().map(|(p, t)| (p.display().to_string(), t.display().to_string())).collect())
 }
 
@@ -251,7 +244,7 @@ fn validate_suite(py: Python<'_>, dir: &str) -> PyResult<Vec<(String, String)>> 
 /// status. What the console script calls: the same program as the cargo-built binary.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(|| headway_cli::status(argv))
+    py.detach(|| headway_command::status(argv))
 }
 
 fn load_sweep(path: &str) -> Result<headway_sim::sweep::Sweep, Failure> {
@@ -309,6 +302,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
+    m.add("DEFAULT_DISK", headway_disk::DEFAULT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

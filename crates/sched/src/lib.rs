@@ -34,6 +34,7 @@ pub mod request;
 pub mod scheduler;
 pub mod table;
 pub mod time;
+pub mod units;
 
 #[cfg(test)]
 pub(crate) mod testutil;

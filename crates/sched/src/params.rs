@@ -9,6 +9,8 @@
 use std::fmt;
 
 use crate::time::Duration;
+use crate::units::parse_time;
+pub use crate::units::TimeUnit;
 
 /// The unit a tunable's value is given in.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -21,25 +23,6 @@ pub enum Unit {
     Factor { min: f64, max: f64 },
     /// 0/1, true/false.
     Flag,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum TimeUnit {
-    Ns,
-    Us,
-    Ms,
-    S,
-}
-
-impl TimeUnit {
-    fn nanos(self) -> u64 {
-        match self {
-            TimeUnit::Ns => 1,
-            TimeUnit::Us => 1_000,
-            TimeUnit::Ms => 1_000_000,
-            TimeUnit::S => 1_000_000_000,
-        }
-    }
 }
 
 /// One knob.
@@ -73,31 +56,6 @@ pub enum ParamError {
     BadValue { name: String, value: String, why: String },
     #[error("unknown setting `{0}` for the chosen scheduler(s) (see `headway tunables`)")]
     Unknown(String),
-}
-
-/// Parse a time like `500ms`, `5s`, `124ms`, `10us`, `250ns`; a bare number is in `unit`.
-pub fn parse_time(s: &str, unit: TimeUnit) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, suffix) = s.split_at(split);
-    if num.is_empty() {
-        return Err("expected a number".into());
-    }
-    let scale = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" => unit.nanos(),
-        "ns" => 1,
-        "us" | "usec" | "µs" => 1_000,
-        "ms" | "msec" => 1_000_000,
-        "s" | "sec" => 1_000_000_000,
-        "m" | "min" => 60_000_000_000,
-        other => return Err(format!("unknown time unit `{other}` (use ns, us, ms, s, m)")),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("`{num}` is not a number"))?;
-    let ns = v * scale as f64;
-    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
-        return Err("out of range".into());
-    }
-    Ok(Duration(ns.round() as u64))
 }
 
 /// User overrides, in the order given, each remembering whether something read it.
@@ -144,7 +102,7 @@ impl Settings {
     pub fn time(&mut self, t: &Tunable) -> Result<Duration, ParamError> {
         let Unit::Time(u) = t.unit else { panic!("{} is not a time tunable", t.name) };
         let v = self.raw(t).to_string();
-        parse_time(&v, u).map_err(|why| Self::bad(t, &v, why))
+        parse_time(&v, u).map_err(|why| Self::bad(t, &v, why.to_string()))
     }
 
     /// A whole number in the tunable's range.
@@ -202,16 +160,7 @@ impl Settings {
 impl fmt::Display for Unit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unit::Time(u) => write!(
-                f,
-                "time (bare number in {})",
-                match u {
-                    TimeUnit::Ns => "ns",
-                    TimeUnit::Us => "us",
-                    TimeUnit::Ms => "ms",
-                    TimeUnit::S => "s",
-                }
-            ),
+            Unit::Time(u) => write!(f, "time (bare number in {})", u.suffix()),
             Unit::Count { what, min, max } => write!(f, "{what}, {min} to {max}"),
             Unit::Factor { min, max } => write!(f, "factor, {min} to {max}"),
             Unit::Flag => write!(f, "0/1"),
@@ -230,15 +179,6 @@ mod tests {
         scope: "deadline",
         doc: "",
     };
-
-    #[test]
-    fn times_parse_with_and_without_units() {
-        assert_eq!(parse_time("500", TimeUnit::Ms), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_time("5s", TimeUnit::Ms), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_time("2.5ms", TimeUnit::Ms), Ok(Duration::from_micros(2500)));
-        assert!(parse_time("5 parsecs", TimeUnit::Ms).is_err());
-        assert!(parse_time("ms", TimeUnit::Ms).is_err());
-    }
 
     /// Each tunable is declared once, its range with it: its default is a value it accepts.
     #[test]

@@ -1,7 +1,8 @@
-//! Print the fitted service-time curve of a built-in drive: `cargo run --example curve -- NAME`.
+//! Print the fitted service-time curve of a drive (a built-in name or a DiskSim parameter
+//! file, as `--disk` takes it; default the default drive): `cargo run --example curve -- NAME`.
 fn main() {
-    let name = std::env::args().nth(1).unwrap_or_else(|| "wd5000aaks".into());
-    let disk = headway_disk::builtin(&name).expect("known drive");
+    let name = std::env::args().nth(1).unwrap_or_else(|| headway_disk::DEFAULT.into());
+    let disk = headway_disk::resolve(&name).unwrap_or_else(|e| panic!("{e}"));
     let curve = headway_sim::calibrate::curve_for(&disk);
     println!("distance_sectors\tforward_ms\tbackward_ms");
     for d in [0u64, 8, 24, 128, 1024, 8192, 65536, 286_720, 1 << 21, 1 << 24, 104_857_600, 500_000_000] {

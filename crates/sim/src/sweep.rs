@@ -9,7 +9,8 @@
 //! out = "sweep.csv"                  # optional; default: the sweep file's name, .csv
 //! [grid]
 //! scheduler = ["noop", "deadline", "stream"]   # required
-//! disk = ["wd5000aaks"]              # default ["wd5000aaks"] (built-in models)
+//! disk = ["wd5000aaks"]              # default ["wd5000aaks"]: built-in models or DiskSim
+//!                                    # .parv/.diskspecs files (relative to the sweep file)
 //! array = ["none", "raid0:5:64k"]     # optional: `--array` per point ("none": one drive)
 //! context = ["none"]                 # default ["process"]
 //! thinktime_us = [0, 100, 500]       # sets fio's thinktime in every job; default: the job file's
@@ -176,22 +177,19 @@ impl Sweep {
             Some(d) => {
                 nonempty("disk", d.span(), d.get_ref().len())?;
                 for n in d.get_ref() {
-                    let spec = headway_disk::builtin(n).ok_or_else(|| {
-                        err(
-                            d.span(),
-                            format!(
-                                "key `grid.disk`: unknown drive model `{n}` (known: {})",
-                                headway_disk::builtin_names().join(", ")
-                            ),
-                        )
+                    let spec = headway_disk::resolve_from(base, n).map_err(|e| {
+                        let cause =
+                            std::error::Error::source(&e).map(|c| format!(": {c}")).unwrap_or_default();
+                        err(d.span(), format!("key `grid.disk`: {e}{cause}"))
                     })?;
                     disks.insert(n.clone(), spec);
                 }
                 d.get_ref().clone()
             }
             None => {
-                disks.insert("wd5000aaks".into(), headway_disk::builtin("wd5000aaks").expect("built in"));
-                vec!["wd5000aaks".into()]
+                let default = headway_disk::DEFAULT;
+                disks.insert(default.into(), headway_disk::builtin(default).expect("built in"));
+                vec![default.into()]
             }
         };
         let contexts = match &g.context {
@@ -565,5 +563,33 @@ mod tests {
         let p = write(&d, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\n[grid.set]\nno_such = [1]\n");
         let e = Sweep::load(&p).unwrap_err().to_string();
         assert!(e.starts_with(&format!("{}:5: key `grid.set`", p.display())), "{e}");
+    }
+
+    /// `grid.disk` takes what `--disk` takes (headway_disk::resolve), a parameter file
+    /// relative to the sweep file; a bad name gets the resolver's text.
+    #[test]
+    fn grid_disk_names_a_builtin_or_a_parameter_file() {
+        let d = tmp("disk");
+        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        for f in ["cheetah9LP.parv", "cheetah9LP.diskspecs", "cheetah9LP.model", "cheetah9LP.seek"] {
+            std::fs::copy(valid.join(f), d.join(f)).unwrap();
+        }
+        let p = write(&d, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\ndisk = [\"hd080hj\", \"cheetah9LP.parv\"]\n");
+        let s = Sweep::load(&p).unwrap();
+        assert_eq!(s.values(1), ["cheetah9LP.parv", "process", "", "noop", "1"]);
+        assert_eq!(
+            s.disks["cheetah9LP.parv"],
+            headway_disk::import_disksim(&d.join("cheetah9LP.parv")).unwrap()
+        );
+        let p = write(&d, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\ndisk = [\"floppy\"]\n");
+        let e = Sweep::load(&p).unwrap_err().to_string();
+        let want = headway_disk::resolve("floppy").unwrap_err().to_string();
+        assert_eq!(e, format!("{}:4: key `grid.disk`: {want}", p.display()));
+        let p = write(&d, "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\"]\ndisk = [\"gone.parv\"]\n");
+        let e = Sweep::load(&p).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("key `grid.disk`: importing {}: ", d.join("gone.parv").display())),
+            "{e}"
+        );
     }
 }

@@ -530,7 +530,7 @@ fn tunables_parse_and_build_names_the_scheduler_as() {
     let mut set = Settings::new();
     assert_eq!(AsParams::from_settings(&mut set).unwrap(), AsParams::default());
     for t in &TUNABLES[1..] {
-        let d = crate::params::parse_time(t.default, TimeUnit::Ms).unwrap();
+        let d = crate::units::parse_time(t.default, TimeUnit::Ms).unwrap();
         assert!(d > Duration::ZERO, "{}", t.name);
     }
     set.push_kv("antic_expire=0").unwrap();

@@ -1,9 +1,12 @@
 //! `headway`: the command-line face of headway. Argument parsing and glue only; the work is
-//! in headway-sched (schedulers), headway-disk (drive models) and headway-sim (simulator).
+//! in headway-sched (schedulers), headway-disk (drive models), headway-sim (simulator),
+//! headway-nbd (the server), headway-lab (real guests) and headway-validate (DiskSim
+//! validation).
 //!
-//! The whole program is [`main`], a library function, so that the Python package's
-//! `headway` console script runs this same program in-process (crates/py); `src/main.rs` is
-//! the cargo-built binary's two-line wrapper. Subcommand modules are declared here.
+//! The whole program is [`main`], a library function, so that two leaves run the same
+//! program: the cargo-built binary (crates/cli, a wrapper of a few lines) and the Python
+//! package's `headway` console script, in-process (crates/py). Neither depends on the
+//! other. Subcommand modules are declared here.
 
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -19,12 +22,11 @@ use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::Settings;
 use headway_sim::{fio, simulate, ContextMode, SimConfig};
 
-mod demerit_binned;
 mod lab;
 mod replay;
 mod reproduce;
 mod sweep;
-pub mod validate;
+mod validate;
 
 /// Non-work-conserving disk I/O scheduling: simulate fio jobs on modelled hard disks.
 #[derive(Parser)]
@@ -43,7 +45,7 @@ enum Cmd {
         #[arg(required_unless_present = "fio_args")]
         jobfile: Option<PathBuf>,
         /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
-        #[arg(long, default_value = "wd5000aaks")]
+        #[arg(long, default_value = headway_disk::DEFAULT)]
         disk: String,
         /// Scheduler(s), comma-separated (see `headway schedulers`)
         #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
@@ -117,7 +119,7 @@ enum Cmd {
         #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
         scheduler: Vec<String>,
         /// Drive model
-        #[arg(long, default_value = "wd5000aaks")]
+        #[arg(long, default_value = headway_disk::DEFAULT)]
         disk: String,
         #[command(flatten)]
         drive: DriveArgs,
@@ -257,7 +259,7 @@ fn run(cli: Cli) -> Result<()> {
                 Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
             };
             let context: ContextMode = context.parse().map_err(|e| anyhow::anyhow!("--context: {e}"))?;
-            let disk_spec = validate::resolve_disk(&disk)?;
+            let disk_spec = headway_disk::resolve(&disk)?;
             let settings = parse_settings(&set)?;
             let jobfile = match (jobfile, fio_args.is_empty()) {
                 (Some(_), false) => bail!("give a job file or fio options after `--`, not both"),
@@ -310,13 +312,7 @@ fn run(cli: Cli) -> Result<()> {
                     );
                 }
                 Some(n) => {
-                    if !headway_disk::is_parameter_file(&n) && headway_disk::builtin(&n).is_none() {
-                        bail!(
-                            "unknown drive model `{n}` (known: {}; or a DiskSim .parv/.diskspecs file)",
-                            headway_disk::builtin_names().join(", ")
-                        )
-                    }
-                    let d = validate::resolve_disk(&n)?;
+                    let d = headway_disk::resolve(&n)?;
                     if json {
                         println!("{}", serde_json::to_string_pretty(&d)?);
                     } else {
@@ -447,7 +443,7 @@ fn bench(
     drive: DriveConfig,
     array: Option<headway_disk::array::ArraySpec>,
 ) -> Result<()> {
-    let disk_spec = validate::resolve_disk(disk)?;
+    let disk_spec = headway_disk::resolve(disk)?;
     let on = array.map_or(disk.to_string(), |a| format!("{a} of {disk}"));
     println!(
         "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {on}, \
@@ -497,7 +493,8 @@ struct ServeArgs {
     size: Option<String>,
     /// Where requests go: file (through the page cache) | direct (O_DIRECT: a block device
     /// or a file on a file system that allows it) | emulated:MODEL (a file timed by a drive
-    /// model, see `headway disks`; the export may not exceed the model's capacity)
+    /// model: a `headway disks` name or a DiskSim .parv/.diskspecs file, as `--disk` takes
+    /// it; the export may not exceed the model's capacity)
     #[arg(long, default_value = "file")]
     backend: String,
     /// Scheduler (see `headway schedulers`). Default: stream for a disk (`direct`,
@@ -591,6 +588,12 @@ struct ServeArgs {
     socket_mode: Option<u32>,
 }
 
+/// A size option (`--size 64G`, `--probe-bytes 4K`): `headway_sched::units`, `k` = `KiB` =
+/// 1024.
+fn size_option(s: &str) -> Result<u64> {
+    Ok(headway_sched::units::parse_size(s, headway_sched::units::SizeBase::Binary)?)
+}
+
 /// An octal permission mode: `0660`, `660`, `0o660`.
 fn parse_mode(s: &str) -> std::result::Result<u32, String> {
     let digits = s.strip_prefix("0o").unwrap_or(s);
@@ -638,7 +641,7 @@ fn serve(a: ServeArgs) -> Result<()> {
         (None, l) => Listen::Tcp(l.unwrap_or_else(|| "127.0.0.1:10809".into())),
     };
     let mut cfg = ServeConfig::new(a.export, listen);
-    cfg.size = a.size.as_deref().map(headway_nbd::parse_size).transpose().map_err(anyhow::Error::msg)?;
+    cfg.size = a.size.as_deref().map(size_option).transpose()?;
     cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
     cfg.scheduler = match a.scheduler {
         Some(s) => s,
@@ -706,8 +709,7 @@ struct CalibrateArgs {
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
     use headway_nbd::calibrate::{probe, ProbeConfig};
-    let bytes =
-        headway_nbd::parse_size(&a.probe_bytes).map_err(anyhow::Error::msg).context("--probe-bytes")?;
+    let bytes = size_option(&a.probe_bytes).context("--probe-bytes")?;
     let probe_bytes =
         u32::try_from(bytes).map_err(|_| anyhow::anyhow!("--probe-bytes {bytes}: too large"))?;
     let cfg = ProbeConfig { samples: a.samples, probe_bytes, seed: a.seed, buffered: a.buffered };

@@ -126,7 +126,7 @@ mod tests {
         // two smooth distributions: binning changes the figure by little
         let a: Vec<f64> = (0..10_000).map(|i| 1.0 + 15.0 * (i as f64 / 10_000.0)).collect();
         let b: Vec<f64> = (0..10_000).map(|i| 1.2 + 14.0 * (i as f64 / 10_000.0).powf(1.1)).collect();
-        let exact = crate::validate::demerit(&a, &b);
+        let exact = crate::demerit::demerit(&a, &b);
         let binned = binned_demerit(&a, &b);
         assert!((binned - exact).abs() < 0.05 * exact, "exact {exact} binned {binned}");
     }

@@ -78,7 +78,7 @@ pub fn run(a: LabArgs) -> Result<()> {
 /// synchronous issuer), and set the emulated drive's service times beside the simulated.
 pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
     let hw = &spec.headway;
-    let disk = headway_disk::builtin(&hw.disk).context("the spec's disk model")?;
+    let disk = headway_disk::resolve(&hw.disk).context("the spec's disk model")?;
     let settings = hw.settings();
     // the emulated drive of `headway serve`: the model with the spec's queue depth and cache
     let drive = DriveConfig {

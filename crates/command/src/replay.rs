@@ -20,7 +20,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "F")]
     format: String,
     /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
-    #[arg(long, default_value = "wd5000aaks")]
+    #[arg(long, default_value = headway_disk::DEFAULT)]
     disk: String,
     /// Scheduler(s), comma-separated (see `headway schedulers`)
     #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
@@ -80,7 +80,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         .map(|m| Mode::parse(m).with_context(|| format!("--mode `{m}`: expected open or closed")))
         .transpose()?;
     anyhow::ensure!(a.window >= 1, "--window must be at least 1");
-    let disk = crate::validate::resolve_disk(&a.disk)?;
+    let disk = headway_disk::resolve(&a.disk)?;
     let settings = super::parse_settings(&a.set)?;
     let cfg = ReplayConfig {
         path: a.trace,
