@@ -347,14 +347,16 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Tunables => {
             println!("{:<24} {:<30} {:<10} {:<22} doc", "name", "unit", "default", "read by");
-            for t in headway_sched::tunables().into_iter().chain(headway_sim::host::TUNABLES.iter().copied())
-            {
+            let scheds =
+                headway_sched::tunables().into_iter().map(|t| (headway_sched::registry::readers(&t), t));
+            let host = headway_sim::host::TUNABLES.iter().map(|t| ("page cache".to_string(), *t));
+            for (readers, t) in scheds.chain(host) {
                 println!(
                     "{:<24} {:<30} {:<10} {:<22} {}",
                     t.name,
                     t.unit.to_string(),
-                    t.default,
-                    t.scope,
+                    t.default_text(),
+                    readers,
                     t.doc
                 );
             }

@@ -12,37 +12,53 @@ use crate::time::Duration;
 use crate::units::parse_time;
 pub use crate::units::TimeUnit;
 
-/// The unit a tunable's value is given in.
+/// What a tunable's value is — its unit, its range and its default, typed.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Unit {
-    /// A time; a bare number is taken in the given default unit.
-    Time(TimeUnit),
+    /// A time of at least `min`; a bare number is taken in `unit`.
+    Time { unit: TimeUnit, min: Duration, default: Duration },
     /// A whole number (count, sectors, KiB, ...) in `min..=max`; `what` names what it counts.
-    Count { what: &'static str, min: u64, max: u64 },
+    Count { what: &'static str, min: u64, max: u64, default: u64 },
     /// A real number (a factor) in `min..=max`.
-    Factor { min: f64, max: f64 },
+    Factor { min: f64, max: f64, default: f64 },
     /// 0/1, true/false.
-    Flag,
+    Flag { default: bool },
 }
 
-/// One knob.
-#[derive(Copy, Clone, Debug)]
+/// One knob: its name (Linux's sysfs name where Linux has the knob), what its value is
+/// ([`Unit`]: unit, range, default) and what it does. Which schedulers read it is the
+/// table's to say (`registry::readers`).
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Tunable {
     pub name: &'static str,
     pub unit: Unit,
-    /// Default as a user would type it.
-    pub default: &'static str,
-    /// Which schedulers read it.
-    pub scope: &'static str,
     pub doc: &'static str,
+}
+
+impl Tunable {
+    /// The default as a user would type it (a time as a bare number in its unit when it
+    /// is a whole number of them).
+    pub fn default_text(&self) -> String {
+        match self.unit {
+            Unit::Time { unit, default, .. } => {
+                let per = unit.nanos();
+                if default.0 % per == 0 {
+                    (default.0 / per).to_string()
+                } else {
+                    format!("{}ns", default.0)
+                }
+            }
+            Unit::Count { default, .. } => default.to_string(),
+            Unit::Factor { default, .. } => default.to_string(),
+            Unit::Flag { default } => (default as u8).to_string(),
+        }
+    }
 }
 
 /// Driver merge bound, Linux's name and default: read by every scheduler that merges.
 pub const MAX_SECTORS_KB: Tunable = Tunable {
     name: "max_sectors_kb",
-    unit: Unit::Count { what: "KiB", min: 4, max: 1 << 20 },
-    default: "512",
-    scope: "all",
+    unit: Unit::Count { what: "KiB", min: 4, max: 1 << 20, default: 512 },
     doc: "largest request a merge may build",
 };
 
@@ -85,30 +101,36 @@ impl Settings {
         self.entries.push((name.to_string(), value.to_string(), false));
     }
 
-    fn raw(&mut self, t: &Tunable) -> &str {
-        match self.entries.iter_mut().find(|e| e.0 == t.name) {
-            Some(e) => {
-                e.2 = true;
-                &e.1
-            }
-            None => t.default,
-        }
+    /// The value the user gave for `t`, if any (it counts as read).
+    fn given(&mut self, t: &Tunable) -> Option<String> {
+        let e = self.entries.iter_mut().find(|e| e.0 == t.name)?;
+        e.2 = true;
+        Some(e.1.clone())
     }
 
     fn bad(t: &Tunable, value: &str, why: impl Into<String>) -> ParamError {
         ParamError::BadValue { name: t.name.to_string(), value: value.to_string(), why: why.into() }
     }
 
+    /// A time of at least the tunable's least.
     pub fn time(&mut self, t: &Tunable) -> Result<Duration, ParamError> {
-        let Unit::Time(u) = t.unit else { panic!("{} is not a time tunable", t.name) };
-        let v = self.raw(t).to_string();
-        parse_time(&v, u).map_err(|why| Self::bad(t, &v, why.to_string()))
+        let Unit::Time { unit, min, default } = t.unit else { panic!("{} is not a time tunable", t.name) };
+        let Some(v) = self.given(t) else { return Ok(default) };
+        let d = parse_time(&v, unit).map_err(|why| Self::bad(t, &v, why.to_string()))?;
+        if d < min {
+            let least =
+                if min == Duration(1) { "longer than zero".to_string() } else { format!("at least {min}") };
+            return Err(Self::bad(t, &v, format!("must be {least}")));
+        }
+        Ok(d)
     }
 
     /// A whole number in the tunable's range.
     pub fn count(&mut self, t: &Tunable) -> Result<u64, ParamError> {
-        let Unit::Count { min, max, .. } = t.unit else { panic!("{} is not a count tunable", t.name) };
-        let v = self.raw(t).to_string();
+        let Unit::Count { min, max, default, .. } = t.unit else {
+            panic!("{} is not a count tunable", t.name)
+        };
+        let Some(v) = self.given(t) else { return Ok(default) };
         let n: u64 = v.parse().map_err(|_| Self::bad(t, &v, "expected a whole number"))?;
         if n < min || n > max {
             return Err(Self::bad(t, &v, format!("must be between {min} and {max}")));
@@ -118,8 +140,8 @@ impl Settings {
 
     /// A real number in the tunable's range.
     pub fn factor(&mut self, t: &Tunable) -> Result<f64, ParamError> {
-        let Unit::Factor { min, max } = t.unit else { panic!("{} is not a factor tunable", t.name) };
-        let v = self.raw(t).to_string();
+        let Unit::Factor { min, max, default } = t.unit else { panic!("{} is not a factor tunable", t.name) };
+        let Some(v) = self.given(t) else { return Ok(default) };
         let x: f64 = v.parse().map_err(|_| Self::bad(t, &v, "expected a number"))?;
         if !(min..=max).contains(&x) {
             return Err(Self::bad(t, &v, format!("must be between {min} and {max}")));
@@ -128,7 +150,8 @@ impl Settings {
     }
 
     pub fn flag(&mut self, t: &Tunable) -> Result<bool, ParamError> {
-        let v = self.raw(t).to_string();
+        let Unit::Flag { default } = t.unit else { panic!("{} is not a flag tunable", t.name) };
+        let Some(v) = self.given(t) else { return Ok(default) };
         match v.as_str() {
             "1" | "true" | "yes" | "on" => Ok(true),
             "0" | "false" | "no" | "off" => Ok(false),
@@ -160,10 +183,16 @@ impl Settings {
 impl fmt::Display for Unit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unit::Time(u) => write!(f, "time (bare number in {})", u.suffix()),
-            Unit::Count { what, min, max } => write!(f, "{what}, {min} to {max}"),
-            Unit::Factor { min, max } => write!(f, "factor, {min} to {max}"),
-            Unit::Flag => write!(f, "0/1"),
+            Unit::Time { unit, min, .. } if *min == Duration(1) => {
+                write!(f, "time (bare number in {}), > 0", unit.suffix())
+            }
+            Unit::Time { unit, min, .. } if *min > Duration::ZERO => {
+                write!(f, "time (bare number in {}), >= {min}", unit.suffix())
+            }
+            Unit::Time { unit, .. } => write!(f, "time (bare number in {})", unit.suffix()),
+            Unit::Count { what, min, max, .. } => write!(f, "{what}, {min} to {max}"),
+            Unit::Factor { min, max, .. } => write!(f, "factor, {min} to {max}"),
+            Unit::Flag { .. } => write!(f, "0/1"),
         }
     }
 }
@@ -174,25 +203,48 @@ mod tests {
 
     const T: Tunable = Tunable {
         name: "read_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "500",
-        scope: "deadline",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(500) },
         doc: "",
     };
 
-    /// Each tunable is declared once, its range with it: its default is a value it accepts.
+    /// Each tunable is declared once, its range and its typed default with it: the
+    /// default lies in the range, and typed back in as its text it reads the same.
     #[test]
-    fn every_default_is_accepted_by_its_own_tunable() {
+    fn every_default_is_in_range_and_reads_back_as_itself() {
         for t in crate::registry::tunables() {
-            let mut s = Settings::new();
-            let ok = match t.unit {
-                Unit::Time(_) => s.time(&t).is_ok(),
-                Unit::Count { .. } => s.count(&t).is_ok(),
-                Unit::Factor { .. } => s.factor(&t).is_ok(),
-                Unit::Flag => s.flag(&t).is_ok(),
+            let in_range = match t.unit {
+                Unit::Time { min, default, .. } => default >= min,
+                Unit::Count { min, max, default, .. } => (min..=max).contains(&default),
+                Unit::Factor { min, max, default } => (min..=max).contains(&default),
+                Unit::Flag { .. } => true,
             };
-            assert!(ok, "{} default {}", t.name, t.default);
+            assert!(in_range, "{} default {}", t.name, t.default_text());
+            let (mut given, mut not) = (Settings::new(), Settings::new());
+            given.set(t.name, &t.default_text());
+            let same = match t.unit {
+                Unit::Time { .. } => given.time(&t) == not.time(&t),
+                Unit::Count { .. } => given.count(&t) == not.count(&t),
+                Unit::Factor { .. } => given.factor(&t) == not.factor(&t),
+                Unit::Flag { .. } => given.flag(&t) == not.flag(&t),
+            };
+            assert!(same, "{} default {}", t.name, t.default_text());
         }
+    }
+
+    #[test]
+    fn a_time_below_its_least_is_an_error() {
+        const POSITIVE: Tunable = Tunable {
+            name: "slice",
+            unit: Unit::Time { unit: TimeUnit::Ms, min: Duration(1), default: Duration::from_millis(100) },
+            doc: "",
+        };
+        let mut s = Settings::new();
+        s.set("slice", "0");
+        let e = s.time(&POSITIVE).unwrap_err().to_string();
+        assert!(e.contains("slice") && e.contains("longer than zero"), "{e}");
+        s.set("slice", "1ns");
+        assert_eq!(s.time(&POSITIVE), Ok(Duration(1)));
+        assert_eq!(POSITIVE.default_text(), "100");
     }
 
     #[test]

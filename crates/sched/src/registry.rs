@@ -53,11 +53,40 @@ pub fn tunables() -> Vec<Tunable> {
         _ => Vec::new(),
     });
     for t in SCHEDULERS.iter().flat_map(|r| r.tunables).chain(with_policy) {
-        if !v.iter().any(|x: &Tunable| x.name == t.name && x.default == t.default && x.doc == t.doc) {
+        if !v.contains(t) {
             v.push(*t);
         }
     }
     v
+}
+
+/// Which schedulers read tunable `t`, as `headway tunables` says it: `all` when every
+/// scheduler does, `all but ...` when nearly all do; else the rows that list it themselves and the `FRAMEWORK:POLICY`
+/// pairs that read it only with that policy (a framework over a listed policy reads its
+/// policy's tunables too).
+pub fn readers(t: &Tunable) -> String {
+    let names = scheduler_names();
+    let not: Vec<&String> =
+        names.iter().filter(|n| !table::resolve(n).is_ok_and(|r| r.tunables().contains(t))).collect();
+    if not.is_empty() {
+        return "all".to_string();
+    }
+    if not.len() * 4 < names.len() {
+        return format!("all but {}", not.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(", "));
+    }
+    let mut v: Vec<String> =
+        SCHEDULERS.iter().filter(|r| r.tunables.contains(t)).map(|r| r.name.to_string()).collect();
+    for r in SCHEDULERS {
+        if let Kind::Framework { with_policy, .. } = r.kind {
+            v.extend(
+                r.policies_in(SCHEDULERS)
+                    .into_iter()
+                    .filter(|p| with_policy(p).contains(t))
+                    .map(|p| format!("{}:{p}", r.name)),
+            );
+        }
+    }
+    v.join(", ")
 }
 
 /// Does scheduler `name` keep the device idle on purpose? `None` for an unknown name.
@@ -217,6 +246,7 @@ impl Policy for Box<dyn Policy> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Unit;
 
     #[test]
     fn every_listed_name_builds() {
@@ -252,8 +282,8 @@ mod tests {
             let listed: Vec<&str> = table::resolve(&n).unwrap().tunables().iter().map(|t| t.name).collect();
             for t in tunables() {
                 let mut s = Settings::new();
-                s.set(t.name, t.default);
-                build(&n, &mut s).unwrap_or_else(|e| panic!("{n} with {}={}: {e}", t.name, t.default));
+                s.set(t.name, &t.default_text());
+                build(&n, &mut s).unwrap_or_else(|e| panic!("{n} with {}={}: {e}", t.name, t.default_text()));
                 let read = s.unused().is_empty();
                 assert_eq!(read, listed.contains(&t.name), "{n} and {}", t.name);
             }
@@ -312,6 +342,31 @@ mod tests {
             let e = e.err().expect("no such array").to_string();
             assert!(e.contains("bad array shape"), "{e}");
         }
+    }
+
+    /// One `--set` namespace: tunables that share a name share its meaning — the same
+    /// kind of value in the same unit (a bare `--set read_expire=300` is 300 ms to every
+    /// scheduler that reads it) and the same first clause of their doc (what follows a `;`
+    /// is how each scheduler acts on it); only the default may differ.
+    #[test]
+    fn a_shared_name_is_a_shared_meaning() {
+        let all = tunables();
+        let kind = |u: &Unit| match u {
+            Unit::Time { unit, .. } => format!("time in {}", unit.suffix()),
+            Unit::Count { what, .. } => format!("count of {what}"),
+            Unit::Factor { .. } => "factor".to_string(),
+            Unit::Flag { .. } => "flag".to_string(),
+        };
+        let meaning = |t: &Tunable| t.doc.split(';').next().unwrap_or("").trim().to_string();
+        let mut shared = 0;
+        for (i, a) in all.iter().enumerate() {
+            for b in all[i + 1..].iter().filter(|b| b.name == a.name) {
+                shared += 1;
+                assert_eq!(kind(&a.unit), kind(&b.unit), "{}", a.name);
+                assert_eq!(meaning(a), meaning(b), "{}", a.name);
+            }
+        }
+        assert!(shared >= 2, "read_expire and write_expire are shared by deadline and as");
     }
 
     #[test]

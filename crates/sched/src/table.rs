@@ -185,9 +185,8 @@ pub static SCHEDULERS: &[Row] = &[
             build: |pol, max_sectors, s| Ok(Box::new(stream_over(pol, "stream", max_sectors, s)?)),
             array: Some(|pol, max_sectors, shape, s| {
                 let params = StreamParams::from_settings(s)?;
-                let policies = (0..shape.members.max(1))
-                    .map(|_| pol.policy("stream", s))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let policies =
+                    (0..shape.members).map(|_| pol.policy("stream", s)).collect::<Result<Vec<_>, _>>()?;
                 Ok(array_stream(policies, shape, params, max_sectors))
             }),
             with_policy: |_| &[],

@@ -2,51 +2,44 @@
 //! `--set NAME=VALUE` table with the schedulers' knobs, under Linux's names.
 
 use headway_sched::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
+use headway_sched::Duration;
 
 use crate::readahead::READ_AHEAD_KB;
 use crate::writeback::WritebackParams;
 
 pub const T_READ_AHEAD_KB: Tunable = Tunable {
     name: "read_ahead_kb",
-    unit: Unit::Count { what: "KiB", min: 4, max: 1 << 20 },
-    default: "128",
-    scope: "page cache",
+    unit: Unit::Count { what: "KiB", min: 4, max: 1 << 20, default: 128 },
     doc: "largest readahead window for buffered (direct=0) readers (Linux read_ahead_kb)",
 };
 pub const T_READAHEAD_AFTER_IO: Tunable = Tunable {
     name: "readahead_after_io",
-    unit: Unit::Flag,
-    default: "0",
-    scope: "page cache",
+    unit: Unit::Flag { default: false },
     doc: "1: the next async readahead window goes out only once the page that triggers it has \
           arrived, leaving the quiet period seeds/000 §3.3 describes; 0: on touching it even in flight",
 };
 pub const T_DIRTY_BACKGROUND_BYTES: Tunable = Tunable {
     name: "dirty_background_bytes",
-    unit: Unit::Count { what: "bytes", min: 4096, max: 1 << 50 },
-    default: "209715200",
-    scope: "page cache",
+    unit: Unit::Count { what: "bytes", min: 4096, max: 1 << 50, default: 209715200 },
     doc: "a job's dirty data that starts writeback (10% of the paper's 2 GB machine)",
 };
 pub const T_DIRTY_BYTES: Tunable = Tunable {
     name: "dirty_bytes",
-    unit: Unit::Count { what: "bytes", min: 4096, max: 1 << 50 },
-    default: "419430400",
-    scope: "page cache",
+    unit: Unit::Count { what: "bytes", min: 4096, max: 1 << 50, default: 419430400 },
     doc: "dirty plus in-writeback data past which a buffered writer waits (20% of 2 GB)",
 };
 pub const T_DIRTY_EXPIRE: Tunable = Tunable {
     name: "dirty_expire",
-    unit: Unit::Time(TimeUnit::Ms),
-    default: "30000",
-    scope: "page cache",
+    unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(30000) },
     doc: "age at which dirty data is written back (Linux dirty_expire_centisecs 3000)",
 };
 pub const T_DIRTY_WRITEBACK: Tunable = Tunable {
     name: "dirty_writeback",
-    unit: Unit::Time(TimeUnit::Ms),
-    default: "5000",
-    scope: "page cache",
+    unit: Unit::Time {
+        unit: TimeUnit::Ms,
+        min: Duration::from_millis(1),
+        default: Duration::from_millis(5000),
+    },
     doc: "period of the flusher's expiry check (Linux dirty_writeback_centisecs 500)",
 };
 
@@ -98,9 +91,7 @@ impl HostParams {
                 dirty_background_bytes: background,
                 dirty_bytes: limit,
                 dirty_expire: s.time(&T_DIRTY_EXPIRE)?,
-                dirty_writeback_interval: s
-                    .time(&T_DIRTY_WRITEBACK)?
-                    .max(headway_sched::Duration::from_millis(1)),
+                dirty_writeback_interval: s.time(&T_DIRTY_WRITEBACK)?,
                 ..WritebackParams::default()
             },
         })
@@ -128,5 +119,9 @@ mod tests {
         s.push_kv("dirty_bytes=8192").unwrap();
         let e = HostParams::from_settings(&mut s).unwrap_err().to_string();
         assert!(e.contains("dirty_bytes") && e.contains("dirty_background_bytes"), "{e}");
+        let mut s = Settings::new();
+        s.push_kv("dirty_writeback=0").unwrap();
+        let e = HostParams::from_settings(&mut s).unwrap_err().to_string();
+        assert!(e.contains("dirty_writeback") && e.contains("at least 1ms"), "an error, not a clamp: {e}");
     }
 }

@@ -103,24 +103,18 @@ pub const BACKWARD_THRESHOLD: f64 = 0.8;
 
 pub const T_THINK_CUTOFF: Tunable = Tunable {
     name: "antic_think_cutoff",
-    unit: Unit::Time(TimeUnit::Ms),
-    default: "3",
-    scope: "antic:stride, antic-combo:stride",
+    unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(3) },
     doc: "proportional-share anticipation waits only for contexts whose median thinktime is below this",
 };
 pub const T_BACKWARD_THRESHOLD: Tunable = Tunable {
     name: "antic_backward_threshold",
-    unit: Unit::Factor { min: 0.0, max: 1.0 },
-    default: "0.8",
-    scope: "antic:cscan, antic:deadline",
+    unit: Unit::Factor { min: 0.0, max: 1.0, default: 0.8 },
     doc: "no wait for a forward candidate when the last context seeks backward more likely than this",
 };
 
 pub const T_TIMEOUT_GUARD: Tunable = Tunable {
     name: "antic_timeout_guard",
-    unit: Unit::Factor { min: 0.0, max: 1.0 },
-    default: "0.75",
-    scope: "antic:*, antic-combo:*",
+    unit: Unit::Factor { min: 0.0, max: 1.0, default: 0.75 },
     doc: "no wait for a context whose recent predicted waits its next request missed more often than this (1: never give up)",
 };
 

@@ -82,16 +82,12 @@ pub const SEEKY_BITS: u32 = 4;
 
 pub const T_BMAX: Tunable = Tunable {
     name: "htbs_bmax",
-    unit: Unit::Count { what: "requests", min: 1, max: 1 << 20 },
-    default: "20",
-    scope: "htbs",
+    unit: Unit::Count { what: "requests", min: 1, max: 1 << 20, default: 20 },
     doc: "consecutive requests the active application may dispatch before another gets the disk",
 };
 pub const T_TWAIT: Tunable = Tunable {
     name: "htbs_twait",
-    unit: Unit::Time(TimeUnit::Ms),
-    default: "10",
-    scope: "htbs",
+    unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(10) },
     doc: "longest the disk stays idle waiting for the active application's next request",
 };
 

@@ -80,23 +80,17 @@ pub const STREAM_TIME_SLICE: Duration = Duration::from_millis(124);
 
 pub const T_STREAM_THRESHOLD: Tunable = Tunable {
     name: "stream_threshold",
-    unit: Unit::Count { what: "requests", min: 1, max: 1 << 20 },
-    default: "4",
-    scope: "stream",
+    unit: Unit::Count { what: "requests", min: 1, max: 1 << 20, default: 4 },
     doc: "stream length at which SS starts waiting for the next member",
 };
 pub const T_TOLERANCE_FACTOR: Tunable = Tunable {
     name: "tolerance_factor",
-    unit: Unit::Factor { min: 0.0, max: 100.0 },
-    default: "0.5",
-    scope: "stream",
+    unit: Unit::Factor { min: 0.0, max: 100.0, default: 0.5 },
     doc: "second chance: streams longer than (1+f)*threshold wait f*service_time more",
 };
 pub const T_STREAM_TIME_SLICE: Tunable = Tunable {
     name: "stream_time_slice",
-    unit: Unit::Time(TimeUnit::Ms),
-    default: "124",
-    scope: "stream",
+    unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(124) },
     doc: "longest uninterrupted service of one stream while others are pending",
 };
 

@@ -158,37 +158,27 @@ pub mod knob {
 
     pub const ANTIC_EXPIRE: Tunable = Tunable {
         name: "antic_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "6",
-        scope: "as",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(6) },
         doc: "longest wait, after a read completes, for its process's next nearby read (0 = never wait)",
     };
     pub const READ_EXPIRE: Tunable = Tunable {
         name: "read_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "125",
-        scope: "as",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(125) },
         doc: "deadline of a read (arrival + read_expire); the FIFO is checked once per interval",
     };
     pub const WRITE_EXPIRE: Tunable = Tunable {
         name: "write_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "250",
-        scope: "as",
-        doc: "deadline of a write (arrival + write_expire), checked in write batches",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(250) },
+        doc: "deadline of a write (arrival + write_expire); checked in write batches",
     };
     pub const READ_BATCH_EXPIRE: Tunable = Tunable {
         name: "read_batch_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "500",
-        scope: "as",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(500) },
         doc: "length of a read batch once writes are pending",
     };
     pub const WRITE_BATCH_EXPIRE: Tunable = Tunable {
         name: "write_batch_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "125",
-        scope: "as",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(125) },
         doc: "target length of a write batch (auto-tunes the writes per batch)",
     };
 }

@@ -165,72 +165,52 @@ pub mod knob {
 
     pub const SLICE_SYNC: Tunable = Tunable {
         name: "slice_sync",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "100",
-        scope: "cfq",
-        doc: "time slice of a synchronous (per-process) queue, from its first completion (> 0)",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration(1), default: Duration::from_millis(100) },
+        doc: "time slice of a synchronous (per-process) queue, from its first completion",
     };
     pub const SLICE_ASYNC: Tunable = Tunable {
         name: "slice_async",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "40",
-        scope: "cfq",
-        doc: "time slice of the shared asynchronous-write queue (> 0)",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration(1), default: Duration::from_millis(40) },
+        doc: "time slice of the shared asynchronous-write queue",
     };
     pub const SLICE_ASYNC_RQ: Tunable = Tunable {
         name: "slice_async_rq",
-        unit: Unit::Count { what: "requests", min: 1, max: 1 << 20 },
-        default: "2",
-        scope: "cfq",
+        unit: Unit::Count { what: "requests", min: 1, max: 1 << 20, default: 2 },
         doc: "the async queue's slice also ends after 8x this many dispatches when others wait (>= 1)",
     };
     pub const SLICE_IDLE: Tunable = Tunable {
         name: "slice_idle",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "8",
-        scope: "cfq",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(8) },
         doc: "longest idle wait for the active sync queue's next request; 0 disables idling",
     };
     pub const FIFO_EXPIRE_SYNC: Tunable = Tunable {
         name: "fifo_expire_sync",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "125",
-        scope: "cfq",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(125) },
         doc: "a sync request older than this is served first at its queue's next slice",
     };
     pub const FIFO_EXPIRE_ASYNC: Tunable = Tunable {
         name: "fifo_expire_async",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "250",
-        scope: "cfq",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(250) },
         doc: "the same for async writes",
     };
     pub const QUANTUM: Tunable = Tunable {
         name: "quantum",
-        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64 },
-        default: "8",
-        scope: "cfq",
+        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64, default: 8 },
         doc: "most requests one queue may have in the device while other queues wait (>= 1)",
     };
     pub const BACK_SEEK_MAX: Tunable = Tunable {
         name: "back_seek_max",
-        unit: Unit::Count { what: "KiB", min: 0, max: 1 << 40 },
-        default: "16384",
-        scope: "cfq",
+        unit: Unit::Count { what: "KiB", min: 0, max: 1 << 40, default: 16384 },
         doc: "a request at most this far behind the head may be served before one ahead",
     };
     pub const BACK_SEEK_PENALTY: Tunable = Tunable {
         name: "back_seek_penalty",
-        unit: Unit::Count { what: "factor", min: 1, max: 1 << 20 },
-        default: "2",
-        scope: "cfq",
+        unit: Unit::Count { what: "factor", min: 1, max: 1 << 20, default: 2 },
         doc: "a backward distance counts this many times a forward one (>= 1)",
     };
     pub const LOW_LATENCY: Tunable = Tunable {
         name: "low_latency",
-        unit: Unit::Flag,
-        default: "1",
-        scope: "cfq",
+        unit: Unit::Flag { default: true },
         doc: "shrink slices so a round over the busy queues fits 300 ms; ramp async depth",
     };
 }
@@ -299,20 +279,9 @@ impl Default for CfqParams {
 impl CfqParams {
     /// Read the cfq tunables; a zero slice, quantum, slice_async_rq or penalty is an error.
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
-        let positive = |t: &Tunable, d: Duration| {
-            if d == Duration::ZERO {
-                Err(ParamError::BadValue {
-                    name: t.name.to_string(),
-                    value: "0".into(),
-                    why: "must be longer than zero".into(),
-                })
-            } else {
-                Ok(d)
-            }
-        };
         Ok(CfqParams {
-            slice_sync: positive(&knob::SLICE_SYNC, s.time(&knob::SLICE_SYNC)?)?,
-            slice_async: positive(&knob::SLICE_ASYNC, s.time(&knob::SLICE_ASYNC)?)?,
+            slice_sync: s.time(&knob::SLICE_SYNC)?,
+            slice_async: s.time(&knob::SLICE_ASYNC)?,
             slice_async_rq: s.count(&knob::SLICE_ASYNC_RQ)? as u32,
             slice_idle: s.time(&knob::SLICE_IDLE)?,
             fifo_expire_sync: s.time(&knob::FIFO_EXPIRE_SYNC)?,

@@ -58,16 +58,12 @@ pub mod knob {
 
     pub const AGING_WEIGHT: Tunable = Tunable {
         name: "aging_weight",
-        unit: Unit::Factor { min: 0.0, max: 1e6 },
-        default: "0.01",
-        scope: "aged-sptf",
+        unit: Unit::Factor { min: 0.0, max: 1e6, default: 0.01 },
         doc: "positioning time forgiven per unit of time waited (0 = SPTF plus the hard bound)",
     };
     pub const MAX_LATENCY: Tunable = Tunable {
         name: "max_latency",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "1000",
-        scope: "aged-sptf",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(1000) },
         doc: "a request waiting this long is dispatched next, oldest first (0 = FCFS)",
     };
 }

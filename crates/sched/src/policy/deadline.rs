@@ -76,37 +76,27 @@ pub mod knob {
 
     pub const READ_EXPIRE: Tunable = Tunable {
         name: "read_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "500",
-        scope: "deadline, mq-deadline",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(500) },
         doc: "deadline of a read (arrival + read_expire); past it, the read is served at the next batch",
     };
     pub const WRITE_EXPIRE: Tunable = Tunable {
         name: "write_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "5000",
-        scope: "deadline, mq-deadline",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(5000) },
         doc: "deadline of a write (arrival + write_expire)",
     };
     pub const WRITES_STARVED: Tunable = Tunable {
         name: "writes_starved",
-        unit: Unit::Count { what: "read batches", min: 0, max: u32::MAX as u64 },
-        default: "2",
-        scope: "deadline, mq-deadline",
+        unit: Unit::Count { what: "read batches", min: 0, max: u32::MAX as u64, default: 2 },
         doc: "read batches that may be chosen over pending writes before a write batch",
     };
     pub const FIFO_BATCH: Tunable = Tunable {
         name: "fifo_batch",
-        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64 },
-        default: "16",
-        scope: "deadline, mq-deadline",
+        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64, default: 16 },
         doc: "requests dispatched in one sector-ordered batch before deadlines are checked (>= 1)",
     };
     pub const FRONT_MERGES: Tunable = Tunable {
         name: "front_merges",
-        unit: Unit::Flag,
-        default: "1",
-        scope: "deadline, mq-deadline",
+        unit: Unit::Flag { default: true },
         doc: "merge a request in front of a queued one that starts where it ends",
     };
 }

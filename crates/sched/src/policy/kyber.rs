@@ -65,16 +65,12 @@ pub mod knob {
 
     pub const READ_LAT_NSEC: Tunable = Tunable {
         name: "read_lat_nsec",
-        unit: Unit::Time(TimeUnit::Ns),
-        default: "2000000",
-        scope: "kyber",
+        unit: Unit::Time { unit: TimeUnit::Ns, min: Duration::ZERO, default: Duration::from_nanos(2000000) },
         doc: "target latency of reads; kyber narrows the device's queue to keep it",
     };
     pub const WRITE_LAT_NSEC: Tunable = Tunable {
         name: "write_lat_nsec",
-        unit: Unit::Time(TimeUnit::Ns),
-        default: "10000000",
-        scope: "kyber",
+        unit: Unit::Time { unit: TimeUnit::Ns, min: Duration::ZERO, default: Duration::from_nanos(10000000) },
         doc: "target latency of writes",
     };
 }

@@ -68,16 +68,12 @@ pub mod knob {
 
     pub const ASYNC_DEPTH: Tunable = Tunable {
         name: "async_depth",
-        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64 },
-        default: "48",
-        scope: "mq-deadline",
+        unit: Unit::Count { what: "requests", min: 1, max: u32::MAX as u64, default: 48 },
         doc: "writes and asynchronous reads queued or at the device at once; more wait for a completion (Linux's tag bound)",
     };
     pub const PRIO_AGING_EXPIRE: Tunable = Tunable {
         name: "prio_aging_expire",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "10000",
-        scope: "mq-deadline",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(10000) },
         doc: "a lower-priority request that has waited this long goes first (0: never)",
     };
 }

@@ -79,9 +79,7 @@ pub mod knob {
 
     pub const TAU: Tunable = Tunable {
         name: "tau",
-        unit: Unit::Time(TimeUnit::Ms),
-        default: "1000",
-        scope: "stride",
+        unit: Unit::Time { unit: TimeUnit::Ms, min: Duration::ZERO, default: Duration::from_millis(1000) },
         doc: "contexts whose virtual clock (disk time / weight) is within tau of the smallest \
               compete by positioning time (0 = strict stride)",
     };

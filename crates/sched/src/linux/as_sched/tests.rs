@@ -530,8 +530,8 @@ fn tunables_parse_and_build_names_the_scheduler_as() {
     let mut set = Settings::new();
     assert_eq!(AsParams::from_settings(&mut set).unwrap(), AsParams::default());
     for t in &TUNABLES[1..] {
-        let d = crate::units::parse_time(t.default, TimeUnit::Ms).unwrap();
-        assert!(d > Duration::ZERO, "{}", t.name);
+        let Unit::Time { default, .. } = t.unit else { panic!("{} is a time", t.name) };
+        assert!(default > Duration::ZERO, "{}", t.name);
     }
     set.push_kv("antic_expire=0").unwrap();
     set.push_kv("read_expire=50ms").unwrap();

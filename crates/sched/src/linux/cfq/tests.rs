@@ -130,7 +130,7 @@ fn defaults_match_the_constants_and_linux() {
     assert_eq!((p.slice_async_rq, p.quantum, p.back_seek_penalty, p.low_latency), (2, 8, 2, true));
     assert_eq!(p.back_seek_max, 16384 * 2, "16 MiB in sectors");
     for t in &TUNABLES[1..] {
-        assert_eq!(t.scope, "cfq");
+        assert_eq!(crate::registry::readers(t), "cfq", "{}", t.name);
     }
     assert_eq!(TUNABLES[0].name, "max_sectors_kb", "cfq reads the merge bound too");
     assert_eq!(TUNABLES.len(), 11);
