@@ -11,7 +11,7 @@ use headway_lab::served::compare;
 use headway_lab::spec::{self, Spec};
 use headway_lab::{run_spec, LabOptions, LabReport};
 use headway_sim::trace::{feed, replay_traced, Format, Mode, ReplayConfig};
-use headway_sim::ContextMode;
+use headway_sim::{ContextMode, RunSpec};
 
 #[derive(clap::Args)]
 pub struct LabArgs {
@@ -93,15 +93,15 @@ pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
                 let cfg = ReplayConfig {
                     path: trace.to_path_buf(),
                     format: Format::Blkparse,
-                    disk: disk.clone(),
-                    schedulers: vec![run.scheduler.clone()],
-                    context: match hw.context {
-                        spec::Context::Connection => ContextMode::Process,
-                        spec::Context::None => ContextMode::None,
+                    run: RunSpec {
+                        context: match hw.context {
+                            spec::Context::Connection => ContextMode::Process,
+                            spec::Context::None => ContextMode::None,
+                        },
+                        settings: settings.clone(),
+                        drive,
+                        ..RunSpec::new(disk.clone()).with_schedulers(&[&run.scheduler])
                     },
-                    settings: settings.clone(),
-                    seed: 1,
-                    drive,
                     mode: Some(mode),
                     // the trace's clock started with the emulated drive's
                     options: feed::FeedOptions { absolute_times: true, ..Default::default() },

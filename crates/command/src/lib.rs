@@ -18,13 +18,15 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
-use headway_sched::Settings;
-use headway_sim::{fio, simulate, ContextMode, SimConfig};
+use headway_sim::{fio, simulate, SimConfig};
+
+pub(crate) use run_args::parse_settings;
+use run_args::RunArgs;
 
 mod lab;
 mod replay;
 mod reproduce;
+mod run_args;
 mod sweep;
 mod validate;
 
@@ -44,33 +46,8 @@ enum Cmd {
         /// `headway simulate -- --name=job --rw=randread --bs=4k --size=1g`)
         #[arg(required_unless_present = "fio_args")]
         jobfile: Option<PathBuf>,
-        /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
-        #[arg(long, default_value = headway_disk::DEFAULT)]
-        disk: String,
-        /// Scheduler(s), comma-separated (see `headway schedulers`)
-        #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
-        scheduler: Vec<String>,
-        /// What the scheduler learns about who issued a request:
-        /// process | thread | none | vm | pool:N
-        #[arg(long, default_value = "process")]
-        context: String,
-        /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
-        #[arg(long = "set", value_name = "NAME=VALUE")]
-        set: Vec<String>,
-        /// Seed of the simulator's random numbers
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
         #[command(flatten)]
-        drive: DriveArgs,
-        /// A disk array of N `--disk` drives, each with its own scheduler instance (`stream`
-        /// coordinates them; `stream-local` does not): raid0:N:STRIPE or raid5:N:STRIPE
-        /// (left-symmetric), e.g. raid0:5:64k
-        #[arg(long, value_name = "LEVEL:N:STRIPE")]
-        array: Option<String>,
-        /// Array requests the array's front end admits at once (a RAID card's queue);
-        /// more wait in FIFO order
-        #[arg(long, default_value_t = headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH, requires = "array")]
-        array_queue_depth: u32,
+        run: RunArgs,
         /// Write fio-shaped JSON results here
         #[arg(long)]
         json: Option<PathBuf>,
@@ -115,18 +92,10 @@ enum Cmd {
         /// Requests to simulate per scheduler
         #[arg(long, default_value_t = 1_000_000)]
         requests: u64,
-        /// Scheduler(s) to measure, comma-separated
-        #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
-        scheduler: Vec<String>,
-        /// Drive model
-        #[arg(long, default_value = headway_disk::DEFAULT)]
-        disk: String,
+        /// The drive, the schedulers to measure and the rest (`--array`: requests/s counts
+        /// array requests)
         #[command(flatten)]
-        drive: DriveArgs,
-        /// Run the workload on an array of `--disk` drives (raid0:5:64k); requests/s counts
-        /// array requests
-        #[arg(long, value_name = "LEVEL:N:STRIPE")]
-        array: Option<String>,
+        run: RunArgs,
     },
     /// Export a file over NBD and schedule its real I/O with a headway scheduler.
     Serve(ServeArgs),
@@ -162,37 +131,6 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         per_request: Option<PathBuf>,
     },
-}
-
-/// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
-#[derive(clap::Args)]
-struct DriveArgs {
-    /// Commands the drive queues, 1-64 (SATA NCQ: 32, SCSI TCQ: 64); 1 = no queueing
-    #[arg(long, value_name = "N", default_value = "1")]
-    queue_depth: String,
-    /// How the drive orders its queue: fcfs | sptf (shortest positioning time first)
-    #[arg(long, value_name = "fcfs|sptf", default_value = "sptf")]
-    drive_scheduler: String,
-    /// When the drive reports a write done: through (on the media) | back (in its cache)
-    #[arg(long, value_name = "back|through", default_value = "through")]
-    write_cache: String,
-}
-
-impl DriveArgs {
-    fn config(&self) -> Result<DriveConfig> {
-        let q = &self.queue_depth;
-        let queue_depth =
-            q.parse::<u32>().ok().filter(|d| (1..=MAX_QUEUE_DEPTH).contains(d)).with_context(|| {
-                format!("--queue-depth `{q}`: expected a number from 1 to {MAX_QUEUE_DEPTH}")
-            })?;
-        let s = &self.drive_scheduler;
-        let scheduler = DriveScheduler::parse(s)
-            .with_context(|| format!("--drive-scheduler `{s}`: expected fcfs or sptf"))?;
-        let w = &self.write_cache;
-        let write_cache =
-            WriteCache::parse(w).with_context(|| format!("--write-cache `{w}`: expected back or through"))?;
-        Ok(DriveConfig { queue_depth, scheduler, write_cache, write_cache_sectors: None })
-    }
 }
 
 /// Run the `headway` command with `args` (the program name first, as `std::env::args_os`):
@@ -236,52 +174,20 @@ where
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Simulate {
-            jobfile,
-            disk,
-            scheduler,
-            context,
-            set,
-            seed,
-            drive,
-            array,
-            array_queue_depth,
-            json,
-            plot,
-            per_request,
-            quiet,
-            fio_args,
-        } => {
+        Cmd::Simulate { jobfile, run, json, plot, per_request, quiet, fio_args } => {
             reproduce::check_plot_path(plot.as_deref())?;
-            let drive = drive.config()?;
-            let array = match array {
-                None => None,
-                Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
-            };
-            let context: ContextMode = context.parse().map_err(|e| anyhow::anyhow!("--context: {e}"))?;
-            let disk_spec = headway_disk::resolve(&disk)?;
-            let settings = parse_settings(&set)?;
+            let run = run.spec()?;
             let jobfile = match (jobfile, fio_args.is_empty()) {
                 (Some(_), false) => bail!("give a job file or fio options after `--`, not both"),
                 (Some(path), true) => fio::parse_file(&path)?,
                 (None, _) => fio::parse_args(&fio_args)?,
             };
-            let cfg = SimConfig {
-                jobfile,
-                disk: disk_spec,
-                schedulers: scheduler,
-                context,
-                settings,
-                seed,
-                drive,
-                array,
-                array_queue_depth,
-            };
+            let cfg = SimConfig { jobfile, run };
             let report = match per_request {
-                None => with_progress(cfg.schedulers.len(), |progress| simulate(&cfg, progress))?,
+                None => with_progress(cfg.run.schedulers.len(), |progress| simulate(&cfg, progress))?,
                 Some(path) => {
-                    let mut csv = headway_sim::request_csv::RequestCsv::create(&path, &cfg.schedulers)?;
-                    let report = with_progress(cfg.schedulers.len(), |progress| {
+                    let mut csv = headway_sim::request_csv::RequestCsv::create(&path, &cfg.run.schedulers)?;
+                    let report = with_progress(cfg.run.schedulers.len(), |progress| {
                         headway_sim::simulate_logged(&cfg, progress, |run, r| csv.record(run, r))
                     })?;
                     csv.finish()?;
@@ -322,10 +228,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { requests, scheduler, disk, drive, array } => {
-            let array = array.map(|a| a.parse().map_err(anyhow::Error::msg)).transpose()?;
-            bench(requests, &scheduler, &disk, drive.config()?, array)
-        }
+        Cmd::Bench { requests, run } => bench(requests, &run.disk, run.spec()?),
         Cmd::Serve(args) => serve(args),
         Cmd::Lab(args) => lab::run(args),
         Cmd::Replay(args) => replay::run(args),
@@ -366,15 +269,6 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 /// Run `f` with a progress bar that appears only once the work has taken two seconds.
-/// `--set NAME=VALUE` flags, in order (each checked against the tunable table later).
-fn parse_settings(set: &[String]) -> Result<Settings> {
-    let mut settings = Settings::new();
-    for kv in set {
-        settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
-    }
-    Ok(settings)
-}
-
 /// Write an output file, creating its directory.
 fn write_output(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -438,14 +332,8 @@ fn bench_jobfile(requests: u64) -> Result<fio::JobFile> {
     Ok(fio::parse_str(&text, "<bench>")?)
 }
 
-fn bench(
-    requests: u64,
-    schedulers: &[String],
-    disk: &str,
-    drive: DriveConfig,
-    array: Option<headway_disk::array::ArraySpec>,
-) -> Result<()> {
-    let disk_spec = headway_disk::resolve(disk)?;
+fn bench(requests: u64, disk: &str, spec: headway_sim::RunSpec) -> Result<()> {
+    let (drive, array) = (spec.drive, spec.array);
     let on = array.map_or(disk.to_string(), |a| format!("{a} of {disk}"));
     println!(
         "workload: {requests} requests (2 sequential + 2 random 4 KiB synchronous readers) on {on}, \
@@ -455,17 +343,10 @@ fn bench(
         drive.write_cache.name()
     );
     println!("{:<22} {:>12} {:>14} {:>12}", "scheduler", "wall s", "requests/s", "sim time s");
-    for name in schedulers {
+    for name in &spec.schedulers {
         let cfg = SimConfig {
             jobfile: bench_jobfile(requests)?,
-            disk: disk_spec.clone(),
-            schedulers: vec![name.clone()],
-            context: ContextMode::Process,
-            settings: Settings::new(),
-            seed: 1,
-            drive,
-            array,
-            array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
+            run: headway_sim::RunSpec { schedulers: vec![name.clone()], ..spec.clone() },
         };
         let t0 = Instant::now();
         let report = simulate(&cfg, |_, _| {})?;
@@ -660,7 +541,7 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.queue_depth = a.queue_depth;
     cfg.curve = curve;
     cfg.stats_interval = a.stats;
-    cfg.write_cache = WriteCache::parse(&a.write_cache)
+    cfg.write_cache = headway_disk::WriteCache::parse(&a.write_cache)
         .with_context(|| format!("--write-cache `{}`: expected back or through", a.write_cache))?;
     let trace_format = a.trace_format.parse::<TraceFormat>().map_err(anyhow::Error::msg)?;
     cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });

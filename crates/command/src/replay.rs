@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use headway_sim::trace::{feed, replay, replay_logged, Format, Mode, ReplayConfig};
-use headway_sim::ContextMode;
 
-use super::{with_progress, DriveArgs};
+use super::with_progress;
+use crate::run_args::RunArgs;
 
 /// Flags of `headway replay`.
 #[derive(clap::Args)]
@@ -19,16 +19,8 @@ pub struct ReplayArgs {
     /// blkparse | iolog (fio iolog v2/v3) | msr | spc (umass) | disksim | fiu
     #[arg(long, value_name = "F")]
     format: String,
-    /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
-    #[arg(long, default_value = headway_disk::DEFAULT)]
-    disk: String,
-    /// Scheduler(s), comma-separated (see `headway schedulers`)
-    #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
-    scheduler: Vec<String>,
-    /// What the scheduler learns about who issued a request: process | thread (the trace's
-    /// context: pid, file, volume) | none | pool:N
-    #[arg(long, default_value = "process")]
-    context: String,
+    #[command(flatten)]
+    run: RunArgs,
     /// open: requests arrive at their recorded times; closed: each context is a synchronous
     /// issuer with the recorded think times (default: open; closed for fio iolog v2)
     #[arg(long, value_name = "open|closed")]
@@ -49,14 +41,6 @@ pub struct ReplayArgs {
     /// Contexts reported as jobs of their own; the rest share a job named `others`
     #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_MAX_JOBS)]
     max_jobs: usize,
-    /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
-    /// Seed of the simulator's random numbers (`--context pool:N` draws)
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    #[command(flatten)]
-    drive: DriveArgs,
     /// Write fio-shaped JSON results here (as `headway simulate --json`)
     #[arg(long)]
     json: Option<PathBuf>,
@@ -70,27 +54,18 @@ pub struct ReplayArgs {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
-    let drive = a.drive.config()?;
     let format = Format::parse(&a.format)
         .with_context(|| format!("--format `{}`: expected one of {}", a.format, Format::NAMES))?;
-    let context = ContextMode::for_trace(&a.context).map_err(|e| anyhow::anyhow!("--context: {e}"))?;
     let mode = a
         .mode
         .as_deref()
         .map(|m| Mode::parse(m).with_context(|| format!("--mode `{m}`: expected open or closed")))
         .transpose()?;
     anyhow::ensure!(a.window >= 1, "--window must be at least 1");
-    let disk = headway_disk::resolve(&a.disk)?;
-    let settings = super::parse_settings(&a.set)?;
     let cfg = ReplayConfig {
         path: a.trace,
         format,
-        disk,
-        schedulers: a.scheduler,
-        context,
-        settings,
-        seed: a.seed,
-        drive,
+        run: a.run.trace_spec()?,
         mode,
         options: feed::FeedOptions {
             window: a.window,
@@ -101,10 +76,10 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         },
     };
     let (report, summary) = match &a.per_request {
-        None => with_progress(cfg.schedulers.len(), |progress| replay(&cfg, progress))?,
+        None => with_progress(cfg.run.schedulers.len(), |progress| replay(&cfg, progress))?,
         Some(path) => {
-            let mut csv = headway_sim::request_csv::RequestCsv::create(path, &cfg.schedulers)?;
-            let out = with_progress(cfg.schedulers.len(), |progress| {
+            let mut csv = headway_sim::request_csv::RequestCsv::create(path, &cfg.run.schedulers)?;
+            let out = with_progress(cfg.run.schedulers.len(), |progress| {
                 replay_logged(&cfg, progress, |run, r| csv.record(run, r))
             })?;
             csv.finish()?;

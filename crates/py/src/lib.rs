@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::{Duration, Settings};
 use headway_sim::request_csv::RequestCsv;
-use headway_sim::{fio, simulate_with, ContextMode, SimConfig};
+use headway_sim::{fio, simulate_with, ContextMode, RunSpec, SimConfig};
 
 use error::Failure;
 
@@ -56,20 +56,20 @@ fn simulate_json(
             None => None,
             Some(a) => Some(a.parse().map_err(Failure::Setting)?),
         };
-        Ok(SimConfig {
-            jobfile,
-            disk: resolve_disk(disk)?,
-            schedulers,
+        let drive = drive_config(queue_depth, drive_scheduler, write_cache)?;
+        let run = RunSpec {
             context: parse_context(context, true)?,
             settings: parse_settings(&settings)?,
             seed,
-            drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
+            drive,
             array,
             array_queue_depth,
-        })
+            ..RunSpec::new(resolve_disk(disk)?).with_schedulers(&schedulers)
+        };
+        Ok(SimConfig { jobfile, run })
     })()
     .map_err(|f| f.into_py(py))?;
-    let mut csv = request_csv(per_request, &cfg.schedulers).map_err(|f| f.into_py(py))?;
+    let mut csv = request_csv(per_request, &cfg.run.schedulers).map_err(|f| f.into_py(py))?;
     // The simulation holds no Python object: let other Python threads run meanwhile.
     let report = py
         .detach(|| {
@@ -184,18 +184,19 @@ fn replay_json(
         Ok(ReplayConfig {
             path: trace.into(),
             format,
-            disk: resolve_disk(disk)?,
-            schedulers,
-            context: parse_context(context, false)?,
-            settings: parse_settings(&settings)?,
-            seed,
-            drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
+            run: RunSpec {
+                context: parse_context(context, false)?,
+                settings: parse_settings(&settings)?,
+                seed,
+                drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
+                ..RunSpec::new(resolve_disk(disk)?).with_schedulers(&schedulers)
+            },
             mode,
             options: feed::FeedOptions { window, wrap, skip_bad, max_jobs, absolute_times: false },
         })
     })()
     .map_err(|f| f.into_py(py))?;
-    let mut csv = request_csv(per_request, &cfg.schedulers).map_err(|f| f.into_py(py))?;
+    let mut csv = request_csv(per_request, &cfg.run.schedulers).map_err(|f| f.into_py(py))?;
     let (report, summary) = py
         .detach(|| match csv.as_mut() {
             None => headway_sim::trace::replay(&cfg, |_, _| {}),

@@ -16,6 +16,7 @@ pub mod readahead;
 pub mod report;
 pub mod reproduce;
 pub mod request_csv;
+pub mod run_spec;
 pub mod sweep;
 pub mod trace;
 pub mod workload;
@@ -24,7 +25,7 @@ pub mod writeback;
 use std::collections::BTreeMap;
 
 use headway_disk::array::ArraySpec;
-use headway_disk::{DiskSpec, DriveConfig, Hdd};
+use headway_disk::DiskSpec;
 use headway_sched::framework::array_stream::ArrayShape;
 use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
 
@@ -32,27 +33,15 @@ pub use engine::{
     ArrayConfig, Engine, EngineError, RequestRecord, RunInput, RunsLog, DEFAULT_ARRAY_QUEUE_DEPTH,
 };
 pub use report::{Report, RunReport};
+pub use run_spec::{RunSpec, DEFAULT_SCHEDULERS};
 pub use workload::{BadContext, ContextMode, Job, VmInTrace, WorkloadError};
 
-/// Everything a simulation needs.
+/// Everything a simulation needs: the job file, and the machine and schedulers to run it
+/// on.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     pub jobfile: fio::JobFile,
-    pub disk: DiskSpec,
-    pub schedulers: Vec<String>,
-    pub context: ContextMode,
-    pub settings: Settings,
-    pub seed: u64,
-    /// The drive's command queue and write cache (`DriveConfig::default()`: depth 1,
-    /// write-through, as every result before command queueing; SPTF inside the drive
-    /// when the depth allows a choice).
-    pub drive: DriveConfig,
-    /// A disk array of `disk`s (`--array raid0:5:64k`): the jobs' addresses are the
-    /// array's. `None`: one drive.
-    pub array: Option<ArraySpec>,
-    /// Array requests admitted at once by the array's front end
-    /// ([`engine::DEFAULT_ARRAY_QUEUE_DEPTH`]); unused without an array.
-    pub array_queue_depth: u32,
+    pub run: RunSpec,
 }
 
 /// Why a simulation could not run.
@@ -123,8 +112,14 @@ pub fn expand_jobs(cfg: &SimConfig, capacity_sectors: u64) -> Result<Vec<Job>, S
         if spec.stonewall && i > 0 {
             group += 1;
         }
-        let clones =
-            Job::expand(spec, group, jobs.len(), capacity_sectors * SECTOR_BYTES, cfg.context, cfg.seed)?;
+        let clones = Job::expand(
+            spec,
+            group,
+            jobs.len(),
+            capacity_sectors * SECTOR_BYTES,
+            cfg.run.context,
+            cfg.run.seed,
+        )?;
         for c in &clones {
             procs.push(match &spec.headway_process {
                 Some(n) => *proc_names.entry(n).or_insert(c.index as u32),
@@ -138,7 +133,7 @@ pub fn expand_jobs(cfg: &SimConfig, capacity_sectors: u64) -> Result<Vec<Job>, S
         }
         jobs.extend(clones);
     }
-    Job::assign_contexts(&mut jobs, cfg.context, &procs, &vms);
+    Job::assign_contexts(&mut jobs, cfg.run.context, &procs, &vms);
     Ok(jobs)
 }
 
@@ -177,25 +172,15 @@ pub fn simulate_with(
     mut progress: impl FnMut(usize, f64),
     mut log: Option<engine::RunsLog<'_>>,
 ) -> Result<Report, SimError> {
-    check_schedulers(&cfg.schedulers, &cfg.settings)?;
-    let member_capacity = Hdd::new(cfg.disk.clone()).capacity();
-    let array = match cfg.array {
-        None => None,
-        Some(spec) if (1..=4096).contains(&cfg.array_queue_depth) => {
-            Some(ArrayConfig { spec, queue_depth: cfg.array_queue_depth })
-        }
-        Some(_) => return Err(SimError::ArrayQueueDepth(cfg.array_queue_depth)),
-    };
-    let capacity = cfg.array.map_or(member_capacity, |a| a.capacity(member_capacity));
-    let jobs = expand_jobs(cfg, capacity)?;
-    let mut shared = Shared::new(&cfg.disk, &cfg.settings)?;
-    if let Some(a) = cfg.array {
-        shared.array_read_ahead(a, &cfg.settings);
-    }
-    let input = shared.input(&cfg.disk, cfg.context, cfg.seed, cfg.drive, array);
-    let mut runs = Vec::with_capacity(cfg.schedulers.len());
-    for (i, name) in cfg.schedulers.iter().enumerate() {
-        let scheds = build_array_schedulers(name, &cfg.settings, cfg.array)?;
+    let run = &cfg.run;
+    check_schedulers(&run.schedulers, &run.settings)?;
+    let array = run.array_config()?;
+    let jobs = expand_jobs(cfg, run.capacity())?;
+    let shared = Shared::of(run)?;
+    let input = shared.input(run, array);
+    let mut runs = Vec::with_capacity(run.schedulers.len());
+    for (i, name) in run.schedulers.iter().enumerate() {
+        let scheds = build_array_schedulers(name, &run.settings, run.array)?;
         let mut engine = Engine::with_array_schedulers(scheds, jobs.clone(), &input)?;
         if head_trace.0 > 0 {
             engine = engine.with_head_trace(head_trace);
@@ -216,6 +201,15 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// What the runs of `run` share (with an array, Linux md's read-ahead for it).
+    pub(crate) fn of(run: &RunSpec) -> Result<Shared, SimError> {
+        let mut shared = Shared::new(&run.disk, &run.settings)?;
+        if let Some(a) = run.array {
+            shared.array_read_ahead(a, &run.settings);
+        }
+        Ok(shared)
+    }
+
     pub(crate) fn new(disk: &DiskSpec, settings: &Settings) -> Result<Shared, SimError> {
         let host = host::HostParams::from_settings(&mut settings.clone()).map_err(SimError::Host)?;
         Ok(Shared { curve: calibrate::curve_for(disk), host })
@@ -233,15 +227,18 @@ impl Shared {
         self.host.read_ahead_kb = self.host.read_ahead_kb.max(stripes_kb);
     }
 
-    pub(crate) fn input<'a>(
-        &'a self,
-        disk: &'a DiskSpec,
-        context: ContextMode,
-        seed: u64,
-        drive: DriveConfig,
-        array: Option<ArrayConfig>,
-    ) -> RunInput<'a> {
-        RunInput { disk, curve: &self.curve, context, seed, drive, host: self.host.clone(), array }
+    /// The engine's input for a run of `run` (`array`: its checked array, see
+    /// [`RunSpec::array_config`]).
+    pub(crate) fn input<'a>(&'a self, run: &'a RunSpec, array: Option<ArrayConfig>) -> RunInput<'a> {
+        RunInput {
+            disk: &run.disk,
+            curve: &self.curve,
+            context: run.context,
+            seed: run.seed,
+            drive: run.drive,
+            host: self.host.clone(),
+            array,
+        }
     }
 }
 
@@ -258,12 +255,4 @@ pub(crate) fn build_array_schedulers(
     });
     headway_sched::build_array(name, &mut settings.clone(), shape)
         .map_err(|err| SimError::Scheduler { name: name.to_string(), err })
-}
-
-/// A fresh instance of scheduler `name` with `settings` (every run gets its own).
-pub(crate) fn build_scheduler(
-    name: &str,
-    settings: &Settings,
-) -> Result<Box<dyn headway_sched::Scheduler>, SimError> {
-    build(name, &mut settings.clone()).map_err(|err| SimError::Scheduler { name: name.to_string(), err })
 }

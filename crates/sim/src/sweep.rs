@@ -369,14 +369,16 @@ impl Sweep {
         }
         let cfg = SimConfig {
             jobfile,
-            disk: self.disks[&p.disk].clone(),
-            schedulers: vec![p.scheduler.clone()],
-            context: p.context.parse().expect("checked when loaded"),
-            settings: Sweep::settings_for(&p.scheduler, &p.settings),
-            seed: p.seed,
-            drive: DriveConfig::default(),
-            array: p.array.as_deref().map(|a| a.parse().expect("checked when loaded")),
-            array_queue_depth: crate::DEFAULT_ARRAY_QUEUE_DEPTH,
+            run: crate::RunSpec {
+                disk: self.disks[&p.disk].clone(),
+                schedulers: vec![p.scheduler.clone()],
+                context: p.context.parse().expect("checked when loaded"),
+                settings: Sweep::settings_for(&p.scheduler, &p.settings),
+                seed: p.seed,
+                drive: DriveConfig::default(),
+                array: p.array.as_deref().map(|a| a.parse().expect("checked when loaded")),
+                array_queue_depth: crate::DEFAULT_ARRAY_QUEUE_DEPTH,
+            },
         };
         let report = simulate(&cfg, |_, _| {})?;
         let prefix: String = std::iter::once(i.to_string())

@@ -20,10 +20,9 @@ fn config(
     context: ContextMode,
     seed: u64,
 ) -> SimConfig {
-    SimConfig {
-        array: array.map(|a| a.parse().expect("array spec")),
-        ..common::config(text, "wd5000aaks", schedulers, context, seed)
-    }
+    let mut c = common::config(text, "wd5000aaks", schedulers, context, seed);
+    c.run.array = array.map(|a| a.parse().expect("array spec"));
+    c
 }
 
 fn run(text: &str, array: Option<&str>, schedulers: &[&str]) -> Report {
@@ -61,7 +60,7 @@ fn a_split_request_completes_exactly_once() {
     );
     for sched in ["noop", "deadline", "stream-local"] {
         let mut cfg = config(&text, Some("raid0:5:64k"), &[sched], ContextMode::Process, 1);
-        cfg.array_queue_depth = 3;
+        cfg.run.array_queue_depth = 3;
         let r = simulate(&cfg, |_, _| {}).expect("simulation runs");
         let run = &r.runs[0];
         let job = &run.jobs[0].read;
@@ -237,7 +236,7 @@ fn raid5_keeps_the_ordering_on_par_read() {
 fn coordination_holds_with_small_read_ahead_windows() {
     let text = PAR_READ_RAID0.replace("size=1g", "size=256m");
     let mut cfg = config(&text, Some("raid0:5:64k"), &["stream-local", "stream"], ContextMode::Process, 1);
-    cfg.settings.push_kv("read_ahead_kb=128").expect("setting");
+    cfg.run.settings.push_kv("read_ahead_kb=128").expect("setting");
     let r = simulate(&cfg, |_, _| {}).expect("simulation runs");
     let (local, stream) = (common::bw(&r, "stream-local:deadline"), common::bw(&r, "stream:deadline"));
     assert!(stream >= 1.3 * local, "stream {stream} vs stream-local {local}");
@@ -294,7 +293,7 @@ fn arrays_read_ahead_two_stripes_unless_told() {
     let largest = |array: &str, settings: &[&str]| {
         let mut cfg = config(text, Some(array), &["noop"], ContextMode::Process, 1);
         for kv in settings {
-            cfg.settings.push_kv(kv).expect("setting");
+            cfg.run.settings.push_kv(kv).expect("setting");
         }
         let r = simulate(&cfg, |_, _| {}).expect("simulation runs");
         r.runs[0].device.requests_in.read_mean_bytes

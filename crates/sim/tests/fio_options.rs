@@ -150,9 +150,10 @@ fn iodepth_low_lets_the_queue_drain_before_refilling() {
     let job = |extra: &str| {
         format!("[j]\nrw=randread\ndirect=1\nioengine=libaio\niodepth=16\nsize=4g\nnumber_ios=3000\n{extra}")
     };
-    let cfg = |text: &str| headway_sim::SimConfig {
-        drive: headway_disk::DriveConfig { queue_depth: 32, ..Default::default() },
-        ..common::config(text, "wd5000aaks", &["noop"], ContextMode::Process, 1)
+    let cfg = |text: &str| {
+        let mut c = common::config(text, "wd5000aaks", &["noop"], ContextMode::Process, 1);
+        c.run.drive = headway_disk::DriveConfig { queue_depth: 32, ..Default::default() };
+        c
     };
     let run = |text: &str| simulate(&cfg(text), |_, _| {}).unwrap().runs.remove(0);
     let (full, low) = (run(&job("")), run(&job("iodepth_low=2\n")));
@@ -167,10 +168,8 @@ fn iodepth_low_lets_the_queue_drain_before_refilling() {
 }
 
 fn on(text: &str, write_cache: headway_disk::WriteCache) -> RunReport {
-    let cfg = headway_sim::SimConfig {
-        drive: headway_disk::DriveConfig { write_cache, ..Default::default() },
-        ..common::config(text, "wd5000aaks", &["noop"], ContextMode::Process, 1)
-    };
+    let mut cfg = common::config(text, "wd5000aaks", &["noop"], ContextMode::Process, 1);
+    cfg.run.drive = headway_disk::DriveConfig { write_cache, ..Default::default() };
     simulate(&cfg, |_, _| {}).unwrap().runs.remove(0)
 }
 

@@ -8,7 +8,9 @@ use headway_sim::{simulate, ContextMode, EngineError, Report, RunReport, SimConf
 mod common;
 
 fn config(text: &str, schedulers: &[&str], drive: DriveConfig) -> SimConfig {
-    SimConfig { drive, ..common::config(text, "wd5000aaks", schedulers, ContextMode::Process, 1) }
+    let mut c = common::config(text, "wd5000aaks", schedulers, ContextMode::Process, 1);
+    c.run.drive = drive;
+    c
 }
 
 fn run(text: &str, schedulers: &[&str], drive: DriveConfig) -> Report {
@@ -20,7 +22,8 @@ fn one(text: &str, sched: &str, drive: DriveConfig) -> RunReport {
 }
 
 fn one_on(disk: &str, text: &str, sched: &str, drive: DriveConfig) -> RunReport {
-    let cfg = SimConfig { drive, ..common::config(text, disk, &[sched], ContextMode::Process, 1) };
+    let mut cfg = common::config(text, disk, &[sched], ContextMode::Process, 1);
+    cfg.run.drive = drive;
     simulate(&cfg, |_, _| {}).expect("simulation runs").runs.remove(0)
 }
 
@@ -192,7 +195,7 @@ fn bad_drive_settings_are_errors() {
     let err = simulate(&config(text, &["noop"], drive(0, WriteCache::Through)), |_, _| {}).unwrap_err();
     assert!(matches!(err, SimError::Engine(EngineError::Drive(DriveError::QueueDepth(0)))), "{err}");
     let mut cfg = config(text, &["noop"], drive(1, WriteCache::Back));
-    cfg.disk = cfg.disk.without_cache();
+    cfg.run.disk = cfg.run.disk.without_cache();
     let err = simulate(&cfg, |_, _| {}).unwrap_err();
     assert!(err.to_string().contains("write-back"), "{err}");
 }
@@ -205,7 +208,7 @@ fn stream_keeps_its_advantage_on_a_queueing_drive() {
     let text = include_str!("../../../experiments/par-read.fio").replace("size=1g", "size=16m");
     let adv = |depth: u32| {
         let mut cfg = config(&text, &["deadline", "stream"], drive(depth, WriteCache::Through));
-        cfg.context = ContextMode::None;
+        cfg.run.context = ContextMode::None;
         let r = simulate(&cfg, |_, _| {}).expect("simulation runs");
         r.runs[1].aggregate.bw_bytes as f64 / r.runs[0].aggregate.bw_bytes as f64
     };
@@ -307,9 +310,10 @@ fn the_noop_deadline_gap_closes_as_the_drive_queue_deepens() {
 fn the_papers_drives_gain_from_deep_queues() {
     let text = RANDREAD_QD64.replace("size=450g", "size=17g");
     let gain = |disk: &str| {
-        let cfg = |depth| SimConfig {
-            drive: drive(depth, WriteCache::Through),
-            ..common::config(&text, disk, &["noop", "deadline"], ContextMode::Process, 1)
+        let cfg = |depth| {
+            let mut c = common::config(&text, disk, &["noop", "deadline"], ContextMode::Process, 1);
+            c.run.drive = drive(depth, WriteCache::Through);
+            c
         };
         let shallow = simulate(&cfg(1), |_, _| {}).expect("simulation runs");
         let deep = simulate(&cfg(32), |_, _| {}).expect("simulation runs");
@@ -331,16 +335,14 @@ fn the_papers_drives_gain_from_deep_queues() {
 /// noop, 48 KiB deadline, 63 KiB as, 67 KiB cfq.
 #[test]
 fn elevators_merge_interleaved_write_streams_noop_does_not() {
-    let cfg = SimConfig {
-        drive: drive(4, WriteCache::Through),
-        ..common::config(
-            &common::exp("iopath-fig8-writes.fio"),
-            "cheetah-15k3",
-            &["noop", "deadline", "as", "cfq"],
-            ContextMode::Process,
-            1,
-        )
-    };
+    let mut cfg = common::config(
+        &common::exp("iopath-fig8-writes.fio"),
+        "cheetah-15k3",
+        &["noop", "deadline", "as", "cfq"],
+        ContextMode::Process,
+        1,
+    );
+    cfg.run.drive = drive(4, WriteCache::Through);
     let r = simulate(&cfg, |_, _| {}).expect("simulation runs");
     let out = |i: usize| &r.runs[i].device.requests_out;
     let inn = |i: usize| &r.runs[i].device.requests_in;

@@ -27,7 +27,7 @@ fn small_ss4() -> String {
 
 /// Bytes the generators of a job file move, drained without a simulation.
 fn generated_bytes(cfg: &SimConfig) -> u64 {
-    let capacity = Hdd::new(cfg.disk.clone()).capacity();
+    let capacity = Hdd::new(cfg.run.disk.clone()).capacity();
     let mut total = 0;
     for mut job in expand_jobs(cfg, capacity).expect("jobs expand") {
         while job.wants_more(headway_sched::Time::ZERO) {
@@ -49,7 +49,7 @@ fn bundled_postmark_job_files_parse_and_expand() {
         ("postmark-ss4.fio", 10_000, 10_000),
     ] {
         let cfg = config(&exp(name), &["noop"], 1);
-        let jobs = expand_jobs(&cfg, Hdd::new(cfg.disk.clone()).capacity())
+        let jobs = expand_jobs(&cfg, Hdd::new(cfg.run.disk.clone()).capacity())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         for j in &jobs {
             let p = j.postmark().unwrap_or_else(|| panic!("{name}: not a PostMark job")).params();

@@ -49,7 +49,7 @@ fn multi_threads_stream_gains_as_and_cfq_do_not() {
         ContextMode::Process,
         1,
     );
-    cfg.drive.queue_depth = 32;
+    cfg.run.drive.queue_depth = 32;
     let r = headway_sim::simulate(&cfg, |_, _| {}).expect("simulation runs");
     let (noop, dl, ss) = (bw(&r, "noop"), bw(&r, "deadline"), bw(&r, "stream:deadline"));
     assert!(ss >= 1.8 * dl, "stream {ss} vs deadline {dl}");
@@ -112,7 +112,7 @@ fn gain_with(text: &str, set: &[&str]) -> f64 {
     let mut cfg =
         common::config(text, "deskstar-34gxp", &["aged-sptf", "antic:aged-sptf"], ContextMode::Process, 1);
     for kv in set {
-        cfg.settings.push_kv(kv).expect("a valid setting");
+        cfg.run.settings.push_kv(kv).expect("a valid setting");
     }
     let r = headway_sim::simulate(&cfg, |_, _| {}).expect("simulation runs");
     bw(&r, "antic:aged-sptf") / bw(&r, "aged-sptf")

@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use headway_sched::Settings;
 use headway_sim::trace::feed::FeedOptions;
 use headway_sim::trace::synthetic::Synthetic;
 use headway_sim::trace::{replay_with, Format, Mode, Records, ReplayConfig, ReplaySummary, TraceError};
@@ -16,14 +15,14 @@ fn config(format: Format, schedulers: &[&str], mode: Option<Mode>, context: Cont
     ReplayConfig {
         path: PathBuf::from("test.trace"),
         format,
-        disk: headway_disk::builtin("wd5000aaks").unwrap(),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context,
-        settings: Settings::new(),
-        seed: 1,
-        drive: Default::default(),
         mode,
         options: FeedOptions::default(),
+
+        run: headway_sim::RunSpec {
+            context,
+            ..headway_sim::RunSpec::new(headway_disk::builtin("wd5000aaks").unwrap())
+                .with_schedulers(schedulers)
+        },
     }
 }
 
@@ -126,7 +125,7 @@ fn every_byte_of_the_trace_is_transferred_once() {
     for mode in [Mode::Open, Mode::Closed] {
         for depth in [1, 32] {
             let mut c = config(Format::Blkparse, SCHEDULERS, Some(mode), ContextMode::Process);
-            c.drive.queue_depth = depth;
+            c.run.drive.queue_depth = depth;
             let (report, s) = replay_text(&blk, &c).unwrap();
             for run in &report.runs {
                 let what = format!("{mode:?} depth {depth} {}", run.scheduler);
@@ -291,7 +290,7 @@ fn flushes_replay_as_the_drive_s_cache_flush() {
     for mode in [Mode::Open, Mode::Closed] {
         let run = |format: Format, text: &str, wc: WriteCache| {
             let mut c = config(format, &["noop"], Some(mode), ContextMode::Process);
-            c.drive.write_cache = wc;
+            c.run.drive.write_cache = wc;
             replay_text(text, &c).unwrap()
         };
         let (back, s) = run(Format::Blkparse, &blk, WriteCache::Back);

@@ -5,11 +5,9 @@
 
 use std::path::PathBuf;
 
-use headway_sched::Settings;
 use headway_sim::trace::feed::FeedOptions;
 use headway_sim::trace::synthetic::Synthetic;
 use headway_sim::trace::{replay_with, Format, Mode, Records, ReplayConfig};
-use headway_sim::ContextMode;
 
 /// Peak resident set size of this process, KiB (Linux).
 fn vm_hwm_kib() -> Option<u64> {
@@ -22,16 +20,13 @@ fn replay(s: Synthetic, mode: Mode, scheduler: &str) -> u64 {
     let cfg = ReplayConfig {
         path: PathBuf::from("synthetic"),
         format: Format::Blkparse,
-        disk: headway_disk::builtin("wd5000aaks").unwrap(),
-        schedulers: vec![scheduler.into()],
-        context: ContextMode::Process,
-        settings: Settings::new(),
-        seed: 1,
-        drive: Default::default(),
         mode: Some(mode),
         // (the window bounds closed mode's read-ahead: this trace runs slower than recorded,
         // so the window fills)
         options: FeedOptions { window: 1 << 16, ..Default::default() },
+
+        run: headway_sim::RunSpec::new(headway_disk::builtin("wd5000aaks").unwrap())
+            .with_schedulers(&[scheduler]),
     };
     let open = || Ok(Records::new(Box::new(s.reader()), "synthetic", Format::Blkparse, false));
     let (report, summary) = replay_with(&cfg, open, |_, _| {}).expect("replay runs");

@@ -147,7 +147,16 @@ impl<'a> Engine<'a> {
     /// An engine that replays a trace (no fio jobs: each trace context's requests are
     /// accounted to a job made as the context first appears, see [`crate::trace::feed`]).
     pub fn replay(sched: Box<dyn Scheduler>, feed: Feed, input: &RunInput<'a>) -> Result<Self, EngineError> {
-        let scheds = ArraySchedulers { members: vec![sched], hooks: None };
+        Engine::replay_array(ArraySchedulers { members: vec![sched], hooks: None }, feed, input)
+    }
+
+    /// [`Engine::replay`] with one scheduler per member of `input.array` (the trace's
+    /// addresses are the array's).
+    pub fn replay_array(
+        scheds: ArraySchedulers,
+        feed: Feed,
+        input: &RunInput<'a>,
+    ) -> Result<Self, EngineError> {
         let source = Sources::Trace(Box::new(TraceSource::new(feed)));
         Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source })
     }

@@ -56,7 +56,7 @@ fn fig15(_scale: Scale) -> Result<Outcome, SimError> {
     for d in FIG15_DEPTHS {
         let mut cfg =
             config(RANDREAD_QD64, "randread.fio", "wd5000aaks", &["noop", "deadline"], ContextMode::Process);
-        cfg.drive =
+        cfg.run.drive =
             DriveConfig { queue_depth: d, write_cache: WriteCache::Through, ..DriveConfig::default() };
         let r = run(&cfg)?;
         noop.push(r.runs[0].aggregate.iops);
@@ -109,7 +109,8 @@ fn fig8(_scale: Scale) -> Result<Outcome, SimError> {
         &FIG8_SCHEDS,
         ContextMode::Process,
     );
-    cfg.drive = DriveConfig { queue_depth: 4, write_cache: WriteCache::Through, ..DriveConfig::default() };
+    cfg.run.drive =
+        DriveConfig { queue_depth: 4, write_cache: WriteCache::Through, ..DriveConfig::default() };
     let r = run(&cfg)?;
     let mut o = Outcome::new(
         &fig,

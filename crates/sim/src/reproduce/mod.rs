@@ -20,8 +20,6 @@ pub mod ss;
 use serde::Serialize;
 
 use crate::{fio, simulate, ContextMode, Report, SimConfig, SimError};
-use headway_disk::DriveConfig;
-use headway_sched::Settings;
 
 /// How big the runs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,16 +250,10 @@ fn exp(name: &str) -> &'static str {
 
 /// A simulation of job-file `text` (labelled `label`) on built-in drive `disk`.
 pub fn config(text: &str, label: &str, disk: &str, schedulers: &[&str], context: ContextMode) -> SimConfig {
+    let disk = headway_disk::builtin(disk).expect("a built-in drive");
     SimConfig {
         jobfile: fio::parse_str(text, label).expect("an embedded job file parses"),
-        disk: headway_disk::builtin(disk).expect("a built-in drive"),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context,
-        settings: Settings::new(),
-        seed: 1,
-        drive: DriveConfig::default(),
-        array: None,
-        array_queue_depth: crate::DEFAULT_ARRAY_QUEUE_DEPTH,
+        run: crate::RunSpec { context, ..crate::RunSpec::new(disk).with_schedulers(schedulers) },
     }
 }
 

@@ -247,7 +247,7 @@ fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
         let mut cfg = config(exp(file), file, "wd5000aaks", &FIG5_SCHEDS, ctx);
         let mt = file == "multi-threads.fio";
         if mt {
-            cfg.drive.queue_depth = 32;
+            cfg.run.drive.queue_depth = 32;
         }
         let r = run(&cfg)?;
         let extra = if mt { " --queue-depth 32" } else { "" };
@@ -323,7 +323,7 @@ fn fig7a(_scale: Scale) -> Result<Outcome, SimError> {
     let mut v = Vec::new();
     for s in FIG7A_SLICES {
         let mut cfg = config(&text, "par-read.fio", "wd5000aaks", &["stream"], ContextMode::None);
-        cfg.settings.push_kv(&format!("stream_time_slice={s}ms")).expect("a valid setting");
+        cfg.run.settings.push_kv(&format!("stream_time_slice={s}ms")).expect("a valid setting");
         let r = run(&cfg)?;
         v.push(bw(&r, "stream:deadline") / 1e6);
         o.keep(format!("stream_time_slice={s}ms"), &r);
@@ -423,7 +423,7 @@ pub fn fig7b_check(
 /// seeds/000 §3.3's readahead timing: a quiet period after each window
 /// (`readahead_after_io = 1`).
 fn paper_readahead(cfg: &mut crate::SimConfig) {
-    cfg.settings.push_kv("readahead_after_io=1").expect("a valid setting");
+    cfg.run.settings.push_kv("readahead_after_io=1").expect("a valid setting");
 }
 
 /// Figure 7(b-c)'s two runs (deadline, stream) with the head trace of the first 4 s:
@@ -538,7 +538,7 @@ pub fn fig6_par_read(scale: Scale, array: &str) -> Result<crate::Report, SimErro
         text = text.replace("size=1g", "size=256m");
     }
     let mut cfg = config(&text, "par-read-raid0.fio", "wd5000aaks", &FIG6_SCHEDS, ContextMode::Process);
-    cfg.array = Some(array.parse().expect("an array spec"));
+    cfg.run.array = Some(array.parse().expect("an array spec"));
     run(&cfg)
 }
 
@@ -552,7 +552,7 @@ pub fn fig6_postmark(scale: Scale, array: &str) -> Result<crate::Report, SimErro
             .replace("headway_pm_files=10000", "headway_pm_files=5000");
     }
     let mut cfg = config(&text, "postmark-ss.fio", "wd5000aaks", &FIG6_SCHEDS, ContextMode::Process);
-    cfg.array = Some(array.parse().expect("an array spec"));
+    cfg.run.array = Some(array.parse().expect("an array spec"));
     run(&cfg)
 }
 

@@ -40,8 +40,7 @@ pub mod synthetic;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use headway_disk::{DiskSpec, DriveConfig, Hdd};
-use headway_sched::{Dir, Settings, SECTOR_BYTES};
+use headway_sched::{Dir, SECTOR_BYTES};
 
 pub use feed::{Feed, FeedStats, Mode, Rec};
 
@@ -331,20 +330,15 @@ impl Records {
     }
 }
 
-/// Everything a replay needs.
+/// Everything a replay needs: the trace, how to feed it, and the machine and schedulers to
+/// replay it on (`run.context`: `process` and `thread` give each trace context its own id,
+/// `none` nothing, `pool:N` a random one of N; `vm` is refused).
 #[derive(Clone, Debug)]
 pub struct ReplayConfig {
     /// The trace (`-`: standard input, with one scheduler).
     pub path: PathBuf,
     pub format: Format,
-    pub disk: DiskSpec,
-    pub schedulers: Vec<String>,
-    /// What the scheduler is told: `process` and `thread` give each trace context its own
-    /// id, `none` nothing, `pool:N` a random one of N; `vm` is refused.
-    pub context: ContextMode,
-    pub settings: Settings,
-    pub seed: u64,
-    pub drive: DriveConfig,
+    pub run: crate::RunSpec,
     /// Open or closed; `None`: open, or closed for untimed formats (fio iolog v2).
     pub mode: Option<Mode>,
     pub options: feed::FeedOptions,
@@ -419,28 +413,30 @@ fn replay_runs_with(
     mut log: Option<crate::engine::RunsLog<'_>>,
     head: Option<(headway_sched::Duration, usize)>,
 ) -> Result<(Report, ReplaySummary), SimError> {
-    check_schedulers(&cfg.schedulers, &cfg.settings)?;
-    if cfg.context == ContextMode::Vm {
+    let run = &cfg.run;
+    check_schedulers(&run.schedulers, &run.settings)?;
+    if run.context == ContextMode::Vm {
         return Err(SimError::Trace(TraceError::Malformed {
             file: cfg.path.display().to_string(),
             line: 0,
             why: format!("--context: {}", crate::workload::VmInTrace),
         }));
     }
-    if cfg.path.as_os_str() == "-" && cfg.schedulers.len() > 1 {
+    if cfg.path.as_os_str() == "-" && run.schedulers.len() > 1 {
         return Err(SimError::Trace(TraceError::StdinTwice { file: "-".into() }));
     }
-    let capacity = Hdd::new(cfg.disk.clone()).capacity();
-    let shared = crate::Shared::new(&cfg.disk, &cfg.settings)?;
-    let input = shared.input(&cfg.disk, cfg.context, cfg.seed, cfg.drive, None);
-    let mut runs = Vec::with_capacity(cfg.schedulers.len());
+    let array = run.array_config()?;
+    let capacity = run.capacity();
+    let shared = crate::Shared::of(run)?;
+    let input = shared.input(run, array);
+    let mut runs = Vec::with_capacity(run.schedulers.len());
     let mut summary = ReplaySummary::default();
-    for (i, name) in cfg.schedulers.iter().enumerate() {
-        let sched = crate::build_scheduler(name, &cfg.settings)?;
+    for (i, name) in run.schedulers.iter().enumerate() {
+        let scheds = crate::build_array_schedulers(name, &run.settings, run.array)?;
         let records = open()?;
         let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();
-        let mut engine = Engine::replay(sched, feed, &input)?;
+        let mut engine = Engine::replay_array(scheds, feed, &input)?;
         if let Some((window, max)) = head {
             engine = engine.with_head_trace_max(window, max);
         }

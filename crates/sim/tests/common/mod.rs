@@ -15,14 +15,16 @@ pub fn exp(name: &str) -> String {
 pub fn config(text: &str, disk: &str, schedulers: &[&str], context: ContextMode, seed: u64) -> SimConfig {
     SimConfig {
         jobfile: fio::parse_str(text, "test.fio").expect("job file parses"),
-        disk: headway_disk::builtin(disk).unwrap_or_else(|| panic!("no drive {disk}")),
-        schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
-        context,
-        settings: Settings::new(),
-        seed,
-        drive: Default::default(),
-        array: None,
-        array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
+        run: headway_sim::RunSpec {
+            disk: headway_disk::builtin(disk).unwrap_or_else(|| panic!("no drive {disk}")),
+            schedulers: schedulers.iter().map(|s| s.to_string()).collect(),
+            context,
+            settings: Settings::new(),
+            seed,
+            drive: Default::default(),
+            array: None,
+            array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
+        },
     }
 }
 

@@ -1,0 +1,114 @@
+//! The run flags `simulate`, `replay` and `bench` share — one clap argument group that makes
+//! one [`RunSpec`]: the drive (`--disk`, its queue and write cache), an array of them, the
+//! schedulers, what they learn about issuers (`--context`), tunables (`--set`) and the seed.
+//! (A sweep's run specs come from its file's grid: `headway_sim::sweep`.)
+
+use anyhow::{Context, Result};
+
+use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
+use headway_sched::Settings;
+use headway_sim::{ContextMode, RunSpec};
+
+/// The run flags ([module docs](self)).
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
+    #[arg(long, default_value = headway_disk::DEFAULT)]
+    pub disk: String,
+    /// Scheduler(s), comma-separated (see `headway schedulers`)
+    #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+    pub scheduler: Vec<String>,
+    /// What the scheduler learns about who issued a request: process | thread | none | vm |
+    /// pool:N (a trace's context — pid, file, volume — is its process and thread; vm needs
+    /// a job file)
+    #[arg(long, default_value = "process")]
+    pub context: String,
+    /// Override a tunable, Linux-style: --set read_expire=500ms (repeatable)
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Seed of the simulator's random numbers
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub drive: DriveArgs,
+    /// A disk array of N `--disk` drives, each with its own scheduler instance (`stream`
+    /// coordinates them; `stream-local` does not): raid0:N:STRIPE or raid5:N:STRIPE
+    /// (left-symmetric), e.g. raid0:5:64k
+    #[arg(long, value_name = "LEVEL:N:STRIPE")]
+    pub array: Option<String>,
+    /// Array requests the array's front end admits at once (a RAID card's queue);
+    /// more wait in FIFO order
+    #[arg(long, default_value_t = headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH, requires = "array")]
+    pub array_queue_depth: u32,
+}
+
+impl RunArgs {
+    /// The run spec of a job-file run.
+    pub fn spec(&self) -> Result<RunSpec> {
+        let context: ContextMode = self.context.parse().map_err(|e| anyhow::anyhow!("--context: {e}"))?;
+        self.spec_with(context)
+    }
+
+    /// The run spec of a trace replay (`--context vm` refused: a trace has no VMs).
+    pub fn trace_spec(&self) -> Result<RunSpec> {
+        let context = ContextMode::for_trace(&self.context).map_err(|e| anyhow::anyhow!("--context: {e}"))?;
+        self.spec_with(context)
+    }
+
+    fn spec_with(&self, context: ContextMode) -> Result<RunSpec> {
+        let array = match &self.array {
+            None => None,
+            Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
+        };
+        Ok(RunSpec {
+            disk: headway_disk::resolve(&self.disk)?,
+            schedulers: self.scheduler.clone(),
+            context,
+            settings: parse_settings(&self.set)?,
+            seed: self.seed,
+            drive: self.drive.config()?,
+            array,
+            array_queue_depth: self.array_queue_depth,
+        })
+    }
+}
+
+/// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
+#[derive(clap::Args)]
+pub struct DriveArgs {
+    /// Commands the drive queues, 1-64 (SATA NCQ: 32, SCSI TCQ: 64); 1 = no queueing
+    #[arg(long, value_name = "N", default_value = "1")]
+    queue_depth: String,
+    /// How the drive orders its queue: fcfs | sptf (shortest positioning time first)
+    #[arg(long, value_name = "fcfs|sptf", default_value = "sptf")]
+    drive_scheduler: String,
+    /// When the drive reports a write done: through (on the media) | back (in its cache)
+    #[arg(long, value_name = "back|through", default_value = "through")]
+    write_cache: String,
+}
+
+impl DriveArgs {
+    pub fn config(&self) -> Result<DriveConfig> {
+        let q = &self.queue_depth;
+        let queue_depth =
+            q.parse::<u32>().ok().filter(|d| (1..=MAX_QUEUE_DEPTH).contains(d)).with_context(|| {
+                format!("--queue-depth `{q}`: expected a number from 1 to {MAX_QUEUE_DEPTH}")
+            })?;
+        let s = &self.drive_scheduler;
+        let scheduler = DriveScheduler::parse(s)
+            .with_context(|| format!("--drive-scheduler `{s}`: expected fcfs or sptf"))?;
+        let w = &self.write_cache;
+        let write_cache =
+            WriteCache::parse(w).with_context(|| format!("--write-cache `{w}`: expected back or through"))?;
+        Ok(DriveConfig { queue_depth, scheduler, write_cache, write_cache_sectors: None })
+    }
+}
+
+/// `--set NAME=VALUE` flags, in order (each checked against the tunable table later).
+pub fn parse_settings(set: &[String]) -> Result<Settings> {
+    let mut settings = Settings::new();
+    for kv in set {
+        settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
+    }
+    Ok(settings)
+}
