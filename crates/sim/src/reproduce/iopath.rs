@@ -33,7 +33,7 @@ pub(super) fn figures() -> Vec<Figure> {
     ]
 }
 
-/// 4 KiB random reads over 450 GB, 64 in flight (`tests/iopath.rs` uses the same).
+/// 4 KiB random reads over 450 GB, 64 in flight (`tests/sim/iopath.rs` uses the same).
 pub const RANDREAD_QD64: &str =
     "[global]\nioengine=libaio\niodepth=64\ndirect=1\nbs=4k\nsize=450g\nio_size=12m\n[rr]\nrw=randread\n";
 

@@ -48,7 +48,7 @@ pub(super) fn figures() -> Vec<Figure> {
 
 const FIG3_SCHEDS: [&str; 5] = ["noop", "deadline", "stream", "as", "cfq"];
 
-/// The par-read figure's runs; the shape test (`tests/paper.rs`) calls [`fig3_check`].
+/// The par-read figure's runs; the shape test (`tests/sim/paper.rs`) calls [`fig3_check`].
 pub fn fig3_text(scale: Scale) -> String {
     let t = exp("par-read-buffered.fio");
     match scale {
@@ -259,7 +259,7 @@ fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
             values: o.categories.iter().map(|s| bw(&r, s) / noop).collect(),
         });
         let (a, c) = (bw(&r, "as"), bw(&r, "cfq"));
-        // the predicates of tests/process_info.rs
+        // the predicates of tests/sim/process_info.rs
         if mt {
             k.that(ss >= 1.8 * dl, || format!("multi-threads: stream {:.2}x deadline < 1.8x", ss / dl));
             k.that(a <= 1.05 * noop && c <= 1.05 * noop, || "multi-threads: as or cfq above noop".into());

@@ -4,14 +4,14 @@
 //! baselines (000 Section 3.5, Figure 6). The address mapping itself is property-tested
 //! in `headway_disk::array`, the scheduler's rules in `headway_sched`'s `array_stream`.
 
-mod common;
+use crate::common;
 
 use headway_disk::array::{ArraySpec, Level};
 use headway_sim::report::{Flow, RunReport};
 use headway_sim::reproduce::{ss, Scale};
 use headway_sim::{simulate, ContextMode, Report, SimConfig};
 
-const PAR_READ_RAID0: &str = include_str!("../../../experiments/par-read-raid0.fio");
+const PAR_READ_RAID0: &str = include_str!("../../../../experiments/par-read-raid0.fio");
 
 fn config(
     text: &str,

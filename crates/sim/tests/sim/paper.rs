@@ -1,11 +1,11 @@
 //! Shape tests for the Stream Scheduling paper (000) reproductions: orderings and ratios
 //! with stated tolerances, never exact numbers.
 
-mod common;
+use crate::common;
 
 use headway_sim::{calibrate, ContextMode, Report};
 
-const PAR_READ: &str = include_str!("../../../experiments/par-read.fio");
+const PAR_READ: &str = include_str!("../../../../experiments/par-read.fio");
 
 fn run(text: &str, schedulers: &[&str], context: ContextMode, seed: u64) -> Report {
     common::run(text, "wd5000aaks", schedulers, context, seed)

@@ -5,7 +5,7 @@
 use headway_sched::Duration;
 use headway_sim::{simulate, simulate_traced, ContextMode};
 
-mod common;
+use crate::common;
 
 /// Four synchronous readers 50 GiB apart (par-read, small).
 const PAR_READ: &str = "[global]\nioengine=psync\ndirect=1\nrw=read\nbs=4k\nsize=8m\n\

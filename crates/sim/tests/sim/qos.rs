@@ -1,7 +1,7 @@
 //! seeds/004 (HTBS) shape tests: pClock against HTBS on the paper's Samsung HD080HJ without
 //! command queueing, and stream scheduling over pClock (`stream:pclock`) beside them.
 
-mod common;
+use crate::common;
 
 use common::{bw, exp};
 use headway_sim::{ContextMode, Report};

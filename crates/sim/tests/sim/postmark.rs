@@ -4,7 +4,7 @@
 //! stream doing no harm. 000's Figure 3 shows only a modest SS gain for PostMark: the
 //! requests are random small-file I/O, one at a time per instance, so streams rarely form.
 
-mod common;
+use crate::common;
 
 use common::exp;
 use headway_disk::Hdd;

@@ -2,7 +2,7 @@
 //! process information is right, far apart when it is missing or misleading (000 Sections
 //! 3.3-3.4), and the Anticipatory Scheduling paper's microbenchmarks (001 Section 4).
 
-mod common;
+use crate::common;
 
 use common::{bw, exp};
 use headway_sim::{ContextMode, Report};

@@ -6,7 +6,7 @@
 
 use headway_sim::{simulate, ContextMode, RunReport};
 
-mod common;
+use crate::common;
 
 fn one(text: &str, sched: &str) -> RunReport {
     let cfg = common::config(text, "wd5000aaks", &[sched], ContextMode::Process, 1);

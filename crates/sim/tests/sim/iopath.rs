@@ -5,7 +5,7 @@
 use headway_disk::{DriveConfig, DriveError, DriveScheduler, WriteCache};
 use headway_sim::{simulate, ContextMode, EngineError, Report, RunReport, SimConfig, SimError};
 
-mod common;
+use crate::common;
 
 fn config(text: &str, schedulers: &[&str], drive: DriveConfig) -> SimConfig {
     let mut c = common::config(text, "wd5000aaks", schedulers, ContextMode::Process, 1);
@@ -205,7 +205,7 @@ fn bad_drive_settings_are_errors() {
 /// par-read. Measured with 16 MiB per reader: 139.6x at depth 1, 120.6x at depth 32.
 #[test]
 fn stream_keeps_its_advantage_on_a_queueing_drive() {
-    let text = include_str!("../../../experiments/par-read.fio").replace("size=1g", "size=16m");
+    let text = include_str!("../../../../experiments/par-read.fio").replace("size=1g", "size=16m");
     let adv = |depth: u32| {
         let mut cfg = config(&text, &["deadline", "stream"], drive(depth, WriteCache::Through));
         cfg.run.context = ContextMode::None;
