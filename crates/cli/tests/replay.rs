@@ -146,3 +146,45 @@ fn replay_writes_every_request_when_asked() {
         assert!(mine.iter().filter(|r| r[2] == "cat[20]").all(|r| r[4].parse::<u64>().unwrap() >= 100 << 30));
     }
 }
+
+/// `simulate`, `replay` and `bench` take the same run flags: an array and a bad `--set`
+/// reach `replay` as they reach `simulate`, with the same errors.
+#[test]
+fn replay_takes_the_run_flags_simulate_takes() {
+    let (blk, _) = traces();
+    let b = tmp("flags.blk", &blk);
+    let json = b.with_extension("array.json");
+    let out = headway(&[
+        "replay",
+        b.to_str().unwrap(),
+        "--format",
+        "blkparse",
+        "--scheduler",
+        "stream",
+        "--array",
+        "raid0:3:64k",
+        "--json",
+        json.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["array"], "raid0:3:64k", "{run}");
+    assert_eq!(run["members"].as_array().map(|m| m.len()), Some(3));
+    let job = tmp("flags.fio", "[j]\nrw=read\nsize=1m\n");
+    let errors: Vec<String> = [
+        vec!["replay", b.to_str().unwrap(), "--format", "blkparse", "--set", "bogus"],
+        vec!["simulate", job.to_str().unwrap(), "--set", "bogus"],
+        vec!["bench", "--requests", "1000", "--set", "bogus"],
+    ]
+    .iter()
+    .map(|args| {
+        let out = headway(args);
+        assert!(!out.status.success(), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr).to_string();
+        e.lines().find(|l| l.contains("--set")).unwrap_or(&e).to_string()
+    })
+    .collect();
+    assert!(errors.iter().all(|e| e == &errors[0] && e.contains("`bogus`")), "{errors:#?}");
+}

@@ -313,3 +313,34 @@ fn flushes_replay_as_the_drive_s_cache_flush() {
         );
     }
 }
+
+/// A trace replays on an array as a job file runs on one: its addresses are the array's,
+/// every member serves its share, and coordinated `stream` is told the array requests.
+/// The same trace on one drive and on four: the bytes are the same, the array's members
+/// each see a part.
+#[test]
+fn a_trace_replays_on_an_array() {
+    let (blk, _) = equivalent_traces();
+    let one = config(Format::Blkparse, &["deadline", "stream"], None, ContextMode::Process);
+    let mut four = one.clone();
+    four.run.array = Some("raid0:4:64k".parse().unwrap());
+    let (single, _) = replay_text(&blk, &one).expect("replays on one drive");
+    let (array, _) = replay_text(&blk, &four).expect("replays on the array");
+    for (s, a) in single.runs.iter().zip(&array.runs) {
+        assert_eq!(s.aggregate.io_bytes, a.aggregate.io_bytes, "{}", a.scheduler);
+        assert!(s.members.is_none());
+        let members = a.members.as_ref().expect("an array reports its members");
+        assert_eq!(members.len(), 4);
+        assert!(
+            members.iter().all(|m| m.device.requests > 0),
+            "{}: every member served requests",
+            a.scheduler
+        );
+        assert_eq!(a.array.as_deref(), Some("raid0:4:64k"));
+    }
+    assert!(
+        array.runs[1].scheduler_stats.keys().any(|k| k.starts_with("array")),
+        "coordinated stream scheduling counts array-wide: {:?}",
+        array.runs[1].scheduler_stats.keys().collect::<Vec<_>>()
+    );
+}
