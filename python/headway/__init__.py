@@ -16,7 +16,7 @@ installs too); :attr:`Result.json` is the report ``headway simulate --json`` wri
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Iterable, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from headway import _native
 from headway.errors import (
@@ -43,6 +43,9 @@ __all__ = [
     "SweepResult",
     "disks",
     "schedulers",
+    "tunables",
+    "Tunable",
+    "DEFAULT_SCHEDULERS",
     "DEFAULT_DISK",
     "Result",
     "HeadwayError",
@@ -56,7 +59,7 @@ __all__ = [
 ]
 
 #: The command line's defaults.
-DEFAULT_SCHEDULERS = ("noop", "deadline", "stream")
+DEFAULT_SCHEDULERS: Tuple[str, ...] = tuple(_native.DEFAULT_SCHEDULERS)
 #: The default drive (``headway_disk::DEFAULT``, the ``--disk`` default).
 DEFAULT_DISK: str = _native.DEFAULT_DISK
 
@@ -246,3 +249,18 @@ def disks() -> List[str]:
 def schedulers() -> List[str]:
     """Every scheduler name (``headway schedulers``)."""
     return list(_native.scheduler_names())
+
+
+class Tunable(NamedTuple):
+    """A tunable as ``headway tunables`` lists it: what ``settings=`` accepts."""
+
+    name: str
+    unit: str
+    default: str
+    read_by: str
+    doc: str
+
+
+def tunables() -> List[Tunable]:
+    """The tunable table, from the same table of schedulers ``headway tunables`` prints."""
+    return [Tunable(*t) for t in _native.tunables()]

@@ -78,9 +78,9 @@ def test_replay_errors_name_file_and_line(trace_files, tmp_path):
     with pytest.raises(headway.TraceFileError) as e:
         headway.replay(tmp_path / "missing.blk", format="blkparse", schedulers="noop")
     assert e.value.line is None
-    with pytest.raises(headway.SettingError, match="format `nope`"):
+    with pytest.raises(headway.SettingError, match="format: `nope` is not a trace format"):
         headway.replay(b, format="nope")
-    with pytest.raises(headway.SettingError, match="mode `half`"):
+    with pytest.raises(headway.SettingError, match="mode: `half` is not a replay mode"):
         headway.replay(b, format="blkparse", mode="half")
     with pytest.raises(headway.SettingError, match="`vm` is not a context of a trace"):
         headway.replay(b, format="blkparse", context="vm")

@@ -256,3 +256,34 @@ def test_default_disk_is_the_cli_default(job_path):
     assert headway.DEFAULT_DISK in headway.disks()
     p = cli("simulate", "--help")
     assert f"[default: {headway.DEFAULT_DISK}]" in p.stdout
+
+
+@pytest.mark.parametrize(
+    "flag, keyword, value",
+    [("--drive-scheduler", "drive_scheduler", "elevator"), ("--write-cache", "write_cache", "sometimes")],
+)
+def test_a_bad_option_word_reads_the_same_from_the_cli_and_python(job_path, flag, keyword, value):
+    """A mode or option enum has one FromStr and one error text; the command line prefixes
+    the flag, Python the keyword."""
+    p = cli("simulate", str(job_path), flag, value)
+    assert p.returncode == 2
+    line = p.stderr.strip().splitlines()[-1]
+    assert f"{flag}: `{value}` is not a " in line, line
+    core = line.split(f"{flag}: ", 1)[1]
+    with pytest.raises(headway.SettingError) as py:
+        headway.simulate(job_path, **{keyword: value})
+    assert str(py.value) == f"{keyword}: {core}"
+
+
+def test_tunables_and_default_schedulers_come_from_the_table():
+    """Python reads the same table as `headway tunables` and the CLI's defaults."""
+    rows = headway.tunables()
+    p = cli("tunables")
+    assert p.returncode == 0
+    listed = [line.split()[0] for line in p.stdout.strip().splitlines()[1:]]
+    assert [t.name for t in rows] == listed
+    re_ = {t.name: t for t in rows if t.read_by == "deadline, mq-deadline"}
+    assert re_["read_expire"].default == "500" and "ms" in re_["read_expire"].unit
+    assert any(t.name == "read_expire" and t.read_by == "as" and t.default == "125" for t in rows)
+    h = cli("simulate", "--help").stdout
+    assert f"[default: {','.join(headway.DEFAULT_SCHEDULERS)}]" in h

@@ -102,8 +102,8 @@ fn bad_lines_name_file_and_line_or_are_skipped_and_counted() {
 fn bad_arguments_are_errors() {
     let p = tmp("one.blk", "  8,0 0 1 0.0 1 Q R 0 + 8 [a]\n");
     for (args, needle) in [
-        (vec!["--format", "vhs"], "--format `vhs`"),
-        (vec!["--format", "blkparse", "--mode", "ajar"], "--mode `ajar`"),
+        (vec!["--format", "vhs"], "--format: `vhs` is not a trace format"),
+        (vec!["--format", "blkparse", "--mode", "ajar"], "--mode: `ajar` is not a replay mode"),
         (vec!["--format", "blkparse", "--context", "vm"], "--context: `vm` is not a context of a trace"),
     ] {
         let mut a = vec!["replay", p.to_str().unwrap()];

@@ -541,8 +541,7 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.queue_depth = a.queue_depth;
     cfg.curve = curve;
     cfg.stats_interval = a.stats;
-    cfg.write_cache = headway_disk::WriteCache::parse(&a.write_cache)
-        .with_context(|| format!("--write-cache `{}`: expected back or through", a.write_cache))?;
+    cfg.write_cache = a.write_cache.parse().map_err(|e| anyhow::anyhow!("--write-cache: {e}"))?;
     let trace_format = a.trace_format.parse::<TraceFormat>().map_err(anyhow::Error::msg)?;
     cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });
     cfg.socket_mode = a.socket_mode;

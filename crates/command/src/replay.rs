@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use headway_sim::trace::{feed, replay, replay_logged, Format, Mode, ReplayConfig};
 
@@ -54,12 +54,11 @@ pub struct ReplayArgs {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
-    let format = Format::parse(&a.format)
-        .with_context(|| format!("--format `{}`: expected one of {}", a.format, Format::NAMES))?;
+    let format: Format = a.format.parse().map_err(|e| anyhow::anyhow!("--format: {e}"))?;
     let mode = a
         .mode
         .as_deref()
-        .map(|m| Mode::parse(m).with_context(|| format!("--mode `{m}`: expected open or closed")))
+        .map(|m| m.parse::<Mode>().map_err(|e| anyhow::anyhow!("--mode: {e}")))
         .transpose()?;
     anyhow::ensure!(a.window >= 1, "--window must be at least 1");
     let cfg = ReplayConfig {

@@ -94,12 +94,10 @@ impl DriveArgs {
             q.parse::<u32>().ok().filter(|d| (1..=MAX_QUEUE_DEPTH).contains(d)).with_context(|| {
                 format!("--queue-depth `{q}`: expected a number from 1 to {MAX_QUEUE_DEPTH}")
             })?;
-        let s = &self.drive_scheduler;
-        let scheduler = DriveScheduler::parse(s)
-            .with_context(|| format!("--drive-scheduler `{s}`: expected fcfs or sptf"))?;
-        let w = &self.write_cache;
-        let write_cache =
-            WriteCache::parse(w).with_context(|| format!("--write-cache `{w}`: expected back or through"))?;
+        let scheduler: DriveScheduler =
+            self.drive_scheduler.parse().map_err(|e| anyhow::anyhow!("--drive-scheduler: {e}"))?;
+        let write_cache: WriteCache =
+            self.write_cache.parse().map_err(|e| anyhow::anyhow!("--write-cache: {e}"))?;
         Ok(DriveConfig { queue_depth, scheduler, write_cache, write_cache_sectors: None })
     }
 }

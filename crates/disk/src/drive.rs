@@ -109,15 +109,19 @@ pub enum DriveScheduler {
     Sptf,
 }
 
-impl DriveScheduler {
+impl std::str::FromStr for DriveScheduler {
+    type Err = headway_sched::BadChoice;
     /// `fcfs` or `sptf`.
-    pub fn parse(s: &str) -> Option<Self> {
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "fcfs" => Some(DriveScheduler::Fcfs),
-            "sptf" => Some(DriveScheduler::Sptf),
-            _ => None,
+            "fcfs" => Ok(DriveScheduler::Fcfs),
+            "sptf" => Ok(DriveScheduler::Sptf),
+            _ => Err(headway_sched::BadChoice::new("drive scheduler", s, "fcfs or sptf")),
         }
     }
+}
+
+impl DriveScheduler {
     pub fn name(self) -> &'static str {
         match self {
             DriveScheduler::Fcfs => "fcfs",
@@ -138,15 +142,19 @@ pub enum WriteCache {
     Back,
 }
 
-impl WriteCache {
+impl std::str::FromStr for WriteCache {
+    type Err = headway_sched::BadChoice;
     /// `back` or `through`.
-    pub fn parse(s: &str) -> Option<Self> {
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "back" => Some(WriteCache::Back),
-            "through" => Some(WriteCache::Through),
-            _ => None,
+            "back" => Ok(WriteCache::Back),
+            "through" => Ok(WriteCache::Through),
+            _ => Err(headway_sched::BadChoice::new("write-cache policy", s, "back or through")),
         }
     }
+}
+
+impl WriteCache {
     pub fn name(self) -> &'static str {
         match self {
             WriteCache::Back => "back",

@@ -122,12 +122,12 @@ fn drive_config(queue_depth: u32, drive_scheduler: &str, write_cache: &str) -> R
     }
     Ok(DriveConfig {
         queue_depth,
-        scheduler: DriveScheduler::parse(drive_scheduler).ok_or_else(|| {
-            Failure::Setting(format!("drive_scheduler `{drive_scheduler}`: expected fcfs or sptf"))
-        })?,
-        write_cache: WriteCache::parse(write_cache).ok_or_else(|| {
-            Failure::Setting(format!("write_cache `{write_cache}`: expected back or through"))
-        })?,
+        scheduler: drive_scheduler
+            .parse::<DriveScheduler>()
+            .map_err(|e| Failure::Setting(format!("drive_scheduler: {e}")))?,
+        write_cache: write_cache
+            .parse::<WriteCache>()
+            .map_err(|e| Failure::Setting(format!("write_cache: {e}")))?,
         write_cache_sectors: None,
     })
 }
@@ -170,13 +170,9 @@ fn replay_json(
     let window = window.unwrap_or(feed::DEFAULT_WINDOW);
     let max_jobs = max_jobs.unwrap_or(feed::DEFAULT_MAX_JOBS);
     let cfg = (|| -> Result<ReplayConfig, Failure> {
-        let format = Format::parse(format).ok_or_else(|| {
-            Failure::Setting(format!("format `{format}`: expected one of {}", Format::NAMES))
-        })?;
+        let format: Format = format.parse().map_err(|e| Failure::Setting(format!("format: {e}")))?;
         let mode = mode
-            .map(|m| {
-                Mode::parse(m).ok_or_else(|| Failure::Setting(format!("mode `{m}`: expected open or closed")))
-            })
+            .map(|m| m.parse::<Mode>().map_err(|e| Failure::Setting(format!("mode: {e}"))))
             .transpose()?;
         if window < 1 {
             return Err(Failure::Setting("window must be at least 1".into()));
@@ -291,6 +287,17 @@ fn scheduler_names() -> Vec<String> {
     headway_sched::scheduler_names()
 }
 
+/// The tunable table as `headway tunables` prints it: (name, unit, default, read by, doc).
+#[pyfunction]
+fn tunables() -> Vec<(String, String, String, String, String)> {
+    let row = |t: &headway_sched::params::Tunable, readers: String| {
+        (t.name.to_string(), t.unit.to_string(), t.default_text(), readers, t.doc.to_string())
+    };
+    let scheds = headway_sched::tunables().into_iter().map(|t| row(&t, headway_sched::registry::readers(&t)));
+    let host = headway_sim::host::TUNABLES.iter().map(|t| row(t, "page cache".to_string()));
+    scheds.chain(host).collect()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
@@ -302,6 +309,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(disk_names, m)?)?;
+    m.add_function(wrap_pyfunction!(tunables, m)?)?;
+    m.add("DEFAULT_SCHEDULERS", headway_sim::DEFAULT_SCHEDULERS.to_vec())?;
     m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add("DEFAULT_DISK", headway_disk::DEFAULT)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

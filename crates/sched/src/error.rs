@@ -1,6 +1,24 @@
-//! Why a scheduler could not be built.
+//! Why a scheduler could not be built, and why a name of a mode or option was not one.
 
 use crate::params::ParamError;
+
+/// A word that names none of a mode's or option's values (a drive scheduler, a write-cache
+/// policy, a trace format, ...): the one error text of every `FromStr` of such an enum,
+/// whoever asked — the command line prefixes the flag, Python the keyword, a file its
+/// place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{value}` is not a {what}: expected {expected}")]
+pub struct BadChoice {
+    pub what: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+impl BadChoice {
+    pub fn new(what: &'static str, value: &str, expected: &'static str) -> Self {
+        BadChoice { what, value: value.to_string(), expected }
+    }
+}
 
 /// Why a scheduler could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -40,7 +40,7 @@ pub mod units;
 pub(crate) mod testutil;
 
 pub use device::{CurveView, DeviceView};
-pub use error::BuildError;
+pub use error::{BadChoice, BuildError};
 pub use estimate::ServiceCurve;
 pub use ioprio::{IoClass, IoPrio};
 pub use params::{ParamError, Settings, Tunable, MAX_SECTORS_KB};

@@ -159,6 +159,17 @@ impl Settings {
         }
     }
 
+    /// Read `t` as its unit says, for its errors only (what building a scheduler that reads
+    /// it would report).
+    pub fn check(&mut self, t: &Tunable) -> Result<(), ParamError> {
+        match t.unit {
+            Unit::Time { .. } => self.time(t).map(drop),
+            Unit::Count { .. } => self.count(t).map(drop),
+            Unit::Factor { .. } => self.factor(t).map(drop),
+            Unit::Flag { .. } => self.flag(t).map(drop),
+        }
+    }
+
     /// Settings nothing has read: after building every scheduler, these are errors.
     pub fn unused(&self) -> Vec<String> {
         self.entries.iter().filter(|e| !e.2).map(|e| e.0.clone()).collect()

@@ -89,6 +89,18 @@ pub fn readers(t: &Tunable) -> String {
     v.join(", ")
 }
 
+/// Check scheduler `name` and the settings it reads without building it, from the table:
+/// the name resolves, and every tunable its row reads accepts its value in `settings`
+/// (which marks them read, as building would). Building reads nothing else: a row lists
+/// exactly what its scheduler reads (tested below), and every check a scheduler makes of
+/// its settings is its tunables' ranges.
+pub fn check(name: &str, settings: &mut Settings) -> Result<(), BuildError> {
+    for t in table::resolve(name)?.tunables() {
+        settings.check(&t)?;
+    }
+    Ok(())
+}
+
 /// Does scheduler `name` keep the device idle on purpose? `None` for an unknown name.
 pub fn waits(name: &str) -> Option<bool> {
     table::resolve(name).ok().map(|r| r.row.waits())
@@ -367,6 +379,27 @@ mod tests {
             }
         }
         assert!(shared >= 2, "read_expire and write_expire are shared by deadline and as");
+    }
+
+    /// Checking from the table says what building says: for every scheduler and every
+    /// tunable of the table set to its default, to a value out of its range and to a word,
+    /// the same outcome and the same settings read.
+    #[test]
+    fn checking_from_the_table_agrees_with_building() {
+        for n in scheduler_names() {
+            for t in tunables() {
+                for v in [t.default_text(), "-1".to_string(), "bogus".to_string()] {
+                    let (mut a, mut b) = (Settings::new(), Settings::new());
+                    a.set(t.name, &v);
+                    b.set(t.name, &v);
+                    let checked = check(&n, &mut a).map_err(|e| e.to_string());
+                    let built = build(&n, &mut b).map(drop).map_err(|e| e.to_string());
+                    assert_eq!(checked, built, "{n} with {}={v}", t.name);
+                    assert_eq!(a.unused(), b.unused(), "{n} with {}={v}", t.name);
+                }
+            }
+        }
+        assert!(check("elevator9000", &mut Settings::new()).is_err());
     }
 
     #[test]

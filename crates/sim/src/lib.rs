@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use headway_disk::array::ArraySpec;
 use headway_disk::DiskSpec;
 use headway_sched::framework::array_stream::ArrayShape;
-use headway_sched::{build, BuildError, Settings, SECTOR_BYTES};
+use headway_sched::{BuildError, Settings, SECTOR_BYTES};
 
 pub use engine::{
     ArrayConfig, Engine, EngineError, RequestRecord, RunInput, RunsLog, DEFAULT_ARRAY_QUEUE_DEPTH,
@@ -68,7 +68,8 @@ pub enum SimError {
     ArrayQueueDepth(u32),
 }
 
-/// Build every scheduler once to check names and settings before anything runs.
+/// Check every scheduler name and setting from the table of schedulers before anything runs
+/// (no scheduler is built for it: `registry::check`), and the page cache's settings.
 pub fn check_schedulers(names: &[String], settings: &Settings) -> Result<(), SimError> {
     if names.is_empty() {
         return Err(SimError::NoScheduler);
@@ -80,7 +81,8 @@ pub fn check_schedulers(names: &[String], settings: &Settings) -> Result<(), Sim
     used.extend(settings.iter().map(|(k, _)| k.to_string()).filter(|k| !host_unused.contains(k)));
     for n in names {
         let mut s = settings.clone();
-        build(n, &mut s).map_err(|err| SimError::Scheduler { name: n.clone(), err })?;
+        headway_sched::registry::check(n, &mut s)
+            .map_err(|err| SimError::Scheduler { name: n.clone(), err })?;
         let unused: std::collections::BTreeSet<_> = s.unused().into_iter().collect();
         used.extend(settings.iter().map(|(k, _)| k.to_string()).filter(|k| !unused.contains(k)));
     }

@@ -56,14 +56,18 @@ pub enum Mode {
     Closed,
 }
 
-impl Mode {
-    pub fn parse(s: &str) -> Option<Self> {
+impl std::str::FromStr for Mode {
+    type Err = headway_sched::BadChoice;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "open" => Some(Mode::Open),
-            "closed" => Some(Mode::Closed),
-            _ => None,
+            "open" => Ok(Mode::Open),
+            "closed" => Ok(Mode::Closed),
+            _ => Err(headway_sched::BadChoice::new("replay mode", s, "open or closed")),
         }
     }
+}
+
+impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::Open => "open",

@@ -59,21 +59,24 @@ pub enum Format {
     Fiu,
 }
 
-impl Format {
-    pub const NAMES: &'static str = "blkparse, iolog (fio iolog v2/v3), msr, spc (umass), disksim, fiu";
-
+impl std::str::FromStr for Format {
+    type Err = headway_sched::BadChoice;
     /// `blkparse`, `iolog` (or `fio`), `msr`, `spc` (or `umass`), `disksim`, `fiu`.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
             "blkparse" => Format::Blkparse,
             "iolog" | "fio" | "fio-iolog" => Format::Iolog,
             "msr" => Format::Msr,
             "spc" | "umass" => Format::Spc,
             "disksim" => Format::Disksim,
             "fiu" => Format::Fiu,
-            _ => return None,
+            _ => return Err(headway_sched::BadChoice::new("trace format", s, Format::NAMES)),
         })
     }
+}
+
+impl Format {
+    pub const NAMES: &'static str = "blkparse, iolog (fio iolog v2/v3), msr, spc (umass), disksim, fiu";
 
     pub fn name(self) -> &'static str {
         match self {
