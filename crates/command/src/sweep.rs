@@ -32,6 +32,9 @@ pub struct SweepArgs {
     /// No progress bar
     #[arg(long)]
     quiet: bool,
+    /// Every point's starting values; a key of the sweep file's grid replaces its flag
+    #[command(flatten)]
+    run: crate::run_args::RunArgs,
 }
 
 pub fn run(a: SweepArgs) -> Result<()> {
@@ -47,7 +50,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
         bail!("--scheduler-address is for --engine dask");
     }
     crate::reproduce::check_plot_path(a.plot.as_deref())?;
-    let sweep = Sweep::load(&a.sweep)?;
+    let sweep = Sweep::load_with(&a.sweep, &a.run.spec()?)?;
     let threads = match a.threads {
         Some(0) => bail!("--threads 0: expected at least 1"),
         Some(n) => n,

@@ -8,16 +8,23 @@
 //! job = "experiments/par-read.fio"   # the fio job file, relative to the sweep file
 //! out = "sweep.csv"                  # optional; default: the sweep file's name, .csv
 //! [grid]
-//! scheduler = ["noop", "deadline", "stream"]   # required
-//! disk = ["wd5000aaks"]              # default ["wd5000aaks"]: built-in models or DiskSim
+//! scheduler = ["noop", "deadline", "stream"]   # default: --scheduler's
+//! disk = ["wd5000aaks"]              # default: --disk's; built-in models or DiskSim
 //!                                    # .parv/.diskspecs files (relative to the sweep file)
 //! array = ["none", "raid0:5:64k"]     # optional: `--array` per point ("none": one drive)
-//! context = ["none"]                 # default ["process"]
+//! context = ["none"]                 # default: --context's (process)
 //! thinktime_us = [0, 100, 500]       # sets fio's thinktime in every job; default: the job file's
-//! seed = [1, 2]                      # default [1]
+//! seed = [1, 2]                      # default: --seed's (1)
 //! [grid.set]                         # tunables (`headway tunables`), each a list
 //! stream_threshold = [2, 4]
 //! ```
+//!
+//! **The run flags** (`headway sweep FILE` takes `simulate`'s: a [`RunSpec`]) are every
+//! point's starting values; a key of the grid replaces its flag: `--disk`, `--scheduler`,
+//! `--context`, `--seed` and `--array` stand for a grid key the file leaves out (`--array`
+//! then shows as an `array` column of one value), each `--set` is added to every point
+//! unless `[grid.set]` varies that tunable, and the drive's flags (`--queue-depth`,
+//! `--drive-scheduler`, `--write-cache`) and `--array-queue-depth` apply to every point.
 //!
 //! **Grid order** (the order of points, and of the table's rows whatever the engine): the
 //! cartesian product with the *last* key varying fastest, keys in this order: `disk`,
@@ -29,12 +36,12 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use headway_disk::{DiskSpec, DriveConfig};
+use headway_disk::DiskSpec;
 use headway_sched::Settings;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::{check_schedulers, fio, simulate, ContextMode, SimConfig, SimError};
+use crate::{check_schedulers, fio, simulate, ContextMode, RunSpec, SimConfig, SimError};
 
 /// A sweep file that cannot be used: `file:line: message`.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +63,7 @@ struct RawSweep {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawGrid {
-    scheduler: Spanned<Vec<String>>,
+    scheduler: Option<Spanned<Vec<String>>>,
     disk: Option<Spanned<Vec<String>>>,
     array: Option<Spanned<Vec<String>>>,
     context: Option<Spanned<Vec<String>>>,
@@ -88,6 +95,10 @@ pub struct Sweep {
     disks: BTreeMap<String, DiskSpec>,
     /// Names of the `[grid.set]` tunables, in name order.
     tunables: Vec<String>,
+    /// Every point's starting values (the run flags).
+    base: RunSpec,
+    /// The run flags' `--set` pairs the grid does not vary.
+    base_settings: Vec<(String, String)>,
 }
 
 /// The fio-like columns of each row after the point's parameters.
@@ -134,17 +145,32 @@ fn csv_field(s: &str) -> String {
 impl Sweep {
     /// Read and check a sweep file (and its job file).
     pub fn load(path: &Path) -> Result<Sweep, SweepError> {
+        Sweep::load_with(path, &Sweep::default_base())
+    }
+
+    /// [`Sweep::load`] with the run flags `base` ([module docs](self)).
+    pub fn load_with(path: &Path, base: &RunSpec) -> Result<Sweep, SweepError> {
         let text = std::fs::read_to_string(path).map_err(|e| SweepError {
             file: path.display().to_string(),
             line: 0,
             message: format!("cannot read: {e}"),
         })?;
-        Sweep::from_str(&text, path)
+        Sweep::from_str_with(&text, path, base)
+    }
+
+    /// The run flags' defaults.
+    fn default_base() -> RunSpec {
+        RunSpec::new(headway_disk::builtin(headway_disk::DEFAULT).expect("built in"))
     }
 
     /// Parse and check `text`, the sweep file at `path` (relative paths inside it are
     /// resolved against `path`'s directory).
     pub fn from_str(text: &str, path: &Path) -> Result<Sweep, SweepError> {
+        Sweep::from_str_with(text, path, &Sweep::default_base())
+    }
+
+    /// [`Sweep::from_str`] with the run flags `base` ([module docs](self)).
+    pub fn from_str_with(text: &str, path: &Path, run: &RunSpec) -> Result<Sweep, SweepError> {
         let file = path.display().to_string();
         let err = |span: Range<usize>, message: String| SweepError {
             file: file.clone(),
@@ -171,7 +197,14 @@ impl Sweep {
                 Ok(())
             }
         };
-        nonempty("scheduler", g.scheduler.span(), g.scheduler.get_ref().len())?;
+        let grid_span = raw.grid.span();
+        let (schedulers, scheduler_span) = match &g.scheduler {
+            Some(s) => {
+                nonempty("scheduler", s.span(), s.get_ref().len())?;
+                (s.get_ref().clone(), s.span())
+            }
+            None => (run.schedulers.clone(), grid_span.clone()),
+        };
         let mut disks = BTreeMap::new();
         let disk_names = match &g.disk {
             Some(d) => {
@@ -187,9 +220,8 @@ impl Sweep {
                 d.get_ref().clone()
             }
             None => {
-                let default = headway_disk::DEFAULT;
-                disks.insert(default.into(), headway_disk::builtin(default).expect("built in"));
-                vec![default.into()]
+                disks.insert(run.disk.name.to_string(), run.disk.clone());
+                vec![run.disk.name.to_string()]
             }
         };
         let contexts = match &g.context {
@@ -201,7 +233,7 @@ impl Sweep {
                 }
                 c.get_ref().clone()
             }
-            None => vec!["process".into()],
+            None => vec![run.context.to_string()],
         };
         let thinktimes = match &g.thinktime_us {
             Some(t) => {
@@ -215,7 +247,7 @@ impl Sweep {
                 nonempty("seed", s.span(), s.get_ref().len())?;
                 s.get_ref().iter().map(u64::to_string).collect()
             }
-            None => vec!["1".into()],
+            None => vec![run.seed.to_string()],
         };
         let mut axes = vec![Axis { name: "disk".into(), values: disk_names }];
         if let Some(a) = &g.array {
@@ -227,6 +259,8 @@ impl Sweep {
                 }
             }
             axes.push(Axis { name: "array".into(), values: a.get_ref().clone() });
+        } else if let Some(a) = run.array {
+            axes.push(Axis { name: "array".into(), values: vec![a.to_string()] });
         }
         axes.push(Axis { name: "context".into(), values: contexts });
         axes.push(Axis { name: "thinktime_us".into(), values: thinktimes });
@@ -254,9 +288,25 @@ impl Sweep {
             tunables.push(name.clone());
             axes.push(Axis { name: name.clone(), values });
         }
-        axes.push(Axis { name: "scheduler".into(), values: g.scheduler.get_ref().clone() });
+        axes.push(Axis { name: "scheduler".into(), values: schedulers.clone() });
         axes.push(Axis { name: "seed".into(), values: seeds });
-        let sweep = Sweep { path: path.to_path_buf(), job, out, axes, jobfile, disks, tunables };
+        let base_settings: Vec<(String, String)> = run
+            .settings
+            .iter()
+            .filter(|(k, _)| !tunables.iter().any(|t| t == k))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let sweep = Sweep {
+            path: path.to_path_buf(),
+            job,
+            out,
+            axes,
+            jobfile,
+            disks,
+            tunables,
+            base: run.clone(),
+            base_settings,
+        };
         // Check every scheduler with every combination of tunables before anything runs.
         // A tunable must be read by one of the sweep's schedulers (or the page cache); each
         // point gets only those its scheduler reads.
@@ -266,9 +316,9 @@ impl Sweep {
             let p = sweep.point(i);
             if checked.insert(p.settings.clone()) {
                 let settings = sweep.settings(&p.settings);
-                check_schedulers(g.scheduler.get_ref(), &settings).map_err(|e| {
+                check_schedulers(&schedulers, &settings).map_err(|e| {
                     let (k, span) = match e {
-                        SimError::Scheduler { .. } => ("grid.scheduler", g.scheduler.span()),
+                        SimError::Scheduler { .. } => ("grid.scheduler", scheduler_span.clone()),
                         _ => ("grid.set", set_span.clone()),
                     };
                     err(span, format!("key `{k}`: {e}"))
@@ -326,7 +376,7 @@ impl Sweep {
         let mut host = all.clone();
         let _ = crate::host::HostParams::from_settings(&mut host);
         let mut sched = all.clone();
-        let _ = headway_sched::build(scheduler, &mut sched);
+        let _ = headway_sched::registry::check(scheduler, &mut sched);
         let (host_unused, sched_unused) = (host.unused(), sched.unused());
         let kept: Vec<(String, String)> = pairs
             .iter()
@@ -336,8 +386,13 @@ impl Sweep {
         Sweep::settings_of(&kept)
     }
 
+    /// A point's settings: the run flags' (those the grid does not vary), then the grid's.
     fn settings(&self, pairs: &[(String, String)]) -> Settings {
-        Sweep::settings_of(pairs)
+        Sweep::settings_of(&self.with_base(pairs))
+    }
+
+    fn with_base(&self, pairs: &[(String, String)]) -> Vec<(String, String)> {
+        self.base_settings.iter().chain(pairs).cloned().collect()
     }
 
     fn settings_of(pairs: &[(String, String)]) -> Settings {
@@ -373,11 +428,11 @@ impl Sweep {
                 disk: self.disks[&p.disk].clone(),
                 schedulers: vec![p.scheduler.clone()],
                 context: p.context.parse().expect("checked when loaded"),
-                settings: Sweep::settings_for(&p.scheduler, &p.settings),
+                settings: Sweep::settings_for(&p.scheduler, &self.with_base(&p.settings)),
                 seed: p.seed,
-                drive: DriveConfig::default(),
+                drive: self.base.drive,
                 array: p.array.as_deref().map(|a| a.parse().expect("checked when loaded")),
-                array_queue_depth: crate::DEFAULT_ARRAY_QUEUE_DEPTH,
+                array_queue_depth: self.base.array_queue_depth,
             },
         };
         let report = simulate(&cfg, |_, _| {})?;
@@ -485,6 +540,44 @@ mod tests {
     const SWEEP: &str = "job = \"small.fio\"\n[grid]\nscheduler = [\"noop\", \"stream\"]\n\
                          seed = [1, 2, 3]\ncontext = [\"none\"]\nthinktime_us = [0, 100]\n\
                          [grid.set]\nstream_threshold = [2, 4]\n";
+
+    /// The run flags are every point's starting values; the grid's keys replace them.
+    #[test]
+    fn run_flags_fill_what_the_grid_leaves_out() {
+        let d = tmp("base");
+        let p = write(&d, "job = \"small.fio\"\n[grid]\n[grid.set]\nstream_threshold = [2, 4]\n");
+        let mut base = RunSpec::new(headway_disk::builtin("hd080hj").unwrap()).with_schedulers(&["stream"]);
+        base.context = ContextMode::None;
+        base.seed = 7;
+        base.array = Some("raid0:2:64k".parse().unwrap());
+        base.settings.push_kv("stream_threshold=3").unwrap();
+        base.settings.push_kv("tolerance_factor=0.25").unwrap();
+        let s = Sweep::load_with(&p, &base).unwrap();
+        let names: Vec<_> = s.axes.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["disk", "array", "context", "thinktime_us", "stream_threshold", "scheduler", "seed"]
+        );
+        assert_eq!(s.values(1), ["hd080hj", "raid0:2:64k", "none", "", "4", "stream", "7"]);
+        // the grid's stream_threshold replaces the flag's; tolerance_factor reaches every point
+        let set = s.settings(&s.point(1).settings);
+        let pairs: Vec<(&str, &str)> = set.iter().collect();
+        assert_eq!(pairs, [("tolerance_factor", "0.25"), ("stream_threshold", "4")]);
+        // the drive's flags reach every point: a deeper queue changes random reads' results
+        let rand = d.join("rand.fio");
+        std::fs::write(
+            &rand,
+            "[r]\nrw=randread\ndirect=1\nioengine=libaio\niodepth=16\nsize=1g\nnumber_ios=400\n",
+        )
+        .unwrap();
+        std::fs::write(&p, "job = \"rand.fio\"\n[grid]\nscheduler = [\"noop\"]\n").unwrap();
+        let shallow = Sweep::load(&p).unwrap().run_point(0).unwrap();
+        let mut deep = Sweep::default_base();
+        deep.drive.queue_depth = 32;
+        let deep = Sweep::load_with(&p, &deep).unwrap().run_point(0).unwrap();
+        let iops = |row: &str| row.split(',').nth(12).unwrap().parse::<f64>().unwrap();
+        assert!(iops(&deep) > 1.5 * iops(&shallow), "{shallow}{deep}");
+    }
 
     #[test]
     fn expansion_order_and_count() {
