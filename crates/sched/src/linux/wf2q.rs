@@ -250,6 +250,24 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
         }
     }
 
+    /// A waiting (active, not in service) entity leaves the active set without a turn:
+    /// Linux's deactivation of a queue emptied by injection. Its finish is kept: it goes to
+    /// the idle set while the finish is ahead of V (its weight stays in the sum), else it is
+    /// forgotten.
+    pub fn deactivate(&mut self, k: K) {
+        let Some(e) = self.entities.get_mut(&k) else { return };
+        assert!(e.state == State::Active, "wf2q: {k:?} deactivated while {:?}", e.state);
+        self.active.remove(&(e.finish, k));
+        e.service = 0;
+        if e.finish > self.vtime {
+            e.state = State::Idle;
+            self.idle.insert((e.finish, k));
+        } else {
+            self.wsum -= e.weight as u64;
+            e.state = State::Gone;
+        }
+    }
+
     /// Change `k`'s weight: for an active entity its finish is recomputed from its start;
     /// an entity in service keeps its weight until its turn ends.
     pub fn set_weight(&mut self, k: K, weight: u32) {
