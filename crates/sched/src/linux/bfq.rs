@@ -145,7 +145,7 @@ pub mod knob {
             min: Duration(1_000_000),
             default: Duration::from_millis(125),
         },
-        doc: "budget timeout: longest turn of a queue (x30 while interactive-raised; >= 1 ms)",
+        doc: "budget timeout: longest turn of a queue (x30 while interactive-raised)",
     };
     pub const MAX_BUDGET: Tunable = Tunable {
         name: "max_budget",
@@ -160,7 +160,7 @@ pub mod knob {
             default: Duration::from_millis(125),
         },
         doc: "a sync request older than this is served first at its queue's next slice; \
-              bfq: at the earliest as its queue's turn's second dispatch (>= 1 ms)",
+              bfq: at the earliest as the second dispatch of its queue's turn",
     };
     pub const FIFO_EXPIRE_ASYNC: Tunable = Tunable {
         name: "fifo_expire_async",
@@ -169,7 +169,7 @@ pub mod knob {
             min: Duration(1_000_000),
             default: Duration::from_millis(250),
         },
-        doc: "the same for async writes; >= 1 ms in bfq",
+        doc: "the same for async writes",
     };
     pub const LOW_LATENCY: Tunable = Tunable {
         name: "low_latency",
@@ -238,10 +238,13 @@ impl Default for BfqParams {
 
 impl BfqParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
+        // read in the order of TUNABLES
+        let slice_idle = s.time(&knob::SLICE_IDLE)?;
+        let timeout_sync = s.time(&knob::TIMEOUT_SYNC)?;
         let max_budget = s.count(&knob::MAX_BUDGET)?;
         Ok(BfqParams {
-            slice_idle: s.time(&knob::SLICE_IDLE)?,
-            timeout_sync: s.time(&knob::TIMEOUT_SYNC)?,
+            slice_idle,
+            timeout_sync,
             max_budget: (max_budget > 0).then_some(max_budget),
             back_seek: BackSeek {
                 max: s.count(&knob::BACK_SEEK_MAX)? * 2,

@@ -487,6 +487,26 @@ mod tests {
     }
 
     #[test]
+    fn a_deactivated_waiting_entity_idles_until_v_passes_its_finish() {
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 100);
+        w.activate(1, 1, 100);
+        let k = w.serve_next().unwrap();
+        let other = 1 - k;
+        w.served_by(other, 50);
+        w.deactivate(other);
+        w.check();
+        assert!(!w.is_busy(other) && w.wsum == 2, "idle, still weighed: its finish is ahead of V");
+        w.served(100);
+        w.expire(Some(100));
+        for _ in 0..3 {
+            turn(&mut w, 100, Some(100));
+        }
+        assert_eq!(w.wsum, 1, "forgotten once V passed its finish");
+        w.check();
+    }
+
+    #[test]
     fn a_new_budget_moves_a_waiting_entity() {
         let mut w = Wf2q::new();
         w.activate(0u32, 1, 1000);

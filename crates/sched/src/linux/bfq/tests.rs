@@ -112,6 +112,10 @@ fn defaults_are_linux_6_1s() {
     assert_eq!(p.back_seek, BackSeek { max: 32768, penalty: 2 });
     assert!(p.low_latency && !p.strict_guarantees && p.rotational);
     assert_eq!(TUNABLES.len(), 9);
+    for t in TUNABLES {
+        let shared = crate::linux::cfq::TUNABLES.contains(t);
+        assert_eq!(crate::registry::readers(t), if shared { "cfq, bfq" } else { "bfq" }, "{}", t.name);
+    }
 }
 
 #[test]
