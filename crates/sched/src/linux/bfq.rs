@@ -77,8 +77,8 @@
 //!
 //! ## Not modelled
 //! - Queue merging of cooperating processes (early queue merge, stable merge, split, §8.1):
-//!   every issuer keeps its own queue. Request merging (front/back merges into queued
-//!   requests) is not done either: every arrival is [`Arrival::Queued`].
+//!   every issuer keeps its own queue. (Request merging is done: an arrival is appended or
+//!   prepended to a contiguous queued request of its own queue, within `max_sectors_kb`.)
 //! - cgroups (H-WF2Q+ over groups), tag-depth limiting, the soft-rt period shift when a
 //!   raised queue enters service, the adaptive "small request keeps the timer" rule,
 //!   and the inject-limit reset on think-time changes.
@@ -113,7 +113,7 @@ use super::cfq::knob as cfq_knob;
 use crate::device::DeviceView;
 use crate::error::BuildError;
 use crate::ioprio::{IoClass, IoPrio};
-use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
+use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit, MAX_SECTORS_KB};
 use crate::request::{ContextId, Dir, ReqId, Request};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};
@@ -187,6 +187,7 @@ pub mod knob {
 
 /// Every bfq tunable.
 pub const TUNABLES: &[Tunable] = &[
+    MAX_SECTORS_KB,
     knob::SLICE_IDLE,
     knob::TIMEOUT_SYNC,
     knob::MAX_BUDGET,
@@ -198,9 +199,11 @@ pub const TUNABLES: &[Tunable] = &[
     knob::STRICT_GUARANTEES,
 ];
 
-/// Build `bfq` from settings (the registry's entry point).
+/// Build `bfq` from settings (the registry's entry point). Reads `max_sectors_kb` too.
 pub fn build(settings: &mut Settings) -> Result<Box<dyn Scheduler>, BuildError> {
-    Ok(Box::new(Bfq::new(BfqParams::from_settings(settings)?)))
+    let max_kb = settings.count(&MAX_SECTORS_KB)?;
+    let params = BfqParams::from_settings(settings)?;
+    Ok(Box::new(Bfq::new(params, (max_kb * 2) as u32)))
 }
 
 /// BFQ settings.
@@ -338,6 +341,8 @@ impl Queue {
 /// The BFQ scheduler.
 pub struct Bfq {
     p: BfqParams,
+    /// The driver's merge bound, sectors.
+    max_sectors: u32,
     queues: Vec<Queue>,
     sync_queues: HashMap<Option<ContextId>, QId>,
     async_queues: HashMap<(IoClass, u8), QId>,
@@ -375,13 +380,16 @@ fn prio_weight(prio: IoPrio) -> u32 {
 }
 
 impl Bfq {
-    pub fn new(mut p: BfqParams) -> Self {
+    /// BFQ with these settings, merging arrivals into queued requests up to `max_sectors`
+    /// (0: no merging).
+    pub fn new(mut p: BfqParams, max_sectors: u32) -> Self {
         if p.strict_guarantees {
             p.slice_idle = p.slice_idle.max(STRICT_SLICE_IDLE);
         }
         Bfq {
             budgets: Budgets::new(p.rotational, p.timeout_sync, p.max_budget),
             p,
+            max_sectors,
             queues: Vec::new(),
             sync_queues: HashMap::new(),
             async_queues: HashMap::new(),
@@ -980,6 +988,14 @@ impl Scheduler for Bfq {
 
     fn arrive(&mut self, now: Time, rq: Request, _dev: &dyn DeviceView) -> Arrival {
         let k = self.queue_for(now, &rq);
+        let max_sectors = self.max_sectors;
+        if let Some(into) = self.q_mut(k).rqs.merge(&rq, max_sectors) {
+            // a busy queue waiting for its turn may need a larger budget for its next request
+            if self.in_service != Some(k) {
+                self.refresh_budget(k);
+            }
+            return Arrival::Merged { into };
+        }
         let was_busy = self.busy.contains(&k);
         let slice_idle = self.p.slice_idle;
         let (in_driver, last_completer) = (self.in_driver, self.last_completer);
@@ -1032,13 +1048,7 @@ impl Scheduler for Bfq {
                 }
             }
             if !in_service {
-                let next = self.next_charge(k).unwrap_or(0);
-                let q = self.q(k);
-                let b = q.max_budget.max(next).max(q.service);
-                if b != q.budget {
-                    self.q_mut(k).budget = b;
-                    self.tree(k).set_budget(k, b);
-                }
+                self.refresh_budget(k);
             }
         }
         if in_service && self.idle_until.take().is_some() {
@@ -1205,6 +1215,21 @@ impl Scheduler for Bfq {
 }
 
 impl Bfq {
+    /// A busy queue not in service whose next request may have changed: budget = the
+    /// largest of its maximum budget, its next request's charge and its service (§3.5).
+    fn refresh_budget(&mut self, k: QId) {
+        if !self.busy.contains(&k) {
+            return;
+        }
+        let next = self.next_charge(k).unwrap_or(0);
+        let q = self.q(k);
+        let b = q.max_budget.max(next).max(q.service);
+        if b != q.budget {
+            self.q_mut(k).budget = b;
+            self.tree(k).set_budget(k, b);
+        }
+    }
+
     /// A context's priority or weight changed: its queue takes them now if it is not busy
     /// (a busy one at its next activation).
     fn refresh_idle_queue(&mut self, ctx: ContextId) {

@@ -16,6 +16,9 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// A merge bound no request fits: every arrival is queued on its own.
+const NO_MERGES: u32 = 0;
+
 fn quiet() -> BfqParams {
     BfqParams { low_latency: false, ..BfqParams::default() }
 }
@@ -29,7 +32,7 @@ struct H {
 
 impl H {
     fn new(p: BfqParams) -> Self {
-        H { s: Bfq::new(p), now: Time(0), next: 1 }
+        H { s: Bfq::new(p, NO_MERGES), now: Time(0), next: 1 }
     }
     fn dev(&self) -> FixedView {
         FixedView::linear(0)
@@ -111,8 +114,9 @@ fn defaults_are_linux_6_1s() {
     assert_eq!((p.fifo_expire_sync, p.fifo_expire_async), (ms(125), ms(250)));
     assert_eq!(p.back_seek, BackSeek { max: 32768, penalty: 2 });
     assert!(p.low_latency && !p.strict_guarantees && p.rotational);
-    assert_eq!(TUNABLES.len(), 9);
-    for t in TUNABLES {
+    assert_eq!(TUNABLES.len(), 10);
+    assert_eq!(TUNABLES[0].name, "max_sectors_kb", "bfq merges requests within the bound");
+    for t in &TUNABLES[1..] {
         let shared = crate::linux::cfq::TUNABLES.contains(t);
         assert_eq!(crate::registry::readers(t), if shared { "cfq, bfq" } else { "bfq" }, "{}", t.name);
     }
@@ -133,7 +137,7 @@ fn settings_parse_and_zero_budget_means_automatic() {
         (Duration::from_micros(500), Some(4096), ms(60))
     );
     assert!(!p.low_latency && p.strict_guarantees);
-    let b = Bfq::new(p);
+    let b = Bfq::new(p, 1024);
     assert_eq!(b.params().slice_idle, ms(8), "strict_guarantees raises slice_idle to 8 ms");
     let mut s = Settings::new();
     s.push_kv("timeout_sync=0").unwrap();
@@ -153,6 +157,33 @@ fn each_process_gets_its_own_queue_and_async_writes_share_one_per_priority() {
     assert_eq!(h.s.async_queues.len(), 1, "both best effort level 4");
     assert_eq!(h.s.queues.len(), 3);
     assert_eq!(h.s.pending(), 4);
+}
+
+#[test]
+fn contiguous_arrivals_merge_within_their_queue_and_the_bound() {
+    let mut s = Bfq::new(quiet(), 16);
+    let dev = FixedView::linear(0);
+    let r = |id, ctx, sector, dir| Request {
+        id: ReqId(id),
+        sector,
+        len: 8,
+        dir,
+        sync: dir == Dir::Read,
+        arrival: Time(id * MS),
+        ctx: Some(ContextId(ctx)),
+    };
+    assert_eq!(s.arrive(Time(MS), r(1, 1, 100, Dir::Read), &dev), Arrival::Queued);
+    assert_eq!(s.arrive(Time(2 * MS), r(2, 2, 108, Dir::Read), &dev), Arrival::Queued, "another queue");
+    assert_eq!(s.arrive(Time(3 * MS), r(3, 1, 108, Dir::Read), &dev), Arrival::Merged { into: ReqId(1) });
+    assert_eq!(s.arrive(Time(4 * MS), r(4, 1, 92, Dir::Read), &dev), Arrival::Queued, "past 16 sectors");
+    assert_eq!(s.arrive(Time(5 * MS), r(5, 1, 84, Dir::Read), &dev), Arrival::Merged { into: ReqId(4) });
+    s.check();
+    assert_eq!(s.pending(), 3);
+    // the nearest to where the last dispatch ended (nothing yet: sector 0) first
+    let Decision::Dispatch(a) = s.decide(Time(6 * MS), &dev) else { panic!() };
+    let Decision::Dispatch(b) = s.decide(Time(6 * MS), &dev) else { panic!() };
+    assert_eq!([(a.id, a.sector, a.len), (b.id, b.sector, b.len)], [(ReqId(4), 84, 16), (ReqId(1), 100, 16)]);
+    s.check();
 }
 
 #[test]
@@ -549,8 +580,9 @@ fn events() -> impl Strategy<Value = Vec<Ev>> {
 /// every request dispatched exactly once, `pending()` exact after every call, waits in the
 /// future and at most the idle slice (20 ms raised) away, never `Idle` with requests
 /// pending and nothing at the device, and the invariants after every call.
-fn run(evs: &[Ev], p: BfqParams, depth: usize, weights: &[u32], classes: &[u8]) -> BfqStats {
-    let mut s = Bfq::new(p);
+fn run(evs: &[Ev], p: BfqParams, depth: usize, weights: &[u32], classes: &[u8], merge: bool) -> BfqStats {
+    let mut s = Bfq::new(p, if merge { 32 } else { NO_MERGES });
+    let mut merged_into: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for (c, &w) in weights.iter().enumerate() {
         s.set_weight(ContextId(c as u32), w);
     }
@@ -587,6 +619,9 @@ fn run(evs: &[Ev], p: BfqParams, depth: usize, weights: &[u32], classes: &[u8]) 
                 Decision::Dispatch(r) => {
                     assert!(queued.remove(&r.id.0), "{:?} dispatched but not queued", r.id);
                     assert!(done.insert(r.id.0), "{:?} dispatched twice", r.id);
+                    for m in merged_into.remove(&r.id.0).unwrap_or_default() {
+                        assert!(done.insert(m), "{m} dispatched twice");
+                    }
                     let start = device.last().map_or(now, |d| d.0).max(now);
                     let took = 100 * US + head.abs_diff(r.sector) / 1000;
                     head = r.end();
@@ -634,8 +669,16 @@ fn run(evs: &[Ev], p: BfqParams, depth: usize, weights: &[u32], classes: &[u8]) 
                     ctx,
                 };
                 next_id += 1;
-                assert_eq!(s.arrive(Time(now), r, &dev), Arrival::Queued);
-                queued.insert(r.id.0);
+                match s.arrive(Time(now), r, &dev) {
+                    Arrival::Queued => {
+                        queued.insert(r.id.0);
+                    }
+                    Arrival::Merged { into } => {
+                        assert!(merge, "merged with merging off");
+                        assert!(queued.contains(&into.0), "merged into {into:?}, not queued");
+                        merged_into.entry(into.0).or_default().push(r.id.0);
+                    }
+                }
             }
         } else {
             timer = None;
@@ -660,6 +703,7 @@ proptest! {
         strict in prop::bool::weighted(0.15),
         weights in prop::collection::vec(1u32..4, 0..5),
         classes in prop::collection::vec(0u8..8, 0..5),
+        merge in any::<bool>(),
     ) {
         let p = BfqParams {
             slice_idle: Duration::from_micros(idle_us),
@@ -667,18 +711,18 @@ proptest! {
             strict_guarantees: strict,
             ..BfqParams::default()
         };
-        run(&evs, p, depth, &weights, &classes);
+        run(&evs, p, depth, &weights, &classes, merge);
     }
 
     #[test]
     fn defaults_hold_the_same_properties(evs in events()) {
-        run(&evs, BfqParams::default(), 1, &[], &[]);
+        run(&evs, BfqParams::default(), 1, &[], &[], true);
     }
 
     #[test]
     fn runs_are_deterministic(evs in events()) {
-        let a = run(&evs, BfqParams::default(), 1, &[1, 2], &[]);
-        let b = run(&evs, BfqParams::default(), 1, &[1, 2], &[]);
+        let a = run(&evs, BfqParams::default(), 1, &[1, 2], &[], true);
+        let b = run(&evs, BfqParams::default(), 1, &[1, 2], &[], true);
         prop_assert_eq!(a, b);
     }
 }
