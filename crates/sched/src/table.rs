@@ -14,8 +14,8 @@
 //!   `FRAMEWORK` wraps its default policy. A framework may take every policy or only some
 //!   (anticipation needs a heuristic per policy), and may build a coordinated scheduler for
 //!   a disk array (stream scheduling, 000 Section 2.2);
-//! * a **standalone** scheduler is a whole scheduler of its own (Linux's `as` and `cfq`,
-//!   `htbs`), which may or may not wait.
+//! * a **standalone** scheduler is a whole scheduler of its own (Linux's `as`, `cfq` and
+//!   `bfq`, `htbs`), which may or may not wait.
 //!
 //! Adding a scheduler: write its module, then add its row here. Nothing else changes — the
 //! listing, `--set` validation, the server's and simulator's builds all follow from the row
@@ -25,7 +25,7 @@ use crate::error::BuildError;
 use crate::framework::antic;
 use crate::framework::array_stream::{array_stream, ArrayShape};
 use crate::framework::stream::{self, Stream, StreamParams};
-use crate::linux::{as_sched, cfq};
+use crate::linux::{as_sched, bfq, cfq};
 use crate::params::{Settings, Tunable, MAX_SECTORS_KB};
 use crate::policy::{self, Policy};
 use crate::scheduler::{ArraySchedulers, Scheduler};
@@ -244,6 +244,12 @@ pub static SCHEDULERS: &[Row] = &[
         kind: Kind::Standalone { build: cfq::build, waits: true },
         tunables: cfq::TUNABLES,
         about: "Linux 2.6's completely fair queueing: time slices per process, idling",
+    },
+    Row {
+        name: "bfq",
+        kind: Kind::Standalone { build: bfq::build, waits: true },
+        tunables: bfq::TUNABLES,
+        about: "Linux 6.1's budget fair queueing: B-WF2Q+ over per-process budgets, idling, weight raising",
     },
     Row {
         name: "htbs",

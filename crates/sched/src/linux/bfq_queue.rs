@@ -128,6 +128,22 @@ impl QueueRequests {
         self.sorted.insert(rq);
     }
 
+    /// Merge `rq` into a queued request it extends (appended, else prepended) within
+    /// `max_sectors`: the id grown, which keeps the earlier FIFO time of the two.
+    pub fn merge(&mut self, rq: &Request, max_sectors: u32) -> Option<ReqId> {
+        let (id, before) =
+            self.sorted.back_merge(rq, max_sectors).or_else(|| self.sorted.front_merge(rq, max_sectors))?;
+        let grown = *self.sorted.get(id).expect("just merged");
+        // the FIFO key had the old arrival and the old sync flag (a merge may set it)
+        let was = [true, false].into_iter().any(|sync| {
+            let old = Request { arrival: before, sync, ..grown };
+            self.fifo.remove(&(self.fifo_time(&old), id))
+        });
+        debug_assert!(was, "FIFO lost {id:?}");
+        self.fifo.insert((self.fifo_time(&grown), id));
+        Some(id)
+    }
+
     /// Remove `id` (dispatched, or taken otherwise); `next_rq` moves on if it was `id`.
     pub fn remove(&mut self, now: Time, id: ReqId) -> Request {
         let rq = self.sorted.remove(id).unwrap_or_else(|| panic!("bfq queue: {id:?} is not queued"));

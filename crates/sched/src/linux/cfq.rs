@@ -211,7 +211,8 @@ pub mod knob {
     pub const LOW_LATENCY: Tunable = Tunable {
         name: "low_latency",
         unit: Unit::Flag { default: true },
-        doc: "shrink slices so a round over the busy queues fits 300 ms; ramp async depth",
+        doc: "favour latency over throughput; cfq: shrink slices so a round over the busy queues fits \
+              300 ms, ramp async depth",
     };
 }
 

@@ -1,4 +1,5 @@
 pub mod as_sched;
+pub mod bfq;
 pub mod bfq_budget;
 pub mod bfq_burst;
 pub mod bfq_expire;

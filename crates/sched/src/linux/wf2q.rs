@@ -250,6 +250,24 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
         }
     }
 
+    /// A waiting (active, not in service) entity leaves the active set without a turn:
+    /// Linux's deactivation of a queue emptied by injection. Its finish is kept: it goes to
+    /// the idle set while the finish is ahead of V (its weight stays in the sum), else it is
+    /// forgotten.
+    pub fn deactivate(&mut self, k: K) {
+        let Some(e) = self.entities.get_mut(&k) else { return };
+        assert!(e.state == State::Active, "wf2q: {k:?} deactivated while {:?}", e.state);
+        self.active.remove(&(e.finish, k));
+        e.service = 0;
+        if e.finish > self.vtime {
+            e.state = State::Idle;
+            self.idle.insert((e.finish, k));
+        } else {
+            self.wsum -= e.weight as u64;
+            e.state = State::Gone;
+        }
+    }
+
     /// Change `k`'s weight: for an active entity its finish is recomputed from its start;
     /// an entity in service keeps its weight until its turn ends.
     pub fn set_weight(&mut self, k: K, weight: u32) {
@@ -465,6 +483,26 @@ mod tests {
         assert_eq!((e.start, e.finish), (f_old + up, f + up));
         assert!(e.start < v, "it starts behind V: it is served before {other:?}");
         assert_eq!(w.serve_next(), Some(k));
+        w.check();
+    }
+
+    #[test]
+    fn a_deactivated_waiting_entity_idles_until_v_passes_its_finish() {
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 100);
+        w.activate(1, 1, 100);
+        let k = w.serve_next().unwrap();
+        let other = 1 - k;
+        w.served_by(other, 50);
+        w.deactivate(other);
+        w.check();
+        assert!(!w.is_busy(other) && w.wsum == 2, "idle, still weighed: its finish is ahead of V");
+        w.served(100);
+        w.expire(Some(100));
+        for _ in 0..3 {
+            turn(&mut w, 100, Some(100));
+        }
+        assert_eq!(w.wsum, 1, "forgotten once V passed its finish");
         w.check();
     }
 
