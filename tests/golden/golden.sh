@@ -34,7 +34,7 @@ SCHEDULERS+=,stream:sptf,stream:aged-sptf,stream:stride,stream:pclock
 SCHEDULERS+=,stream-local,stream-local:noop,stream-local:deadline,stream-local:mq-deadline
 SCHEDULERS+=,stream-local:cscan,stream-local:sptf,stream-local:aged-sptf,stream-local:stride
 SCHEDULERS+=,stream-local:pclock,antic,antic:sptf,antic:aged-sptf,antic:cscan,antic:deadline
-SCHEDULERS+=,antic:stride,antic-combo,antic-combo:stride,as,cfq,htbs
+SCHEDULERS+=,antic:stride,antic-combo,antic-combo:stride,as,cfq,bfq,htbs
 # Job files small enough to keep a row per request.
 PER_REQUEST="as-fig4-alter as-fig7-adversary multi-threads pvfs xen-ftp"
 
