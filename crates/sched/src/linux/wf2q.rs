@@ -237,16 +237,20 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
                 e.state = State::Active;
                 self.active.insert((e.finish, k));
             }
-            None => {
-                if e.finish > self.vtime {
-                    // its weight stays in W until it is forgotten
-                    e.state = State::Idle;
-                    self.idle.insert((e.finish, k));
-                } else {
-                    self.wsum -= e.weight as u64;
-                    e.state = State::Gone;
-                }
-            }
+            None => self.retire(k),
+        }
+    }
+
+    /// Entity `k` leaves the active set: idle while its finish is ahead of V (its weight
+    /// stays in W until it is forgotten), else gone.
+    fn retire(&mut self, k: K) {
+        let e = self.entities.get_mut(&k).expect("an entity");
+        if e.finish > self.vtime {
+            e.state = State::Idle;
+            self.idle.insert((e.finish, k));
+        } else {
+            self.wsum -= e.weight as u64;
+            e.state = State::Gone;
         }
     }
 
@@ -259,13 +263,7 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
         assert!(e.state == State::Active, "wf2q: {k:?} deactivated while {:?}", e.state);
         self.active.remove(&(e.finish, k));
         e.service = 0;
-        if e.finish > self.vtime {
-            e.state = State::Idle;
-            self.idle.insert((e.finish, k));
-        } else {
-            self.wsum -= e.weight as u64;
-            e.state = State::Gone;
-        }
+        self.retire(k);
     }
 
     /// Change `k`'s weight: for an active entity its finish is recomputed from its start;
