@@ -25,7 +25,6 @@ pub mod writeback;
 use std::collections::BTreeMap;
 
 use headway_disk::array::ArraySpec;
-use headway_disk::DiskSpec;
 use headway_sched::framework::array_stream::ArrayShape;
 use headway_sched::{BuildError, Settings, SECTOR_BYTES};
 
@@ -205,16 +204,12 @@ pub(crate) struct Shared {
 impl Shared {
     /// What the runs of `run` share (with an array, Linux md's read-ahead for it).
     pub(crate) fn of(run: &RunSpec) -> Result<Shared, SimError> {
-        let mut shared = Shared::new(&run.disk, &run.settings)?;
+        let host = host::HostParams::from_settings(&mut run.settings.clone()).map_err(SimError::Host)?;
+        let mut shared = Shared { curve: calibrate::curve_for(&run.disk), host };
         if let Some(a) = run.array {
             shared.array_read_ahead(a, &run.settings);
         }
         Ok(shared)
-    }
-
-    pub(crate) fn new(disk: &DiskSpec, settings: &Settings) -> Result<Shared, SimError> {
-        let host = host::HostParams::from_settings(&mut settings.clone()).map_err(SimError::Host)?;
-        Ok(Shared { curve: calibrate::curve_for(disk), host })
     }
 
     /// Linux md's read-ahead for an array: at least two full stripes of data
