@@ -135,6 +135,9 @@ const ASYNC_CHARGE_FACTOR: u64 = 3;
 const IDLE_CLASS_TIMEOUT: Duration = Duration::from_millis(200);
 /// `strict_guarantees` raises `slice_idle` to at least this.
 const STRICT_SLICE_IDLE: Duration = Duration::from_millis(8);
+/// blk-mq runs the hardware queue again this long after a dispatch attempt that returned
+/// nothing while the scheduler held requests (Linux `BLK_MQ_BUDGET_DELAY`).
+const BLK_MQ_RERUN: Duration = Duration::from_millis(3);
 /// On a non-rotational drive, a donor request this large is not injected while the drive
 /// is busy (Linux `BFQQ_SECT_THR_NONROT`).
 const LARGE_RQ_NONROT: u32 = 64;
@@ -362,6 +365,10 @@ pub struct Bfq {
     /// The idle timer of the in-service queue, and when idling began.
     idle_until: Option<Time>,
     idle_start: Time,
+    /// The idle timer was armed by a completion and nothing has asked for a dispatch since
+    /// (blk-mq runs the queue at an insertion, at the timer, or 3 ms after a dispatch
+    /// attempt that returned nothing, not at the completion itself): no injection yet.
+    unkicked: bool,
     busy: BTreeSet<QId>,
     busy_per_class: [u32; 3],
     weights: WeightCounts,
@@ -408,6 +415,7 @@ impl Bfq {
             in_service: None,
             idle_until: None,
             idle_start: Time::ZERO,
+            unkicked: false,
             busy: BTreeSet::new(),
             busy_per_class: [0; 3],
             weights: WeightCounts::default(),
@@ -664,6 +672,7 @@ impl Bfq {
         q.budget_timeout = budget_timeout(now, timeout_sync, soft_rt, q.weight(), q.orig_weight);
         self.in_service = Some(k);
         self.idle_until = None;
+        self.unkicked = false;
         Some(k)
     }
 
@@ -672,6 +681,7 @@ impl Bfq {
     fn expire(&mut self, now: Time, reason: Expiry, compensate: bool) {
         let k = self.in_service.take().expect("bfq: expire with nothing in service");
         self.idle_until = None;
+        self.unkicked = false;
         match reason {
             Expiry::TooIdle => self.stats.too_idle += 1,
             Expiry::BudgetTimeout => self.stats.budget_timeouts += 1,
@@ -938,6 +948,7 @@ impl Bfq {
         if self.in_service == Some(k) {
             self.in_service = None;
             self.idle_until = None;
+            self.unkicked = false;
             let q = self.q(k);
             let (empty, b) = (q.rqs.is_empty(), q.budget);
             self.tree(k).expire(if empty { None } else { Some(b) });
@@ -997,6 +1008,8 @@ impl Scheduler for Bfq {
 
     fn arrive(&mut self, now: Time, rq: Request, _dev: &dyn DeviceView) -> Arrival {
         let k = self.queue_for(now, &rq);
+        // an insertion runs the hardware queue
+        self.unkicked = false;
         let max_sectors = self.max_sectors;
         if let Some(into) = self.q_mut(k).rqs.merge(&rq, max_sectors) {
             // a busy queue waiting for its turn may need a larger budget for its next request
@@ -1089,6 +1102,7 @@ impl Scheduler for Bfq {
             if let Some(t) = self.idle_until.filter(|&t| now >= t) {
                 // the idle timer fired at `t` (the driver may ask later)
                 self.idle_until = None;
+                self.unkicked = false;
                 if past_timeout {
                     self.expire(t, Expiry::BudgetTimeout, true);
                     continue;
@@ -1118,12 +1132,19 @@ impl Scheduler for Bfq {
                 return Decision::Dispatch(self.take(now, k));
             }
             if waiting || (self.q(k).dispatched > 0 && better) {
+                let idle_until = self.idle_until;
+                if self.unkicked {
+                    // the completion that armed the timer asked for no dispatch
+                    return idle_until.map_or(Decision::Idle, Decision::WaitUntil);
+                }
                 if let Some(c) = self.inject_candidate(now, k) {
                     self.stats.injections += 1;
                     self.q_mut(k).inject.note_injection();
                     return Decision::Dispatch(self.take(now, c));
                 }
-                return match self.idle_until {
+                // nothing to inject: blk-mq runs the queue again in 3 ms while requests wait
+                let rekick = (self.pending > 0).then_some(Time(now.0 + BLK_MQ_RERUN.0));
+                return match idle_until.into_iter().chain(rekick).min() {
                     Some(t) => Decision::WaitUntil(t),
                     None => Decision::Idle,
                 };
@@ -1173,6 +1194,7 @@ impl Scheduler for Bfq {
                 let sl = slice(slice_idle, q.history.seeky(), q.raising.raised(), self.asymmetric(k));
                 self.idle_start = now;
                 self.idle_until = Some(now + sl);
+                self.unkicked = true;
                 self.stats.idle_waits += 1;
             }
         } else if now >= q.budget_timeout && may_expire_for_timeout(false, q.budget, q.service) {

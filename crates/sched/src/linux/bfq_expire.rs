@@ -12,9 +12,9 @@
 //!   budget.
 //! * **Time charge**: an unraised queue that was slow, or timed out with a third of its
 //!   budget unused, is charged `max_budget x elapsed / 125 ms` (elapsed in whole ms, below
-//!   1 ms counted as 8 ms on a disk and 2 ms elsewhere; from 125 ms on, just its service),
-//!   never less than its service: seeky and slow queues share the device by time, the
-//!   others by sectors.
+//!   1 ms counted as 8 ms on a disk and 2 ms elsewhere; bounded at 125 ms, so a turn that
+//!   ran to its timeout is charged the whole maximum budget), never less than its service:
+//!   seeky and slow queues share the device by time, the others by sectors.
 
 use super::bfq_budget::Expiry;
 use crate::time::{Duration, Time};
@@ -87,8 +87,7 @@ pub fn time_charge(t: &Turn, device_max: u64) -> Option<u64> {
     } else {
         t.elapsed.0 / 1_000_000
     };
-    let charge =
-        if ms > 0 && ms < CHARGE_TIMEOUT_MS { device_max * ms / CHARGE_TIMEOUT_MS } else { t.service };
+    let charge = device_max * ms.min(CHARGE_TIMEOUT_MS) / CHARGE_TIMEOUT_MS;
     Some(charge.max(t.service))
 }
 
@@ -158,8 +157,13 @@ mod tests {
             ..turn()
         };
         assert!(!is_slow(&t, m));
-        // 130 ms: past the 125 ms constant, the service itself
-        assert_eq!(time_charge(&t, m), Some(9000));
+        // 130 ms: bounded at the 125 ms constant, the whole maximum budget
+        assert_eq!(time_charge(&t, m), Some(m));
+        // a long turn is never charged more than the maximum budget, nor less than its service
+        let hours = Turn { elapsed: Duration::from_secs(3600), service: 1000, ..t };
+        assert_eq!(time_charge(&hours, m), Some(m));
+        let big = Turn { elapsed: Duration::from_secs(1), service: 20_000, budget: 40_000, ..t };
+        assert_eq!(time_charge(&big, m), Some(20_000));
         let long = Turn { elapsed: Duration::from_millis(100), service: 1000, ..t };
         assert_eq!(time_charge(&long, m), Some(m * 100 / 125));
     }

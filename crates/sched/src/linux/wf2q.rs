@@ -255,13 +255,15 @@ impl<K: Copy + Ord + Hash + std::fmt::Debug> Wf2q<K> {
     }
 
     /// A waiting (active, not in service) entity leaves the active set without a turn:
-    /// Linux's deactivation of a queue emptied by injection. Its finish is kept: it goes to
-    /// the idle set while the finish is ahead of V (its weight stays in the sum), else it is
-    /// forgotten.
+    /// Linux's deactivation of a queue emptied by injection. Its finish becomes what the
+    /// service it received since activation is worth, `F = S + service / weight` (not the
+    /// finish of the whole budget it did not use); it goes to the idle set while that is
+    /// ahead of V (its weight stays in the sum), else it is forgotten.
     pub fn deactivate(&mut self, k: K) {
         let Some(e) = self.entities.get_mut(&k) else { return };
         assert!(e.state == State::Active, "wf2q: {k:?} deactivated while {:?}", e.state);
         self.active.remove(&(e.finish, k));
+        e.finish = e.start + delta(e.service, e.weight);
         e.service = 0;
         self.retire(k);
     }
@@ -501,6 +503,23 @@ mod tests {
             turn(&mut w, 100, Some(100));
         }
         assert_eq!(w.wsum, 1, "forgotten once V passed its finish");
+        w.check();
+    }
+
+    #[test]
+    fn a_deactivated_entity_is_charged_only_the_service_it_got() {
+        // entity 1 waits with a large budget, gets 10 sectors injected, empties and comes
+        // back: it restarts from S + 10 / w, not from the finish of its unused budget
+        let mut w = Wf2q::new();
+        w.activate(0u32, 1, 100);
+        w.activate(1, 1, 10_000);
+        assert_eq!(w.serve_next(), Some(0));
+        let s1 = w.entities[&1].start;
+        w.served_by(1, 10);
+        w.deactivate(1);
+        assert_eq!(w.entities[&1].finish, s1 + delta(10, 1));
+        w.activate(1, 1, 10_000);
+        assert_eq!(w.entities[&1].start, s1 + delta(10, 1), "back at its finish, V being behind");
         w.check();
     }
 

@@ -12,6 +12,7 @@ mod fio_options;
 mod head_trace;
 mod iopath;
 mod paper;
+mod peers;
 mod postmark;
 mod process_info;
 mod qos;

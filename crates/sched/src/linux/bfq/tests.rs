@@ -517,6 +517,29 @@ fn injection_serves_another_queue_while_a_raised_queue_waits() {
     assert_eq!(h.s.in_service, Some(h.queue(1)), "the in-service queue is unchanged");
 }
 
+#[test]
+fn nothing_is_injected_until_something_runs_the_queue_after_the_completion() {
+    // blk-mq: the completion that arms the idle timer asks for no dispatch; an insertion
+    // (or the timer) is the next occasion, and only then may another queue inject
+    let mut h = H::new(BfqParams::default());
+    h.read(1, 0, 8);
+    let r = h.dispatch();
+    h.add(1, 50_000_000, 8, true);
+    h.complete(&r, MS);
+    let timer = match h.decide() {
+        Decision::WaitUntil(t) => t,
+        other => panic!("expected the idle timer, got {other:?}"),
+    };
+    assert!(timer > h.now);
+    assert_eq!(h.s.stats.injections, 0, "not at the completion");
+    // another write of the same process is inserted: the queue runs, the first write injects
+    h.after(100 * US).add(1, 60_000_000, 8, true);
+    let r = h.dispatch();
+    assert!(!r.sync && r.sector == 50_000_000, "the waiting async write is injected: {r:?}");
+    assert_eq!(h.s.stats.injections, 1);
+    assert_eq!(h.s.in_service, Some(h.queue(1)), "queue 1 still waits for its next read");
+}
+
 // ---- weight raising ---------------------------------------------------------------------
 
 #[test]
