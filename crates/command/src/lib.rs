@@ -24,6 +24,7 @@ pub(crate) use run_args::parse_settings;
 use run_args::RunArgs;
 
 mod lab;
+mod lab_model;
 mod replay;
 mod reproduce;
 mod run_args;

@@ -69,6 +69,7 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
 fn run_lab(fig: &LabFigure, out: &Path, scale: Scale) -> Result<()> {
     let mut opts = headway_lab::LabOptions::new(out.to_path_buf());
     opts.interrupt = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
+    opts.model = Some(std::sync::Arc::new(super::lab_model::SimModel));
     let lab_scale = if scale == Scale::Quick { lab_figures::Scale::Quick } else { lab_figures::Scale::Full };
     let figures = (fig.run)(lab_scale, &opts, &mut |line| eprintln!("lab: {line}"))?;
     if !figures.iter().any(|d| d.id == fig.id) {

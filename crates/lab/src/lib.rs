@@ -17,7 +17,7 @@
 //!
 //! Modules: [`spec`] (the TOML), [`cpio`] (initramfs archives), [`kmod`] (module
 //! dependencies), [`image`], [`script`], [`fio_job`] (a job file made fit for real fio),
-//! [`qemu`], [`results`], [`run`], [`served`] (the emulated drive's service times read back
+//! [`qemu`], [`results`], [`run`], [`model`] (what a figure asks of the simulator), [`served`] (the emulated drive's service times read back
 //! from a server's trace, and their comparison with a simulator replay).
 
 pub mod cpio;
@@ -25,6 +25,7 @@ pub mod figures;
 pub mod fio_job;
 pub mod image;
 pub mod kmod;
+pub mod model;
 pub mod qemu;
 pub mod results;
 pub mod run;

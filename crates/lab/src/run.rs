@@ -50,6 +50,9 @@ pub struct LabOptions {
     /// Set (by a signal handler) to stop: the running guest is killed, its servers
     /// stopped, and the run ends with [`LabError::Interrupted`].
     pub interrupt: Arc<AtomicBool>,
+    /// The simulator, for the figures that run a job file in the model beside the guest
+    /// (`None`: those figures cannot run).
+    pub model: Option<Arc<dyn crate::model::Model>>,
 }
 
 impl LabOptions {
@@ -60,6 +63,7 @@ impl LabOptions {
             cache: image::cache_dir(),
             keep_disks: false,
             interrupt: Arc::new(AtomicBool::new(false)),
+            model: None,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Host-side tunables: the page cache between the jobs and the scheduler. They share the
-//! `--set NAME=VALUE` table with the schedulers' knobs, under Linux's names.
+//! Host-side tunables: the page cache between the jobs and the scheduler, and the CPU the
+//! jobs submit from. They share the `--set NAME=VALUE` table with the schedulers' knobs,
+//! under Linux's names where Linux has one.
 
 use headway_sched::params::{ParamError, Settings, TimeUnit, Tunable, Unit};
 use headway_sched::Duration;
@@ -42,6 +43,12 @@ pub const T_DIRTY_WRITEBACK: Tunable = Tunable {
     },
     doc: "period of the flusher's expiry check (Linux dirty_writeback_centisecs 500)",
 };
+pub const T_CPU_PER_REQUEST: Tunable = Tunable {
+    name: "cpu_per_request",
+    unit: Unit::Time { unit: TimeUnit::Us, min: Duration::ZERO, default: Duration::ZERO },
+    doc: "CPU time the host spends on each job request before submitting it, on one CPU every job \
+          shares (a guest's single vCPU, a busy client): submissions queue for it; 0: none",
+};
 
 pub const TUNABLES: &[Tunable] = &[
     T_READ_AHEAD_KB,
@@ -50,6 +57,7 @@ pub const TUNABLES: &[Tunable] = &[
     T_DIRTY_BYTES,
     T_DIRTY_EXPIRE,
     T_DIRTY_WRITEBACK,
+    T_CPU_PER_REQUEST,
 ];
 
 /// Page-cache settings of a run.
@@ -59,6 +67,8 @@ pub struct HostParams {
     /// `readahead_after_io`: see [`crate::readahead::Readahead::with_trigger_after_io`].
     pub readahead_after_io: bool,
     pub writeback: WritebackParams,
+    /// `cpu_per_request`: see [`T_CPU_PER_REQUEST`] (zero: no CPU in the model).
+    pub cpu_per_request: Duration,
 }
 
 impl Default for HostParams {
@@ -67,6 +77,7 @@ impl Default for HostParams {
             read_ahead_kb: READ_AHEAD_KB,
             readahead_after_io: false,
             writeback: WritebackParams::default(),
+            cpu_per_request: Duration::ZERO,
         }
     }
 }
@@ -94,6 +105,7 @@ impl HostParams {
                 dirty_writeback_interval: s.time(&T_DIRTY_WRITEBACK)?,
                 ..WritebackParams::default()
             },
+            cpu_per_request: s.time(&T_CPU_PER_REQUEST)?,
         })
     }
 }
@@ -112,8 +124,10 @@ mod tests {
         let mut s = Settings::new();
         s.push_kv("read_ahead_kb=512").unwrap();
         s.push_kv("dirty_expire=2s").unwrap();
+        s.push_kv("cpu_per_request=150").unwrap();
         let p = HostParams::from_settings(&mut s).unwrap();
         assert_eq!(p.read_ahead_kb, 512);
+        assert_eq!(p.cpu_per_request, headway_sched::Duration::from_micros(150), "microseconds by default");
         assert_eq!(p.writeback.dirty_expire, headway_sched::Duration::from_secs(2));
         let mut s = Settings::new();
         s.push_kv("dirty_bytes=8192").unwrap();

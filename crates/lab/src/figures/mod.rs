@@ -15,6 +15,9 @@
 //!   FTP-like readers in one guest, then in each of two guests.
 //! * [`peers`] — not a paper figure: Linux 6.1's schedulers in the guest (bfq, mq-deadline,
 //!   kyber) beside headway's on the server (stream, as, cfq).
+//! * [`peers_kernel`] — not a paper figure: headway's models of bfq, mq-deadline and kyber
+//!   against the kernel's own on the same job files and drive model (throughput and each
+//!   job's share of the drive's time, two-sided).
 //!
 //! Every figure checks the paper's words or numbers as two-sided statements ([`Check`]):
 //! a value with a band, or a shape that the opposite result fails. A figure whose paper
@@ -31,6 +34,7 @@ mod htbs;
 mod iopath;
 mod iopath_queue;
 mod peers;
+mod peers_kernel;
 mod xen;
 
 use std::path::Path;
@@ -187,6 +191,7 @@ pub fn figures() -> Vec<LabFigure> {
     v.push(gnuld::FIGURE);
     v.push(xen::FIGURE);
     v.push(peers::FIGURE);
+    v.push(peers_kernel::FIGURE);
     v
 }
 
@@ -281,6 +286,7 @@ mod tests {
             "as-fig10",
             "ss-fig5-xen",
             "peers",
+            "peers-kernel",
         ] {
             assert!(find(id).is_some(), "{id}");
         }

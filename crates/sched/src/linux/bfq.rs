@@ -65,7 +65,11 @@
 //!   assumed until 33 completions with more than 3 requests outstanding are seen.
 //! - Injection ([`super::bfq_inject`]): while it idles, one request at a time may come from
 //!   the same issuer's async queue, the in-service queue's waker, a queue it wakes, or (when
-//!   idling is not for throughput) any busy queue within the learnt inject limit.
+//!   idling is not for throughput) any busy queue within the learnt inject limit. Only at
+//!   an occasion blk-mq gives for a dispatch: an insertion, the idle timer, or 3 ms after a
+//!   dispatch attempt that returned nothing — not at the completion that armed the idle
+//!   timer (Linux's completion path asks for no dispatch then), so a queue whose process
+//!   answers within the think time is not robbed of its turn by an injected request.
 //! - `strict_guarantees`: always idle, and dispatch only with nothing at the device.
 //!
 //! ## Weight raising (§7, [`super::bfq_raise`], [`super::bfq_burst`])

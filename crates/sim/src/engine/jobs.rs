@@ -6,11 +6,13 @@
 //! one after another, and `exitall` stops a job's group with it.
 //!
 //! A job's requests go to the page cache when buffered (`direct=0`), else straight to the
-//! block layer.
+//! block layer. With `cpu_per_request`, every request first takes that long on the host's
+//! one CPU, which the jobs share in turn (first come, first served): a guest's single vCPU
+//! or a busy client issues no faster than it, and its requests reach the drive spaced.
 //!
 //! [`Job`]: crate::workload::Job
 
-use headway_sched::{Dir, Request, Time, SECTOR_BYTES};
+use headway_sched::{Dir, Duration, Request, Time, SECTOR_BYTES};
 
 use super::core::Ev;
 use super::machine::{Machine, Reaped};
@@ -29,6 +31,11 @@ pub(super) struct FioJobs {
     since_barrier: Vec<u32>,
     /// Per job, a `sync=1` write waiting for its sync (done on the drive, not yet for the job).
     osync_held: Vec<Option<Reaped>>,
+    /// The host's one CPU (`cpu_per_request`, zero: none): what each request costs it, when
+    /// it is next free, and per job when the CPU work of its next request is done.
+    cpu_cost: Duration,
+    cpu_free: Time,
+    cpu_done: Vec<Option<Time>>,
 }
 
 impl Source for FioJobs {
@@ -86,7 +93,8 @@ impl Source for FioJobs {
 }
 
 impl FioJobs {
-    pub fn new(jobs: &[Job]) -> Self {
+    /// The jobs' state; each request costs the host's one CPU `cpu_cost` (zero: no CPU).
+    pub fn new(jobs: &[Job], cpu_cost: Duration) -> Self {
         let ngroups = jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
         let mut groups = vec![Vec::new(); ngroups];
         for j in jobs {
@@ -99,6 +107,9 @@ impl FioJobs {
             next_allowed: vec![Time::ZERO; n],
             since_barrier: vec![0; n],
             osync_held: vec![None; n],
+            cpu_cost,
+            cpu_free: Time::ZERO,
+            cpu_done: vec![None; n],
         }
     }
 
@@ -137,6 +148,22 @@ impl FioJobs {
                 m.core.push(self.next_allowed[j], Ev::Source(j as u32));
                 break;
             }
+            // the host's CPU prepares each request in turn: the job queues for it, and
+            // submits once its request's CPU work is done
+            if self.cpu_cost > Duration::ZERO {
+                match self.cpu_done[j] {
+                    Some(t) if now >= t => self.cpu_done[j] = None,
+                    Some(_) => break, // woken when it is done
+                    None => {
+                        let done = now.max(self.cpu_free) + self.cpu_cost;
+                        self.cpu_free = done;
+                        self.cpu_done[j] = Some(done);
+                        m.core.push(done, Ev::Source(j as u32));
+                        break;
+                    }
+                }
+            }
+            let job = &mut m.jobs[j];
             let io = job.next_io();
             if let Some(gap) = job.submit_gap(io.len as u64 * SECTOR_BYTES) {
                 self.next_allowed[j] = now + gap;

@@ -140,7 +140,7 @@ impl<'a> Engine<'a> {
         jobs: Vec<Job>,
         input: &RunInput<'a>,
     ) -> Result<Self, EngineError> {
-        let source = Sources::Jobs(FioJobs::new(&jobs));
+        let source = Sources::Jobs(FioJobs::new(&jobs, input.host.cpu_per_request));
         Ok(Engine { machine: Machine::new(scheds, jobs, input)?, source })
     }
 

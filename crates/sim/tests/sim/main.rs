@@ -10,6 +10,7 @@ mod common;
 mod array;
 mod fio_options;
 mod head_trace;
+mod host_cpu;
 mod iopath;
 mod paper;
 mod peers;
