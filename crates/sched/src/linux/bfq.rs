@@ -72,6 +72,13 @@
 //!   answers within the think time is not robbed of its turn by an injected request.
 //! - `strict_guarantees`: always idle, and dispatch only with nothing at the device.
 //!
+//! ## Cooperating processes (§8.1, [`super::bfq_merge`])
+//! A synchronous request close to the in-service queue's last dispatch, or to another
+//! queue's next request, merges its process's queue into that one when both may cooperate:
+//! interleaved readers of one region become one sequential queue. A shared queue found
+//! seeky at the end of a turn is split again, each process back on a queue of its own at
+//! its next request. A shared queue does not start weight raising.
+//!
 //! ## Weight raising (§7, [`super::bfq_raise`], [`super::bfq_burst`])
 //! With `low_latency`, a default-weight sync queue becoming busy after more than 2 s idle
 //! (a new queue counts as idle for ever) is raised x30 for `bfq_wr_duration` (3 to 25 s
@@ -86,9 +93,10 @@
 //! bfq gets 0.70x cfq's throughput with `low_latency=1` and 1.01x with `low_latency=0`.
 //!
 //! ## Not modelled
-//! - Queue merging of cooperating processes (early queue merge, stable merge, split, §8.1):
-//!   every issuer keeps its own queue. (Request merging is done: an arrival is appended or
-//!   prepended to a contiguous queued request of its own queue, within `max_sectors_kb`.)
+//! - Of queue merging (§8.1, [`super::bfq_merge`]): the stable merge of queues created
+//!   together, the merge of the other direction when the candidate has fewer processes
+//!   (here the arriving process always joins the candidate), and the shared queue's
+//!   inheriting of the I/O-bound flag and waker.
 //! - cgroups (H-WF2Q+ over groups), tag-depth limiting, the soft-rt period shift when a
 //!   raised queue enters service, the adaptive "small request keeps the timer" rule,
 //!   and the inject-limit reset on think-time changes.
@@ -120,6 +128,7 @@ use super::bfq_expire::{budget_timeout, may_expire_for_timeout, time_charge, Tur
 use super::bfq_history::History;
 use super::bfq_idle::{better_to_idle, slice, HwTag, IdleCase, WeightCounts};
 use super::bfq_inject::{self, InjectLimit, Waker};
+use super::bfq_merge;
 use super::bfq_queue::{BackSeek, QueueRequests};
 use super::bfq_raise::{self, Busy, Raising};
 use super::cfq::knob as cfq_knob;
@@ -127,7 +136,7 @@ use crate::device::DeviceView;
 use crate::error::BuildError;
 use crate::ioprio::{IoClass, IoPrio};
 use crate::params::{ParamError, Settings, TimeUnit, Tunable, Unit, MAX_SECTORS_KB};
-use crate::request::{ContextId, Dir, ReqId, Request};
+use crate::request::{ContextId, Dir, ReqId, Request, Sector};
 use crate::scheduler::{Arrival, Decision, Scheduler};
 use crate::time::{Duration, Time};
 
@@ -299,6 +308,9 @@ pub struct BfqStats {
     pub raised: u64,
     /// Busy transitions that recovered a hole.
     pub hole_recoveries: u64,
+    /// Processes moved to a cooperator's queue, and back to queues of their own.
+    pub merges: u64,
+    pub splits: u64,
 }
 
 type QId = u32;
@@ -333,6 +345,16 @@ struct Queue {
     /// Expired empty, waiting for a request (hole recovery).
     wait_request: bool,
     has_process: bool,
+    /// Processes whose synchronous requests come here (more than one: shared, `coop`).
+    processes: u32,
+    coop: bool,
+    /// Found seeky while shared: its processes leave at their next request.
+    split_coop: bool,
+    /// The first dispatch of its current busy period (`None`: none yet).
+    first_io: Option<Time>,
+    /// When it was made for a process split off a shared queue (no raising starts for
+    /// `MIN_IDLE_TIME` after).
+    split_at: Option<Time>,
     busy_since: Time,
     served_since_busy: u64,
     softrt_pending: bool,
@@ -380,6 +402,11 @@ pub struct Bfq {
     hw_tag: HwTag,
     bursts: Bursts<QId>,
     in_flight: HashMap<ReqId, QId>,
+    /// Where the in-service queue's last dispatch ended (0: none yet in this turn).
+    in_serv_last_pos: Sector,
+    /// Each merged process's seek and think-time history as it was when it merged, for a
+    /// split.
+    saved: HashMap<ContextId, History>,
     in_driver: u32,
     max_in_driver: u32,
     pending: usize,
@@ -426,6 +453,8 @@ impl Bfq {
             hw_tag: HwTag::default(),
             bursts: Bursts::default(),
             in_flight: HashMap::new(),
+            in_serv_last_pos: 0,
+            saved: HashMap::new(),
             in_driver: 0,
             max_in_driver: 0,
             pending: 0,
@@ -480,7 +509,7 @@ impl Bfq {
     }
 
     /// Find or create the queue of `rq` (§2.1); creation runs burst detection (§8.2).
-    fn queue_for(&mut self, now: Time, rq: &Request) -> QId {
+    fn queue_for(&mut self, now: Time, rq: &Request, split: bool) -> QId {
         let kind = if is_sync(rq) {
             Kind::Sync(rq.ctx)
         } else {
@@ -521,6 +550,11 @@ impl Bfq {
             turn_start: now,
             wait_request: false,
             has_process: true,
+            processes: 1,
+            coop: false,
+            split_coop: false,
+            first_io: None,
+            split_at: None,
             busy_since: now,
             served_since_busy: 0,
             softrt_pending: false,
@@ -535,7 +569,12 @@ impl Bfq {
         match kind {
             Kind::Sync(ctx) => {
                 self.sync_queues.insert(ctx, k);
-                self.bursts.created(now, k, !self.busy.is_empty());
+                // (a queue split off a shared one is no part of a burst)
+                if split {
+                    self.queues[k as usize].split_at = Some(now);
+                } else {
+                    self.bursts.created(now, k, !self.busy.is_empty());
+                }
             }
             Kind::Async(c, l) => {
                 self.async_queues.insert((c, l), k);
@@ -677,6 +716,7 @@ impl Bfq {
         self.in_service = Some(k);
         self.idle_until = None;
         self.unkicked = false;
+        self.in_serv_last_pos = 0;
         Some(k)
     }
 
@@ -692,6 +732,10 @@ impl Bfq {
             Expiry::BudgetExhausted => self.stats.budget_exhausted += 1,
             Expiry::NoMoreRequests => self.stats.no_more_requests += 1,
             Expiry::Preempted => self.stats.preemptions += 1,
+        }
+        // a shared queue gone seeky is split at its processes' next requests
+        if self.q(k).coop && self.q(k).history.seeky() {
+            self.q_mut(k).split_coop = true;
         }
         let end = if compensate { self.idle_start.max(self.q(k).turn_start) } else { now };
         let device_max = self.budgets.device_max();
@@ -794,6 +838,8 @@ impl Bfq {
         let low_latency = self.p.low_latency;
         let q = self.q_mut(k);
         let started = low_latency
+            && !q.coop
+            && q.split_at.is_none_or(|t| now.0 >= t.0 + bfq_raise::MIN_IDLE_TIME.0)
             && q.raising.became_busy(Busy {
                 now,
                 sync: q.sync,
@@ -821,6 +867,7 @@ impl Bfq {
         q.budget = q.budget.max(1);
         q.busy_since = now;
         q.served_since_busy = 0;
+        q.first_io = None;
         let (w, b, coeff) = (q.weight(), q.budget, q.raising.coeff);
         if started {
             self.stats.raised += 1;
@@ -854,7 +901,11 @@ impl Bfq {
         let in_service = self.in_service == Some(k);
         let in_burst = self.bursts.in_large_burst(k);
         let duration = self.wr_duration();
+        if in_service {
+            self.in_serv_last_pos = rq.sector + rq.len as Sector;
+        }
         let q = self.q_mut(k);
+        q.first_io.get_or_insert(now);
         q.service += charge;
         q.served_since_busy += charge;
         q.dispatched += 1;
@@ -990,6 +1041,15 @@ impl Bfq {
             assert_eq!(in_flight, q.dispatched as usize, "queue {k} in flight");
         }
         assert_eq!(per_class, self.busy_per_class);
+        // a synchronous queue has as many processes as contexts sent to it
+        for (i, q) in self.queues.iter().enumerate() {
+            if q.sync {
+                let mapped = self.sync_queues.values().filter(|&&v| v == i as QId).count() as u32;
+                assert_eq!(q.processes, mapped, "queue {i} processes");
+                assert_eq!(q.has_process, mapped > 0, "queue {i} has a process");
+                assert_eq!(q.coop, mapped > 1, "queue {i} shared");
+            }
+        }
         assert_eq!(queued, self.pending, "pending");
         assert_eq!(self.in_flight.len(), self.in_driver as usize);
         for t in &self.trees {
@@ -1011,7 +1071,8 @@ impl Scheduler for Bfq {
     }
 
     fn arrive(&mut self, now: Time, rq: Request, _dev: &dyn DeviceView) -> Arrival {
-        let k = self.queue_for(now, &rq);
+        let k = self.queue_for(now, &rq, false);
+        let k = if is_sync(&rq) { self.cooperate(now, k, &rq) } else { k };
         // an insertion runs the hardware queue
         self.unkicked = false;
         let max_sectors = self.max_sectors;
@@ -1225,8 +1286,9 @@ impl Scheduler for Bfq {
     fn context_exited(&mut self, now: Time, ctx: ContextId) {
         self.prio.remove(&ctx);
         self.weight.remove(&ctx);
+        self.saved.remove(&ctx);
         if let Some(k) = self.sync_queues.remove(&Some(ctx)) {
-            self.release(now, k);
+            self.leave(now, k, true);
         }
     }
 
@@ -1245,11 +1307,133 @@ impl Scheduler for Bfq {
             ("injections", s.injections),
             ("raised", s.raised),
             ("hole_recoveries", s.hole_recoveries),
+            ("merges", s.merges),
+            ("splits", s.splits),
         ]
     }
 }
 
 impl Bfq {
+    /// A process leaves queue `k`, `exiting` or for another queue. When the last one exits
+    /// the queue is released; when the last one moves, the queue only loses its process
+    /// (it drains what it holds, and is not idled for).
+    fn leave(&mut self, now: Time, k: QId, exiting: bool) {
+        let left = self.q(k).processes.saturating_sub(1);
+        self.q_mut(k).processes = left;
+        match left {
+            0 if exiting => self.release(now, k),
+            0 => {
+                self.q_mut(k).has_process = false;
+                let q = self.q(k);
+                let idle = q.rqs.is_empty() && q.dispatched == 0;
+                if idle && self.busy.contains(&k) && self.in_service != Some(k) {
+                    self.deactivate(now, k);
+                }
+                self.update_counted(k);
+            }
+            1 => {
+                let q = self.q_mut(k);
+                q.coop = false;
+                q.split_coop = false;
+            }
+            _ => {}
+        }
+    }
+
+    /// Queue merging for a synchronous request of process `rq.ctx` bound for queue `k`
+    /// (§8.1): split a shared queue marked for it, else merge into a cooperator; the queue
+    /// the request goes to.
+    fn cooperate(&mut self, now: Time, k: QId, rq: &Request) -> QId {
+        let Some(ctx) = rq.ctx else { return k };
+        if self.q(k).coop && self.q(k).split_coop {
+            if self.q(k).processes <= 1 {
+                // the last one keeps the queue
+                let q = self.q_mut(k);
+                q.coop = false;
+                q.split_coop = false;
+                return k;
+            }
+            // the process goes back to a queue of its own, with its history from the merge
+            self.sync_queues.remove(&Some(ctx));
+            self.leave(now, k, false);
+            let own = self.queue_for(now, rq, true);
+            if let Some(h) = self.saved.remove(&ctx) {
+                self.q_mut(own).history = h;
+            }
+            self.stats.splits += 1;
+            return own;
+        }
+        match self.cooperator(now, k, rq) {
+            Some(to) => {
+                self.merge_into(now, ctx, k, to);
+                to
+            }
+            None => k,
+        }
+    }
+
+    /// The queue `k`'s process may join for `rq`, if any (Linux `bfq_setup_cooperator`).
+    fn cooperator(&self, now: Time, k: QId, rq: &Request) -> Option<QId> {
+        if (!self.p.rotational && self.hw_tag.queueing())
+            || bfq_merge::too_late(self.q(k).first_io, now)
+            || self.busy.iter().filter(|&&b| b != k).count() == 0
+        {
+            return None;
+        }
+        let side = |c: QId| {
+            let q = self.q(c);
+            bfq_merge::Side {
+                class: q.class.index(),
+                sync: q.sync,
+                seeky: q.history.seeky(),
+                has_process: q.has_process,
+                too_late: bfq_merge::too_late(q.first_io, now),
+            }
+        };
+        let may = |c: QId| c != k && bfq_merge::may_cooperate(side(k), side(c));
+        if let Some(s) = self.in_service {
+            if self.in_serv_last_pos != 0 && bfq_merge::close(rq.sector, self.in_serv_last_pos) && may(s) {
+                return Some(s);
+            }
+        }
+        let next = self.busy.iter().filter(|&&b| b != k).filter_map(|&b| {
+            let q = self.q(b);
+            q.rqs.next().and_then(|id| q.rqs.get(id)).map(|r| (b, r.sector))
+        });
+        bfq_merge::closest(rq.sector, next).filter(|&c| may(c))
+    }
+
+    /// Process `ctx` moves from queue `from` to `to` (Linux `bfq_merge_bfqqs`): `to` is
+    /// shared from now on and takes `from`'s weight raising if it has none; `from` loses
+    /// it, and drains what it holds.
+    fn merge_into(&mut self, now: Time, ctx: ContextId, from: QId, to: QId) {
+        self.saved.insert(ctx, self.q(from).history.clone());
+        if self.raised(from) {
+            if !self.raised(to) {
+                let r = self.q(from).raising.clone();
+                self.q_mut(to).raising = r;
+                self.reweigh(to);
+            }
+            let q = self.q_mut(from);
+            q.raising.coeff = 1;
+            q.raising.start = now;
+            self.reweigh(from);
+        }
+        let q = self.q_mut(to);
+        q.coop = true;
+        q.processes += 1;
+        self.sync_queues.insert(Some(ctx), to);
+        self.leave(now, from, false);
+        self.stats.merges += 1;
+    }
+
+    /// Queue `k`'s raising changed: its weight in its tree and the weights tree follow.
+    fn reweigh(&mut self, k: QId) {
+        let w = self.q(k).weight();
+        self.tree(k).set_weight(k, w);
+        self.update_counted(k);
+    }
+
     /// A busy queue not in service whose next request may have changed: budget = the
     /// largest of its maximum budget, its next request's charge and its service (§3.5).
     fn refresh_budget(&mut self, k: QId) {

@@ -6,6 +6,7 @@ pub mod bfq_expire;
 pub mod bfq_history;
 pub mod bfq_idle;
 pub mod bfq_inject;
+pub mod bfq_merge;
 pub mod bfq_queue;
 pub mod bfq_raise;
 pub mod cfq;

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use proptest::prelude::*;
 
 use super::*;
+use crate::linux::bfq_merge;
 use crate::testutil::FixedView;
 
 const MS: u64 = 1_000_000;
@@ -150,7 +151,7 @@ fn settings_parse_and_zero_budget_means_automatic() {
 fn each_process_gets_its_own_queue_and_async_writes_share_one_per_priority() {
     let mut h = H::new(quiet());
     h.read(1, 0, 8);
-    h.read(2, 1000, 8);
+    h.read(2, 1_000_000, 8);
     h.add(1, 5000, 8, true);
     h.add(2, 6000, 8, true);
     assert_ne!(h.queue(1), h.queue(2));
@@ -172,6 +173,8 @@ fn contiguous_arrivals_merge_within_their_queue_and_the_bound() {
         arrival: Time(id * MS),
         ctx: Some(ContextId(ctx)),
     };
+    // (process 2 in the idle class: not a cooperator whose queue would join process 1's)
+    s.set_ioprio(ContextId(2), IoPrio { class: IoClass::Idle, level: 7 });
     assert_eq!(s.arrive(Time(MS), r(1, 1, 100, Dir::Read), &dev), Arrival::Queued);
     assert_eq!(s.arrive(Time(2 * MS), r(2, 2, 108, Dir::Read), &dev), Arrival::Queued, "another queue");
     assert_eq!(s.arrive(Time(3 * MS), r(3, 1, 108, Dir::Read), &dev), Arrival::Merged { into: ReqId(1) });
@@ -538,6 +541,100 @@ fn nothing_is_injected_until_something_runs_the_queue_after_the_completion() {
     assert!(!r.sync && r.sector == 50_000_000, "the waiting async write is injected: {r:?}");
     assert_eq!(h.s.stats.injections, 1);
     assert_eq!(h.s.in_service, Some(h.queue(1)), "queue 1 still waits for its next read");
+}
+
+// ---- cooperating processes --------------------------------------------------------------
+
+#[test]
+fn interleaved_readers_of_one_region_share_a_queue() {
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    h.read(2, 8, 8);
+    assert_eq!(h.queue(2), h.queue(1), "process 2 joined process 1's queue");
+    assert_eq!(h.s.stats.merges, 1);
+    assert_eq!(h.s.q(h.queue(1)).processes, 2);
+    assert!(h.s.q(h.queue(1)).coop);
+    // one queue, served in order: the two processes' blocks as one stream
+    let a = h.serve(MS);
+    let b = h.serve(MS);
+    assert_eq!((a.sector, b.sector), (0, 8));
+    // the queue process 2 left holds nothing and has no process
+    let old = (0..h.s.queues.len() as QId).find(|&k| k != h.queue(1) && h.s.q(k).sync).unwrap();
+    assert!(!h.s.q(old).has_process && h.s.q(old).rqs.is_empty());
+}
+
+#[test]
+fn readers_far_apart_keep_their_queues() {
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    h.read(2, 8 + bfq_merge::CLOSE_THR + 1, 8);
+    assert_ne!(h.queue(2), h.queue(1));
+    assert_eq!(h.s.stats.merges, 0);
+    // a lone queue has no cooperator either
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    assert_eq!(h.s.stats.merges, 0);
+}
+
+#[test]
+fn a_queue_served_for_100_ms_is_too_late_to_join() {
+    let mut h = H::new(quiet());
+    let mut sector = 0;
+    h.read(1, sector, 8);
+    // process 1 reads on, one request at a time, for 120 ms
+    while h.now.0 < 120 * MS {
+        h.serve(MS);
+        sector += 8;
+        h.after(10 * US).read(1, sector, 8);
+    }
+    h.read(2, sector + 8, 8);
+    assert_ne!(h.queue(2), h.queue(1), "served since {:?}", h.s.q(h.queue(1)).first_io);
+    assert_eq!(h.s.stats.merges, 0);
+}
+
+#[test]
+fn a_shared_queue_gone_seeky_is_split_at_the_next_request() {
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    h.read(2, 8, 8);
+    assert_eq!(h.s.stats.merges, 1);
+    h.serve(MS);
+    h.serve(MS);
+    let shared = h.queue(1);
+    // then both processes jump about the disk: the shared queue turns seeky
+    for i in 0..24u64 {
+        h.read(1 + (i % 2) as u32, (i + 1) * 10_000_000, 8);
+        h.serve(MS);
+    }
+    assert!(h.s.q(shared).history.seeky());
+    // its turn ends (the idle slice runs out): marked for splitting
+    h.after(50 * MS);
+    assert!(matches!(h.decide(), Decision::Idle));
+    assert!(h.s.q(shared).split_coop);
+    // process 2's next request goes to a queue of its own; process 1 keeps the shared one
+    h.read(2, 900_000_000, 8);
+    assert_ne!(h.queue(2), shared);
+    assert_eq!(h.s.stats.splits, 1);
+    assert!(!h.s.q(h.queue(2)).history.seeky(), "its history from before the merge");
+    h.read(1, 990_000_000, 8);
+    assert_eq!(h.queue(1), shared, "the last process keeps the queue");
+    assert!(!h.s.q(shared).coop && !h.s.q(shared).split_coop);
+}
+
+#[test]
+fn a_process_that_exits_leaves_a_shared_queue_to_the_others() {
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    h.read(2, 8, 8);
+    let shared = h.queue(1);
+    let now = h.now;
+    h.s.context_exited(now, ContextId(1));
+    h.s.check();
+    assert!(h.s.q(shared).has_process, "process 2 is still there");
+    assert_eq!(h.s.q(shared).processes, 1);
+    h.s.context_exited(now, ContextId(2));
+    h.s.check();
+    assert!(!h.s.q(shared).has_process);
 }
 
 // ---- weight raising ---------------------------------------------------------------------
