@@ -95,14 +95,14 @@
 //! ## Not modelled
 //! - Of queue merging (§8.1, [`super::bfq_merge`]): the stable merge of queues created
 //!   together, the merge of the other direction when the candidate has fewer processes
-//!   (here the arriving process always joins the candidate), and the shared queue's
-//!   inheriting of the I/O-bound flag and waker.
+//!   (here the arriving process always joins the candidate), the shared queue's
+//!   inheriting of the I/O-bound flag and waker, and a split process's raising (its new
+//!   queue starts unraised).
 //! - cgroups (H-WF2Q+ over groups), tag-depth limiting, the soft-rt period shift when a
 //!   raised queue enters service, the adaptive "small request keeps the timer" rule,
 //!   and the inject-limit reset on think-time changes.
 //! - A new queue's seek history starts empty (Linux counts its first request as seeky), and
 //!   [`Scheduler::set_device_queue_depth`] is ignored (queueing is detected, as in Linux).
-//! - `slice_idle_us` is not a separate knob: `slice_idle` takes any time unit (`500us`).
 //! - The drive is taken as rotational ([`BfqParams::rotational`]; `DeviceView` has no
 //!   such flag).
 //!
@@ -110,6 +110,7 @@
 //! | name | unit | default | |
 //! |---|---|---|---|
 //! | `slice_idle` | ms | 8 | idle wait for the in-service sync queue; 0 disables idling |
+//! | `slice_idle_us` | us | 8000 | the same in microseconds (set one or the other) |
 //! | `timeout_sync` | ms | 125 | budget timeout (x30 for interactive raising) |
 //! | `max_budget` | sectors | 0 | 0: auto-tuned from the peak rate |
 //! | `back_seek_max` | KiB | 16384 | how far behind a request still counts as near |
@@ -161,6 +162,11 @@ pub mod knob {
     use super::*;
 
     pub const SLICE_IDLE: Tunable = cfq_knob::SLICE_IDLE;
+    pub const SLICE_IDLE_US: Tunable = Tunable {
+        name: "slice_idle_us",
+        unit: Unit::Time { unit: TimeUnit::Us, min: Duration::ZERO, default: Duration::from_millis(8) },
+        doc: "slice_idle in microseconds (Linux's second file for it); set one or the other",
+    };
     pub const BACK_SEEK_MAX: Tunable = cfq_knob::BACK_SEEK_MAX;
     pub const BACK_SEEK_PENALTY: Tunable = cfq_knob::BACK_SEEK_PENALTY;
     pub const TIMEOUT_SYNC: Tunable = Tunable {
@@ -214,6 +220,7 @@ pub mod knob {
 pub const TUNABLES: &[Tunable] = &[
     MAX_SECTORS_KB,
     knob::SLICE_IDLE,
+    knob::SLICE_IDLE_US,
     knob::TIMEOUT_SYNC,
     knob::MAX_BUDGET,
     knob::BACK_SEEK_MAX,
@@ -267,7 +274,18 @@ impl Default for BfqParams {
 impl BfqParams {
     pub fn from_settings(s: &mut Settings) -> Result<Self, ParamError> {
         // read in the order of TUNABLES
+        let given = |name: &str| s.iter().any(|(k, _)| k == name);
+        let (ms, us) = (given(knob::SLICE_IDLE.name), given(knob::SLICE_IDLE_US.name));
+        if ms && us {
+            return Err(ParamError::BadValue {
+                name: knob::SLICE_IDLE_US.name.into(),
+                value: s.iter().find(|(k, _)| *k == knob::SLICE_IDLE_US.name).map_or("", |(_, v)| v).into(),
+                why: "slice_idle is set too: set one or the other".into(),
+            });
+        }
         let slice_idle = s.time(&knob::SLICE_IDLE)?;
+        let slice_idle_us = s.time(&knob::SLICE_IDLE_US)?;
+        let slice_idle = if us { slice_idle_us } else { slice_idle };
         let timeout_sync = s.time(&knob::TIMEOUT_SYNC)?;
         let max_budget = s.count(&knob::MAX_BUDGET)?;
         Ok(BfqParams {

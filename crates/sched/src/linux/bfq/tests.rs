@@ -115,12 +115,28 @@ fn defaults_are_linux_6_1s() {
     assert_eq!((p.fifo_expire_sync, p.fifo_expire_async), (ms(125), ms(250)));
     assert_eq!(p.back_seek, BackSeek { max: 32768, penalty: 2 });
     assert!(p.low_latency && !p.strict_guarantees && p.rotational);
-    assert_eq!(TUNABLES.len(), 10);
+    assert_eq!(TUNABLES.len(), 11);
     assert_eq!(TUNABLES[0].name, "max_sectors_kb", "bfq merges requests within the bound");
     for t in &TUNABLES[1..] {
         let shared = crate::linux::cfq::TUNABLES.contains(t);
         assert_eq!(crate::registry::readers(t), if shared { "cfq, bfq" } else { "bfq" }, "{}", t.name);
     }
+}
+
+#[test]
+fn slice_idle_us_sets_the_idle_slice_and_not_beside_slice_idle() {
+    let parse = |kvs: &[&str]| {
+        let mut s = Settings::new();
+        for kv in kvs {
+            s.push_kv(kv).unwrap();
+        }
+        BfqParams::from_settings(&mut s)
+    };
+    assert_eq!(parse(&["slice_idle_us=500"]).unwrap().slice_idle, Duration::from_micros(500));
+    assert_eq!(parse(&["slice_idle=2"]).unwrap().slice_idle, ms(2));
+    assert_eq!(parse(&[]).unwrap().slice_idle, ms(8));
+    let e = parse(&["slice_idle=2", "slice_idle_us=500"]).unwrap_err().to_string();
+    assert!(e.contains("slice_idle_us") && e.contains("one or the other"), "{e}");
 }
 
 #[test]
