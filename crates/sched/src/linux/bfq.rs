@@ -77,7 +77,9 @@
 //! queue's next request, merges its process's queue into that one when both may cooperate:
 //! interleaved readers of one region become one sequential queue. A shared queue found
 //! seeky at the end of a turn is split again, each process back on a queue of its own at
-//! its next request. A shared queue does not start weight raising.
+//! its next request. A shared queue does not start weight raising. Queues created within
+//! 180 ms of each other with one priority are merged 600 ms later unless idling boosts the
+//! queue's throughput (a *stable* merge, never split).
 //!
 //! ## Weight raising (§7, [`super::bfq_raise`], [`super::bfq_burst`])
 //! With `low_latency`, a default-weight sync queue becoming busy after more than 2 s idle
@@ -93,8 +95,8 @@
 //! bfq gets 0.70x cfq's throughput with `low_latency=1` and 1.01x with `low_latency=0`.
 //!
 //! ## Not modelled
-//! - Of queue merging (§8.1, [`super::bfq_merge`]): the stable merge of queues created
-//!   together, the merge of the other direction when the candidate has fewer processes
+//! - Of queue merging (§8.1, [`super::bfq_merge`]): the merge of the other direction when
+//!   the candidate has fewer processes
 //!   (here the arriving process always joins the candidate), the shared queue's
 //!   inheriting of the I/O-bound flag and waker, and a split process's raising (its new
 //!   queue starts unraised).
@@ -373,6 +375,9 @@ struct Queue {
     /// When it was made for a process split off a shared queue (no raising starts for
     /// `MIN_IDLE_TIME` after).
     split_at: Option<Time>,
+    created: Time,
+    /// Shared by a stable merge (it may start raising).
+    stable: bool,
     busy_since: Time,
     served_since_busy: u64,
     softrt_pending: bool,
@@ -425,6 +430,11 @@ pub struct Bfq {
     /// Each merged process's seek and think-time history as it was when it merged, for a
     /// split.
     saved: HashMap<ContextId, History>,
+    /// The last synchronous queue created (the stable-merge reference), each process's
+    /// scheduled stable merge, and the processes stably merged.
+    last_created: Option<QId>,
+    stable_target: HashMap<ContextId, QId>,
+    stably_merged: std::collections::HashSet<ContextId>,
     in_driver: u32,
     max_in_driver: u32,
     pending: usize,
@@ -473,6 +483,9 @@ impl Bfq {
             in_flight: HashMap::new(),
             in_serv_last_pos: 0,
             saved: HashMap::new(),
+            last_created: None,
+            stable_target: HashMap::new(),
+            stably_merged: Default::default(),
             in_driver: 0,
             max_in_driver: 0,
             pending: 0,
@@ -573,6 +586,8 @@ impl Bfq {
             split_coop: false,
             first_io: None,
             split_at: None,
+            created: now,
+            stable: false,
             busy_since: now,
             served_since_busy: 0,
             softrt_pending: false,
@@ -592,6 +607,7 @@ impl Bfq {
                     self.queues[k as usize].split_at = Some(now);
                 } else {
                     self.bursts.created(now, k, !self.busy.is_empty());
+                    self.plan_stable_merge(now, k, ctx);
                 }
             }
             Kind::Async(c, l) => {
@@ -856,7 +872,7 @@ impl Bfq {
         let low_latency = self.p.low_latency;
         let q = self.q_mut(k);
         let started = low_latency
-            && !q.coop
+            && (!q.coop || q.stable)
             && q.split_at.is_none_or(|t| now.0 >= t.0 + bfq_raise::MIN_IDLE_TIME.0)
             && q.raising.became_busy(Busy {
                 now,
@@ -1305,6 +1321,8 @@ impl Scheduler for Bfq {
         self.prio.remove(&ctx);
         self.weight.remove(&ctx);
         self.saved.remove(&ctx);
+        self.stable_target.remove(&ctx);
+        self.stably_merged.remove(&ctx);
         if let Some(k) = self.sync_queues.remove(&Some(ctx)) {
             self.leave(now, k, true);
         }
@@ -1363,7 +1381,7 @@ impl Bfq {
     /// the request goes to.
     fn cooperate(&mut self, now: Time, k: QId, rq: &Request) -> QId {
         let Some(ctx) = rq.ctx else { return k };
-        if self.q(k).coop && self.q(k).split_coop {
+        if self.q(k).coop && self.q(k).split_coop && !self.stably_merged.contains(&ctx) {
             if self.q(k).processes <= 1 {
                 // the last one keeps the queue
                 let q = self.q_mut(k);
@@ -1381,6 +1399,9 @@ impl Bfq {
             self.stats.splits += 1;
             return own;
         }
+        if let Some(stable) = self.stable_merge(now, ctx, k) {
+            return stable;
+        }
         match self.cooperator(now, k, rq) {
             Some(to) => {
                 self.merge_into(now, ctx, k, to);
@@ -1388,6 +1409,49 @@ impl Bfq {
             }
             None => k,
         }
+    }
+
+    /// A synchronous queue `k` was just created for `ctx`: make it the stable-merge
+    /// reference, or schedule its merge into the reference (§8.1).
+    fn plan_stable_merge(&mut self, now: Time, k: QId, ctx: Option<ContextId>) {
+        let Some(ctx) = ctx else { return };
+        let q = self.q(k);
+        let last = self.last_created.filter(|&r| r != k).map(|r| {
+            let l = self.q(r);
+            (l.created, l.class == q.class && l.orig_weight == q.orig_weight)
+        });
+        match bfq_merge::stable_plan(now, last) {
+            Some(false) => self.last_created = Some(k),
+            Some(true) => {
+                let r = self.last_created.expect("a reference to merge into");
+                self.stable_target.insert(ctx, r);
+            }
+            None => {}
+        }
+    }
+
+    /// The scheduled stable merge of `ctx`'s queue `k`, once its time has come (§8.1):
+    /// `Some(queue)` the request goes to (the target, or `k` when the merge was dropped),
+    /// `None` nothing scheduled or not yet.
+    fn stable_merge(&mut self, now: Time, ctx: ContextId, k: QId) -> Option<QId> {
+        let &to = self.stable_target.get(&ctx)?;
+        let q = self.q(k);
+        let late = |t: Time| now.0 > t.0 + bfq_merge::STABLE_LATE.0;
+        if !q.sync || q.last_arrival.is_none() || !late(q.created) || !q.split_at.is_none_or(late) {
+            return None;
+        }
+        self.stable_target.remove(&ctx);
+        let alive = self.q(k).processes > 0 && self.q(to).processes > 0 && self.q(to).has_process;
+        if to == k || !alive || self.idling_boosts_throughput(k, now) {
+            return Some(k);
+        }
+        self.merge_into(now, ctx, k, to);
+        self.q_mut(to).stable = true;
+        self.stably_merged.insert(ctx);
+        let owners: Vec<ContextId> =
+            self.sync_queues.iter().filter(|&(_, &v)| v == to).filter_map(|(c, _)| *c).collect();
+        self.stably_merged.extend(owners);
+        Some(to)
     }
 
     /// The queue `k`'s process may join for `rq`, if any (Linux `bfq_setup_cooperator`).

@@ -17,6 +17,14 @@
 //! A shared queue found seeky when its turn ends is marked for splitting: each of its
 //! processes, at its next request, leaves for a queue of its own (its think-time and seek
 //! history as they were when it merged), the last one keeping the shared queue.
+//!
+//! **Stable merge** (Linux 5.13's `bfq_do_or_sched_stable_merge`): processes whose queues
+//! are created within [`STABLE_BURST`] of each other, with one I/O priority, are likely one
+//! application's (an emulator's I/O threads, say). A queue created so soon after the last
+//! one created ([`stable_plan`]) has a merge into it scheduled; at the first request of the
+//! process more than [`STABLE_LATE`] after its queue's creation (and any split), the merge
+//! is done — unless idling would boost the queue's throughput (a sequential reader is
+//! better off alone). A stably merged process is never split off again.
 
 use crate::request::Sector;
 use crate::time::{Duration, Time};
@@ -27,6 +35,26 @@ pub const CLOSE_THR: Sector = 8192;
 /// A queue served for longer than this in its busy period is too late to merge (Linux
 /// `bfq_merge_time_limit`).
 pub const MERGE_TIME_LIMIT: Duration = Duration::from_millis(100);
+
+/// Queues created this close after the last one are stable-merge candidates (Linux
+/// `bfq_burst_interval`).
+pub const STABLE_BURST: Duration = Duration::from_millis(180);
+/// A last-created queue older than this starts a new reference, and a scheduled stable
+/// merge waits this long after the queue's creation (Linux `bfq_activation_stable_merging`,
+/// `bfq_late_stable_merging`).
+pub const STABLE_LATE: Duration = Duration::from_millis(600);
+
+/// What to do with a queue just created at `now`, given the last one created (`last`:
+/// when, and whether it has the same priority class and level): `Some(true)` schedule its
+/// stable merge into the last one; `Some(false)` it becomes the reference; `None` neither.
+pub fn stable_plan(now: Time, last: Option<(Time, bool)>) -> Option<bool> {
+    match last {
+        None => Some(false),
+        Some((t, same)) if !same || now.0 > t.0 + STABLE_LATE.0 => Some(false),
+        Some((t, _)) if now.0 <= t.0 + STABLE_BURST.0 => Some(true),
+        Some(_) => None,
+    }
+}
 
 /// Is `a` within [`CLOSE_THR`] of `b`?
 pub fn close(a: Sector, b: Sector) -> bool {
@@ -111,6 +139,20 @@ mod tests {
         ] {
             assert!(!may_cooperate(a, b), "{what}");
         }
+    }
+
+    #[test]
+    fn queues_created_within_180_ms_of_the_last_are_scheduled_to_merge() {
+        let ms = |n: u64| Time(n * 1_000_000);
+        assert_eq!(stable_plan(ms(5), None), Some(false), "the first is the reference");
+        assert_eq!(stable_plan(ms(180), Some((ms(0), true))), Some(true));
+        assert_eq!(stable_plan(ms(181), Some((ms(0), true))), None, "between 180 and 600 ms: neither");
+        assert_eq!(stable_plan(ms(601), Some((ms(0), true))), Some(false), "too old: a new reference");
+        assert_eq!(
+            stable_plan(ms(10), Some((ms(0), false))),
+            Some(false),
+            "another priority: a new reference"
+        );
     }
 
     #[test]

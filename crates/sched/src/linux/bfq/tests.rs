@@ -637,6 +637,78 @@ fn a_shared_queue_gone_seeky_is_split_at_the_next_request() {
     assert!(!h.s.q(shared).coop && !h.s.q(shared).split_coop);
 }
 
+/// Serve the next request in 1 ms, waiting first when told to, as a device does.
+fn serve_eventually(h: &mut H) {
+    loop {
+        match h.decide() {
+            Decision::Dispatch(r) => return h.complete(&r, MS),
+            Decision::WaitUntil(t) => {
+                h.at(t.0);
+            }
+            Decision::Idle => panic!("idle with a request queued"),
+        }
+    }
+}
+
+/// Two processes reading at random, far apart, starting `gap` ms apart with one priority,
+/// a request each per round until `until` ms.
+fn random_pair(gap: u64, until: u64) -> H {
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    h.serve(MS);
+    h.at(gap * MS);
+
+    let mut i = 1u64;
+    while h.now.0 < until * MS {
+        for p in [2u32, 1] {
+            let sector = (i * 7919 + p as u64 * 104_729) % 800 * 1_000_000;
+            h.read(p, sector, 8);
+            serve_eventually(&mut h);
+        }
+        i += 1;
+    }
+    h
+}
+
+#[test]
+fn random_readers_created_together_are_stably_merged_after_600_ms() {
+    let h = random_pair(10, 700);
+    assert_eq!(h.queue(2), h.queue(1), "merged");
+    assert!(h.s.q(h.queue(1)).stable && h.s.stably_merged.contains(&ContextId(2)));
+    assert_eq!(h.s.stats.merges, 1);
+    assert!(h.s.q(h.queue(1)).history.seeky(), "a seeky shared queue");
+    assert_eq!(h.s.stats.splits, 0, "a stable merge is never split");
+    // not before 600 ms
+    let h = random_pair(10, 550);
+    assert_ne!(h.queue(2), h.queue(1));
+}
+
+#[test]
+fn no_stable_merge_for_readers_created_apart_or_better_left_alone() {
+    // 300 ms apart: no scheduled merge
+    let h = random_pair(300, 1500);
+    assert_ne!(h.queue(2), h.queue(1));
+    assert!(h.s.stable_target.is_empty());
+    // a sequential reader that asks again as soon as it is served, for which idling pays:
+    // the scheduled merge is dropped
+    let mut h = H::new(quiet());
+    h.read(1, 0, 8);
+    h.serve(MS);
+    h.at(10 * MS);
+    let mut sector = 1_000_000_000;
+    while h.now.0 < 700 * MS {
+        for _ in 0..20 {
+            h.read(2, sector, 8);
+            serve_eventually(&mut h);
+            sector += 8;
+        }
+        h.read(1, h.now.0 / 1000, 8);
+        serve_eventually(&mut h);
+    }
+    assert_ne!(h.queue(2), h.queue(1));
+    assert!(h.s.stable_target.is_empty(), "dropped once its time came");
+}
+
 #[test]
 fn a_process_that_exits_leaves_a_shared_queue_to_the_others() {
     let mut h = H::new(quiet());
