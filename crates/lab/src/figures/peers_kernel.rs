@@ -57,7 +57,7 @@ struct Workload {
     tunables: &'static [(&'static str, &'static str)],
 }
 
-const WORKLOADS: [Workload; 5] = [
+const WORKLOADS: [Workload; 6] = [
     Workload {
         name: "par-read",
         job: include_str!("../../../../experiments/lab/par-read-raw.fio"),
@@ -69,6 +69,14 @@ const WORKLOADS: [Workload; 5] = [
         job: include_str!("../../../../experiments/lab/alternate-timed.fio"),
         guests: &GUESTS,
         tunables: &[],
+    },
+    // BFQ without weight raising: the two new readers of the row above stay raised in the
+    // guest for the whole run (no idling for throughput while raised queues are busy)
+    Workload {
+        name: "alternate-no-raising",
+        job: include_str!("../../../../experiments/lab/alternate-timed.fio"),
+        guests: &["bfq"],
+        tunables: &[("low_latency", "0")],
     },
     Workload {
         name: "weights-random",
@@ -390,7 +398,7 @@ pub fn figure(scale: Scale, overhead_ns: u64, commands: Vec<String>, pairs: &[Pa
              request. par-read: four direct 4 KiB readers 51 GiB apart; alternate: two \
              readers of every other 64 KiB block, 4 GiB apart; weights: two readers at BFQ weights \
              30 and 60 (I/O priority 5 and 2), random or sequential, 100 GiB apart (strict: \
-             strict_guarantees=1). Bands: throughput 0.85-1.15x the kernel's, drive-time shares \
+             strict_guarantees=1); no-raising: bfq with low_latency=0. Bands: throughput 0.85-1.15x the kernel's, drive-time shares \
              within 10 points.",
             overhead_ns as f64 / 1e3
         ),
