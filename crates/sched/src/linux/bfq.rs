@@ -364,10 +364,9 @@ struct Queue {
     turn_start: Time,
     /// Expired empty, waiting for a request (hole recovery).
     wait_request: bool,
-    has_process: bool,
-    /// Processes whose synchronous requests come here (more than one: shared, `coop`).
+    /// Processes whose requests come here: none once the last has exited or moved to a
+    /// cooperator's queue; more than one when shared.
     processes: u32,
-    coop: bool,
     /// Found seeky while shared: its processes leave at their next request.
     split_coop: bool,
     /// The first dispatch of its current busy period (`None`: none yet).
@@ -394,6 +393,15 @@ struct Queue {
 }
 
 impl Queue {
+    fn has_process(&self) -> bool {
+        self.processes > 0
+    }
+
+    /// Shared by cooperating processes (§8.1).
+    fn coop(&self) -> bool {
+        self.processes > 1
+    }
+
     fn weight(&self) -> u32 {
         self.orig_weight.saturating_mul(self.raising.coeff)
     }
@@ -580,9 +588,7 @@ impl Bfq {
             budget_timeout: now,
             turn_start: now,
             wait_request: false,
-            has_process: true,
             processes: 1,
-            coop: false,
             split_coop: false,
             first_io: None,
             split_at: None,
@@ -701,18 +707,18 @@ impl Bfq {
 
     fn short_think_time(&self, k: QId) -> bool {
         let q = self.q(k);
-        q.has_process && q.history.short_think_time(self.p.slice_idle)
+        q.has_process() && q.history.short_think_time(self.p.slice_idle)
     }
 
     /// Linux `bfq_better_to_idle` (§5.1).
     fn better_to_idle(&self, k: QId, now: Time) -> bool {
-        self.q(k).has_process && better_to_idle(&self.idle_case(k, now))
+        self.q(k).has_process() && better_to_idle(&self.idle_case(k, now))
     }
 
     /// Linux `idling_needed_for_service_guarantees` (§5.1).
     fn idling_needed_for_guarantees(&self, k: QId, now: Time) -> bool {
         let c = self.idle_case(k, now);
-        self.q(k).has_process
+        self.q(k).has_process()
             && ((c.raised && (c.any_unraised_busy || c.in_driver >= c.own_in_flight + 4))
                 || c.asymmetric
                 || c.only_busy)
@@ -748,8 +754,7 @@ impl Bfq {
         let soft_rt = q.raising.coeff == bfq_raise::SOFT_RT_COEFF;
         q.budget_timeout = budget_timeout(now, timeout_sync, soft_rt, q.weight(), q.orig_weight);
         self.in_service = Some(k);
-        self.idle_until = None;
-        self.unkicked = false;
+        self.stop_idling();
         self.in_serv_last_pos = 0;
         Some(k)
     }
@@ -758,8 +763,7 @@ impl Bfq {
     /// turn is measured up to when idling began.
     fn expire(&mut self, now: Time, reason: Expiry, compensate: bool) {
         let k = self.in_service.take().expect("bfq: expire with nothing in service");
-        self.idle_until = None;
-        self.unkicked = false;
+        self.stop_idling();
         match reason {
             Expiry::TooIdle => self.stats.too_idle += 1,
             Expiry::BudgetTimeout => self.stats.budget_timeouts += 1,
@@ -768,7 +772,7 @@ impl Bfq {
             Expiry::Preempted => self.stats.preemptions += 1,
         }
         // a shared queue gone seeky is split at its processes' next requests
-        if self.q(k).coop && self.q(k).history.seeky() {
+        if self.q(k).coop() && self.q(k).history.seeky() {
             self.q_mut(k).split_coop = true;
         }
         let end = if compensate { self.idle_start.max(self.q(k).turn_start) } else { now };
@@ -872,7 +876,7 @@ impl Bfq {
         let low_latency = self.p.low_latency;
         let q = self.q_mut(k);
         let started = low_latency
-            && (!q.coop || q.stable)
+            && (!q.coop() || q.stable)
             && q.split_at.is_none_or(|t| now.0 >= t.0 + bfq_raise::MIN_IDLE_TIME.0)
             && q.raising.became_busy(Busy {
                 now,
@@ -1033,11 +1037,9 @@ impl Bfq {
 
     /// The issuer of queue `k` is gone (§10 Context exit).
     fn release(&mut self, now: Time, k: QId) {
-        self.q_mut(k).has_process = false;
         if self.in_service == Some(k) {
             self.in_service = None;
-            self.idle_until = None;
-            self.unkicked = false;
+            self.stop_idling();
             let q = self.q(k);
             let (empty, b) = (q.rqs.is_empty(), q.budget);
             self.tree(k).expire(if empty { None } else { Some(b) });
@@ -1080,8 +1082,6 @@ impl Bfq {
             if q.sync {
                 let mapped = self.sync_queues.values().filter(|&&v| v == i as QId).count() as u32;
                 assert_eq!(q.processes, mapped, "queue {i} processes");
-                assert_eq!(q.has_process, mapped > 0, "queue {i} has a process");
-                assert_eq!(q.coop, mapped > 1, "queue {i} shared");
             }
         }
         assert_eq!(queued, self.pending, "pending");
@@ -1200,8 +1200,7 @@ impl Scheduler for Bfq {
             let past_timeout = now >= q.budget_timeout;
             if let Some(t) = self.idle_until.filter(|&t| now >= t) {
                 // the idle timer fired at `t` (the driver may ask later)
-                self.idle_until = None;
-                self.unkicked = false;
+                self.stop_idling();
                 if past_timeout {
                     self.expire(t, Expiry::BudgetTimeout, true);
                     continue;
@@ -1227,7 +1226,7 @@ impl Scheduler for Bfq {
                     self.expire(now, Expiry::BudgetExhausted, false);
                     continue;
                 }
-                self.idle_until = None;
+                self.stop_idling();
                 return Decision::Dispatch(self.take(now, k));
             }
             if waiting || (self.q(k).dispatched > 0 && better) {
@@ -1350,6 +1349,13 @@ impl Scheduler for Bfq {
 }
 
 impl Bfq {
+    /// No idle wait any more (the timer and whether anything ran the queue since it was
+    /// armed go together).
+    fn stop_idling(&mut self) {
+        self.idle_until = None;
+        self.unkicked = false;
+    }
+
     /// A process leaves queue `k`, `exiting` or for another queue. When the last one exits
     /// the queue is released; when the last one moves, the queue only loses its process
     /// (it drains what it holds, and is not idled for).
@@ -1359,7 +1365,6 @@ impl Bfq {
         match left {
             0 if exiting => self.release(now, k),
             0 => {
-                self.q_mut(k).has_process = false;
                 let q = self.q(k);
                 let idle = q.rqs.is_empty() && q.dispatched == 0;
                 if idle && self.busy.contains(&k) && self.in_service != Some(k) {
@@ -1367,11 +1372,7 @@ impl Bfq {
                 }
                 self.update_counted(k);
             }
-            1 => {
-                let q = self.q_mut(k);
-                q.coop = false;
-                q.split_coop = false;
-            }
+            1 => self.q_mut(k).split_coop = false,
             _ => {}
         }
     }
@@ -1381,15 +1382,8 @@ impl Bfq {
     /// the request goes to.
     fn cooperate(&mut self, now: Time, k: QId, rq: &Request) -> QId {
         let Some(ctx) = rq.ctx else { return k };
-        if self.q(k).coop && self.q(k).split_coop && !self.stably_merged.contains(&ctx) {
-            if self.q(k).processes <= 1 {
-                // the last one keeps the queue
-                let q = self.q_mut(k);
-                q.coop = false;
-                q.split_coop = false;
-                return k;
-            }
-            // the process goes back to a queue of its own, with its history from the merge
+        if self.q(k).coop() && self.q(k).split_coop && !self.stably_merged.contains(&ctx) {
+            // the process (the last one keeps the queue: it is then no longer shared) goes back to a queue of its own, with its history from the merge
             self.sync_queues.remove(&Some(ctx));
             self.leave(now, k, false);
             let own = self.queue_for(now, rq, true);
@@ -1441,7 +1435,7 @@ impl Bfq {
             return None;
         }
         self.stable_target.remove(&ctx);
-        let alive = self.q(k).processes > 0 && self.q(to).processes > 0 && self.q(to).has_process;
+        let alive = self.q(k).processes > 0 && self.q(to).processes > 0;
         if to == k || !alive || self.idling_boosts_throughput(k, now) {
             return Some(k);
         }
@@ -1458,7 +1452,7 @@ impl Bfq {
     fn cooperator(&self, now: Time, k: QId, rq: &Request) -> Option<QId> {
         if (!self.p.rotational && self.hw_tag.queueing())
             || bfq_merge::too_late(self.q(k).first_io, now)
-            || self.busy.iter().filter(|&&b| b != k).count() == 0
+            || !self.busy.iter().any(|&b| b != k)
         {
             return None;
         }
@@ -1468,7 +1462,7 @@ impl Bfq {
                 class: q.class.index(),
                 sync: q.sync,
                 seeky: q.history.seeky(),
-                has_process: q.has_process,
+                has_process: q.has_process(),
                 too_late: bfq_merge::too_late(q.first_io, now),
             }
         };
@@ -1501,9 +1495,7 @@ impl Bfq {
             q.raising.start = now;
             self.reweigh(from);
         }
-        let q = self.q_mut(to);
-        q.coop = true;
-        q.processes += 1;
+        self.q_mut(to).processes += 1;
         self.sync_queues.insert(Some(ctx), to);
         self.leave(now, from, false);
         self.stats.merges += 1;

@@ -569,14 +569,14 @@ fn interleaved_readers_of_one_region_share_a_queue() {
     assert_eq!(h.queue(2), h.queue(1), "process 2 joined process 1's queue");
     assert_eq!(h.s.stats.merges, 1);
     assert_eq!(h.s.q(h.queue(1)).processes, 2);
-    assert!(h.s.q(h.queue(1)).coop);
+    assert!(h.s.q(h.queue(1)).coop());
     // one queue, served in order: the two processes' blocks as one stream
     let a = h.serve(MS);
     let b = h.serve(MS);
     assert_eq!((a.sector, b.sector), (0, 8));
     // the queue process 2 left holds nothing and has no process
     let old = (0..h.s.queues.len() as QId).find(|&k| k != h.queue(1) && h.s.q(k).sync).unwrap();
-    assert!(!h.s.q(old).has_process && h.s.q(old).rqs.is_empty());
+    assert!(!h.s.q(old).has_process() && h.s.q(old).rqs.is_empty());
 }
 
 #[test]
@@ -634,7 +634,7 @@ fn a_shared_queue_gone_seeky_is_split_at_the_next_request() {
     assert!(!h.s.q(h.queue(2)).history.seeky(), "its history from before the merge");
     h.read(1, 990_000_000, 8);
     assert_eq!(h.queue(1), shared, "the last process keeps the queue");
-    assert!(!h.s.q(shared).coop && !h.s.q(shared).split_coop);
+    assert!(!h.s.q(shared).coop() && !h.s.q(shared).split_coop);
 }
 
 /// Serve the next request in 1 ms, waiting first when told to, as a device does.
@@ -718,11 +718,11 @@ fn a_process_that_exits_leaves_a_shared_queue_to_the_others() {
     let now = h.now;
     h.s.context_exited(now, ContextId(1));
     h.s.check();
-    assert!(h.s.q(shared).has_process, "process 2 is still there");
+    assert!(h.s.q(shared).has_process(), "process 2 is still there");
     assert_eq!(h.s.q(shared).processes, 1);
     h.s.context_exited(now, ContextId(2));
     h.s.check();
-    assert!(!h.s.q(shared).has_process);
+    assert!(!h.s.q(shared).has_process());
 }
 
 // ---- weight raising ---------------------------------------------------------------------
