@@ -948,3 +948,24 @@ mod tests {
         assert!(e.to_string().contains("absent.toml:0: cannot read"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod shipped {
+    use super::*;
+
+    /// Every spec in `experiments/lab/` loads (its workload files found, its keys known).
+    #[test]
+    fn every_shipped_spec_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/lab");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).expect("experiments/lab exists") {
+            let p = e.expect("a directory entry").path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let s = Spec::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                assert!(!s.points().is_empty(), "{}: no points", p.display());
+                n += 1;
+            }
+        }
+        assert!(n >= 3, "only {n} specs in {}", dir.display());
+    }
+}

@@ -70,8 +70,9 @@ const WORKLOADS: [Workload; 6] = [
         guests: &GUESTS,
         tunables: &[],
     },
-    // BFQ without weight raising: the two new readers of the row above stay raised in the
-    // guest for the whole run (no idling for throughput while raised queues are busy)
+    // BFQ without weight raising: with it (the row above) the two new readers are raised,
+    // stably merged 600 ms on and never split, so one shared queue alternates between them;
+    // without it idling boosts their throughput, the merge is dropped and each is idled for
     Workload {
         name: "alternate-no-raising",
         job: include_str!("../../../../experiments/lab/alternate-timed.fio"),

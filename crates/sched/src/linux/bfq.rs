@@ -129,7 +129,7 @@ use super::bfq_budget::{Budgets, Expiry, QueueBudget};
 use super::bfq_burst::{preempts, Bursts, Contender};
 use super::bfq_expire::{budget_timeout, may_expire_for_timeout, time_charge, Turn};
 use super::bfq_history::History;
-use super::bfq_idle::{better_to_idle, slice, HwTag, IdleCase, WeightCounts};
+use super::bfq_idle::{better_to_idle, boosts_without_issues, slice, HwTag, IdleCase, WeightCounts};
 use super::bfq_inject::{self, InjectLimit, Waker};
 use super::bfq_merge;
 use super::bfq_queue::{BackSeek, QueueRequests};
@@ -724,11 +724,9 @@ impl Bfq {
                 || c.only_busy)
     }
 
-    /// Idling would boost throughput for `k` (§5.1), without the raised-queue clause.
+    /// Idling would boost throughput for `k` and no raised queue is busy (§5.1).
     fn idling_boosts_throughput(&self, k: QId, now: Time) -> bool {
-        let c = self.idle_case(k, now);
-        let seq_iobound = !c.seeky && c.io_bound && c.short_think_time;
-        (c.rotational && !c.queueing) || ((c.rotational || !c.queueing) && seq_iobound)
+        self.q(k).has_process() && boosts_without_issues(&self.idle_case(k, now))
     }
 
     fn wr_duration(&self) -> Duration {

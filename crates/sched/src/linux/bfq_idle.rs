@@ -124,13 +124,20 @@ pub fn better_to_idle(c: &IdleCase) -> bool {
     if c.slice_idle == Duration::ZERO || !c.sync || c.idle_class {
         return false;
     }
-    let seq_iobound = !c.seeky && c.io_bound && c.short_think_time;
-    let boosts = (c.rotational && !c.queueing) || ((c.rotational || !c.queueing) && seq_iobound);
-    let boosts_without_issues = boosts && !c.any_raised_busy;
     let needed = (c.raised && (c.any_unraised_busy || c.in_driver >= c.own_in_flight + 4))
         || c.asymmetric
         || c.only_busy;
-    boosts_without_issues || needed
+    boosts_without_issues(c) || needed
+}
+
+/// Idling for the queue would boost throughput, and no raised queue is busy (Linux
+/// `idling_boosts_thr_without_issues`): a rotational device without queueing, or (rotational
+/// or not queueing) and the queue sequential, I/O bound, with a short think time. Also what
+/// injection and a scheduled stable merge ask.
+pub fn boosts_without_issues(c: &IdleCase) -> bool {
+    let seq_iobound = !c.seeky && c.io_bound && c.short_think_time;
+    let boosts = (c.rotational && !c.queueing) || ((c.rotational || !c.queueing) && seq_iobound);
+    boosts && !c.any_raised_busy
 }
 
 /// The idle slice for a queue (Linux `bfq_arm_slice_timer`).

@@ -13,11 +13,17 @@
 //! two-sided where a level is claimed: without process information bfq, as and cfq fall to
 //! deadline's level on par-read (0.8-1.25x) while stream keeps at least 2x deadline; with
 //! it, bfq without weight raising (`low_latency=0`) idles as as does (0.9-1.1x as), and
-//! with its default weight raising it gives some of that up (below its `low_latency=0`
-//! figure): new sequential readers are raised for their first seconds, and a raised queue
-//! busy forbids idling for throughput, so the readers preempt each other — the separation
-//! the issue measured in a real Linux 6.1 guest (bfq 25 MB/s with its defaults, 63 with
-//! `low_latency=0`). A build without `bfq` does not match.
+//! with its default weight raising it falls to deadline's level too (0.8-1.25x deadline):
+//! the readers are new queues created together, so each has a stable merge into the first
+//! scheduled (Linux 5.13+); when it comes due, 600 ms on, they are all raised, and idling
+//! cannot boost throughput "without issues" while a raised queue is busy, so the merge is
+//! done. The one shared queue serves the readers in position order, a seek per request,
+//! and a stably merged queue is never split again. A Linux 6.1 guest does the same
+//! (`headway lab`, bfq's own trace messages through tracefs: "scheduling merge" 600 ms after
+//! the readers' queues were created, one `SHARED` queue to the end of the run, its raising
+//! ended by the 120,000-sector bound), and gives the separation the issue measured (bfq
+//! 25 MB/s with its defaults, 63 with `low_latency=0`; guest bfq at mq-deadline's level on
+//! direct par-read). A build without `bfq` does not match.
 
 use super::{cmd, config, exp, run, Check, Figure, Outcome, Scale, Series, Status};
 use crate::{ContextMode, Report, SimError};
@@ -52,7 +58,7 @@ const WORKLOADS: [Workload; 10] = [
         disk: "wd5000aaks",
         context: ContextMode::Process,
         depth: 1,
-        claim: "as, cfq and bfq idle for each reader's next request",
+        claim: "as, cfq and bfq with low_latency=0 idle for each reader's next request; bfq's default merges the raised readers",
     },
     Workload {
         label: "par-read, none",
@@ -177,17 +183,19 @@ pub fn check(
             k.that((0.9..=1.1).contains(&unraised), || {
                 format!("par-read, process: bfq with low_latency=0 {unraised:.2}x as, outside 0.9-1.1x")
             });
-            k.that(raised < unraised, || {
+            let merged = process("bfq") / process("deadline");
+            k.that((0.8..=1.25).contains(&merged), || {
                 format!(
-                    "par-read, process: bfq's weight raising costs nothing ({raised:.2}x as, {unraised:.2}x unraised)"
+                    "par-read, process: bfq with its weight raising {merged:.2}x deadline, outside 0.8-1.25x"
                 )
             });
             k.that((0.8..=1.25).contains(&without), || {
                 format!("par-read, none: bfq {without:.2}x deadline, outside 0.8-1.25x")
             });
             summary += &format!(
-                "; with process information bfq {unraised:.2}x as with low_latency=0, {raised:.2}x with its \
-                 default weight raising; without it {without:.2}x deadline"
+                "; with process information bfq {unraised:.2}x as with low_latency=0, {raised:.2}x as ({merged:.2}x \
+                 deadline) with its default weight raising (the raised readers stably merged); without it \
+                 {without:.2}x deadline"
             );
         }
         None => k.that(false, || "bfq is not in this build (issue 19)".into()),
@@ -266,17 +274,25 @@ mod tests {
 
     #[test]
     fn the_checks_are_two_sided() {
-        // the claimed shape: unraised bfq ~ as, raising costs some; without information
-        // as/cfq/bfq ~ deadline, stream 3x
+        // the claimed shape: unraised bfq ~ as, raised bfq merged to deadline's level;
+        // without information as/cfq/bfq ~ deadline, stream 3x
         let process =
-            bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 85.0), ("stream", 100.0)]);
+            bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 11.0), ("stream", 100.0)]);
         let none = bws(&[("deadline", 10.0), ("cfq", 10.0), ("as", 11.0), ("bfq", 9.0), ("stream", 30.0)]);
         assert!(check(&process, &none, Some(101.0)).1 .0.is_empty());
-        // unraised bfq far below as and below raised bfq; bfq above deadline's level
+        // unraised bfq far below as; bfq above deadline's level without information
         let high = bws(&[("deadline", 10.0), ("cfq", 10.0), ("as", 11.0), ("bfq", 20.0), ("stream", 30.0)]);
-        assert_eq!(check(&process, &high, Some(50.0)).1 .0.len(), 3);
+        assert_eq!(check(&process, &high, Some(50.0)).1 .0.len(), 2);
         // unraised bfq far above as
         assert_eq!(check(&process, &none, Some(130.0)).1 .0.len(), 1);
+        // raised bfq still idling as as does (no merge): above deadline's level
+        let idling =
+            bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 85.0), ("stream", 100.0)]);
+        assert_eq!(check(&idling, &none, Some(101.0)).1 .0.len(), 1);
+        // raised bfq far below deadline
+        let starved =
+            bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 5.0), ("stream", 100.0)]);
+        assert_eq!(check(&starved, &none, Some(101.0)).1 .0.len(), 1);
         // as and cfq still waiting without information, stream no better than deadline
         let waiting = bws(&[("deadline", 10.0), ("cfq", 30.0), ("as", 30.0), ("bfq", 9.0), ("stream", 12.0)]);
         assert_eq!(check(&process, &waiting, Some(101.0)).1 .0.len(), 3);

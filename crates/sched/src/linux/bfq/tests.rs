@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use proptest::prelude::*;
 
 use super::*;
-use crate::linux::bfq_merge;
+use crate::linux::{bfq_merge, bfq_raise};
 use crate::testutil::FixedView;
 
 const MS: u64 = 1_000_000;
@@ -707,6 +707,61 @@ fn no_stable_merge_for_readers_created_apart_or_better_left_alone() {
     }
     assert_ne!(h.queue(2), h.queue(1));
     assert!(h.s.stable_target.is_empty(), "dropped once its time came");
+}
+
+/// Two sequential readers of 128-sector requests far apart, each asking again as soon as
+/// it is served (as the alternate-block readers reach the scheduler), on a device serving
+/// one request in 1 ms, until `until` ms. Returns the scheduler and each reader's next sector.
+fn sequential_pair(params: BfqParams, until: u64) -> (H, [u64; 2]) {
+    let mut h = H::new(params);
+    let mut pos = [0u64, 1_000_000_000];
+    for p in [1u32, 2] {
+        h.read(p, pos[p as usize - 1], 128);
+    }
+    sequential_pair_on(&mut h, &mut pos, until);
+    (h, pos)
+}
+
+fn sequential_pair_on(h: &mut H, pos: &mut [u64; 2], until: u64) {
+    while h.now.0 < until * MS {
+        match h.decide() {
+            Decision::Dispatch(r) => {
+                h.complete(&r, MS);
+                let p = ctx_of(&r);
+                pos[p as usize - 1] += 128;
+                h.read(p, pos[p as usize - 1], 128);
+            }
+            Decision::WaitUntil(t) => {
+                h.at(t.0);
+            }
+            Decision::Idle => panic!("idle with requests queued"),
+        }
+    }
+}
+
+#[test]
+fn raised_sequential_readers_are_stably_merged_and_the_shared_raising_ends_by_service() {
+    // idling would boost these readers' throughput, but not "without issues" while raised
+    // queues are busy: the scheduled merge goes ahead (Linux 6.1 merges the alternate-block
+    // readers 600 ms after their creation in a guest)
+    let (h, _) = sequential_pair(BfqParams::default(), 700);
+    assert_eq!(h.queue(2), h.queue(1), "merged while raised");
+    assert!(h.s.q(h.queue(1)).stable);
+    assert!(h.s.raised(h.queue(1)), "the shared queue keeps the raising");
+    // without raising the same readers keep their queues (idling pays)
+    let (h, _) = sequential_pair(quiet(), 700);
+    assert_ne!(h.queue(2), h.queue(1));
+    // the shared queue's raising ends once it has received 120,000 sectors raised (about
+    // 940 requests of 128 sectors), long before the 10.5 s period
+    let (mut h, mut pos) = sequential_pair(BfqParams::default(), 700);
+    let k = h.queue(1);
+    let mut until = 700;
+    while h.s.raised(k) {
+        until += 10;
+        sequential_pair_on(&mut h, &mut pos, until);
+        assert!(until < 5_000, "still raised at {until} ms");
+    }
+    assert!(h.s.q(k).raising.service > bfq_raise::MAX_SERVICE);
 }
 
 #[test]
