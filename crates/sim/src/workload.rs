@@ -14,7 +14,8 @@
 //! [`crate::postmark::Postmark`] generator over its region, and it ends when that run is over.
 //!
 //! Synchronous engines keep one request outstanding; asynchronous ones keep up to `iodepth`.
-//! Think time is taken after every `thinktime_blocks` completions; `rate_iops` spaces
+//! Think time is taken after every `thinktime_blocks` completions (an asynchronous job first
+//! lets its requests in flight finish, as fio does); `rate_iops` spaces
 //! submissions at least `1/rate` apart. The simulator's seeded RNG is the only source of
 //! randomness: job `j` draws from its own stream seeded by `(seed, j, randseed)`.
 
@@ -221,6 +222,11 @@ pub struct Queue {
     reap_min: u32,
     draining: bool,
     reaped: u32,
+    /// Asynchronous jobs with a think time: after every `thinktime_blocks` completions the
+    /// job submits nothing until its requests in flight are done (`quiesce`, as fio's
+    /// `io_u_quiesce`), then thinks until `resume_at`.
+    quiesce: bool,
+    resume_at: Time,
 }
 
 /// A job's syncs: `fsync`/`fdatasync` every N writes, `end_fsync`, `sync=1`, and where the
@@ -494,6 +500,8 @@ impl Job {
                     reap_min: spec.iodepth_batch_complete_min.max(1),
                     draining: false,
                     reaped: 0,
+                    quiesce: false,
+                    resume_at: Time::ZERO,
                 },
                 syncs: Syncs {
                     every: spec.fsync,
@@ -567,6 +575,8 @@ impl Job {
                 reap_min: 1,
                 draining: false,
                 reaped: 0,
+                quiesce: false,
+                resume_at: Time::ZERO,
             },
             syncs: Syncs {
                 every: 0,
@@ -596,7 +606,10 @@ impl Job {
     /// Is there room in the job's queue for another request now? Once the queue has been
     /// full, only after it drained to `iodepth_low` and `iodepth_batch_complete_min`
     /// requests completed.
-    pub fn has_room(&mut self) -> bool {
+    pub fn has_room(&mut self, now: Time) -> bool {
+        if self.queue.quiesce || now < self.queue.resume_at {
+            return false;
+        }
         if self.progress.inflight >= self.queue.iodepth {
             return false;
         }
@@ -623,6 +636,12 @@ impl Job {
         self.progress.inflight -= 1;
         self.progress.completed += 1;
         self.queue.reaped = self.queue.reaped.saturating_add(1);
+        if !self.queue.sync
+            && self.plan.thinktime.0 > 0
+            && self.progress.completed.is_multiple_of(self.plan.thinktime_blocks as u64)
+        {
+            self.queue.quiesce = true;
+        }
     }
 
     /// Submit nothing more (another job's `exitall`; a final sync is not started then).
@@ -795,12 +814,19 @@ impl Job {
         Io { sector: (self.walk.region_start + off) / SECTOR_BYTES, len: (bs / SECTOR_BYTES) as u32, dir }
     }
 
-    /// Time from a completion to the job's next request: for a synchronous job the host's
-    /// cost `host` ([`HOST_OVERHEAD`] after a request the job blocked on), plus the
+    /// Time from a completion at `now` to the job's next request: for a synchronous job the
+    /// host's cost `host` ([`HOST_OVERHEAD`] after a request the job blocked on), plus the
     /// thinktime after every `thinktime_blocks` requests; an asynchronous job refills after
-    /// [`HOST_OVERHEAD`].
-    pub fn gap_after_completion(&self, host: Duration) -> Duration {
+    /// [`HOST_OVERHEAD`], and once a think's quiesce is over (nothing left in flight: see
+    /// [`Queue`]) thinks first.
+    pub fn gap_after_completion(&mut self, now: Time, host: Duration) -> Duration {
         if !self.queue.sync {
+            if self.queue.quiesce && self.progress.inflight == 0 {
+                self.queue.quiesce = false;
+                let gap = HOST_OVERHEAD + self.plan.thinktime;
+                self.queue.resume_at = now + gap;
+                return gap;
+            }
             HOST_OVERHEAD
         } else if self.plan.thinktime.0 == 0
             || !self.progress.completed.is_multiple_of(self.plan.thinktime_blocks as u64)
@@ -1008,7 +1034,7 @@ mod tests {
         // fill to 8, then drain: the default keeps the queue full
         let fill = |j: &mut Job| {
             let mut n = 0;
-            while j.has_room() {
+            while j.has_room(Time::ZERO) {
                 j.next_io();
                 j.submitted();
                 n += 1;
@@ -1024,7 +1050,7 @@ mod tests {
         fill(&mut j);
         for _ in 0..5 {
             j.reaped_one();
-            assert!(!j.has_room(), "still above iodepth_low");
+            assert!(!j.has_room(Time::ZERO), "still above iodepth_low");
         }
         j.reaped_one();
         assert_eq!(fill(&mut j), 6, "drained to 2: filled back to 8");
@@ -1034,7 +1060,7 @@ mod tests {
         fill(&mut j);
         j.reaped_one();
         j.reaped_one();
-        assert!(!j.has_room());
+        assert!(!j.has_room(Time::ZERO));
         j.reaped_one();
         assert_eq!(fill(&mut j), 3);
     }

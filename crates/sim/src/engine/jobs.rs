@@ -133,7 +133,7 @@ impl FioJobs {
                 self.try_fsync(m, j);
                 break;
             }
-            if !(job.has_room()
+            if !(job.has_room(now)
                 && job.wants_more(now)
                 && (job.issuer.barrier == 0 || self.since_barrier[j] < job.issuer.barrier))
             {
@@ -172,7 +172,10 @@ impl FioJobs {
             if io.dir == Dir::Write {
                 job.syncs.writes_since += 1;
             }
-            let (sync, own_ctx) = (job.queue.sync, job.issuer.ctx);
+            // a read is synchronous to the schedulers whatever the engine (Linux's
+            // `op_is_sync`: someone waits for every read); a write, when the job blocks on it
+            let sync = io.dir == Dir::Read || job.queue.sync;
+            let own_ctx = job.issuer.ctx;
             self.since_barrier[j] += 1;
             let ctx = m.issuers.of_job(own_ctx);
             let id = m.new_request(j, io.dir, io.sector, io.len, 0);
@@ -209,7 +212,7 @@ impl FioJobs {
                     self.try_release_barrier(m, p);
                 }
             } else {
-                let gap = job.gap_after_completion(host);
+                let gap = job.gap_after_completion(now, host);
                 m.core.push(now + gap, Ev::Source(j as u32));
             }
         } else if job.progress.inflight == 0 {
@@ -277,9 +280,9 @@ impl FioJobs {
             return self.request_done(m, j, held.host);
         }
         m.stats[j].sync_lat.record(now.0 - started.0);
-        let job = &m.jobs[j];
+        let job = &mut m.jobs[j];
         if job.wants_more(now) {
-            let gap = job.gap_after_completion(HOST_OVERHEAD);
+            let gap = job.gap_after_completion(now, HOST_OVERHEAD);
             m.core.push(now + gap, Ev::Source(j as u32));
         } else {
             self.job_idle(m, j);
@@ -337,7 +340,7 @@ impl FioJobs {
             members().filter(|o| o.progress.finished_at.is_none()).map(|o| o.index).collect();
         for j in waiting {
             self.since_barrier[j] = 0;
-            let gap = m.jobs[j].gap_after_completion(HOST_OVERHEAD);
+            let gap = m.jobs[j].gap_after_completion(now, HOST_OVERHEAD);
             m.core.push(now + gap, Ev::Source(j as u32));
         }
     }

@@ -19,3 +19,4 @@ mod process_info;
 mod qos;
 mod replay;
 mod reproduce;
+mod think;

@@ -760,8 +760,8 @@ pub static OPTIONS: &[FioOption] = &[
     },
     FioOption {
         names: &["thinktime"],
-        doc: "Pause after every `thinktime_blocks` completed I/Os; microseconds unless \
-              suffixed (default 0).",
+        doc: "Pause after every `thinktime_blocks` completed I/Os (an asynchronous job first \
+              waits for its I/Os in flight, as fio does); microseconds unless suffixed (default 0).",
         no_effect: None,
         set: |d, v| {
             d.spec.thinktime = time(v, TimeUnit::Us)?;
