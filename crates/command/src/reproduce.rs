@@ -104,8 +104,11 @@ fn outcome_of(d: FigureData) -> Outcome {
             .map(|(series, category, value)| PaperPoint { series, category, value })
             .collect(),
         rows: d.rows.into_iter().map(|(quantity, headway, paper)| Row { quantity, headway, paper }).collect(),
-        matches: d.outcome == lab_figures::Verdict::Matches,
+        outcome: d.outcome,
+        matches: d.outcome != lab_figures::Verdict::Differs,
         verdict: d.verdict,
+        explanation: String::new(),
+        files: Vec::new(),
         reports: d.reports,
     }
 }
@@ -138,9 +141,12 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
     let mut html = String::from(
         "<!doctype html><meta charset=\"utf-8\"><title>headway reproduce</title>\n<h1>headway: the seed papers' figures, reproduced</h1>\n<table border=1 cellpadding=4>\n<tr><th>figure<th>source<th>verdict\n",
     );
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let mut differ = Vec::new();
     for f in figures() {
         let verdict = match f.run(scale) {
             None => {
+                *counts.entry("unavailable").or_default() += 1;
                 let Status::Unavailable(why) = f.status else { unreachable!() };
                 md.push_str(&format!("| {} | {} | unavailable: {why} |\n", f.id, f.source));
                 html.push_str(&format!(
@@ -155,6 +161,10 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
         };
         write(out, &verdict)?;
         println!("{}: {}", verdict.id, verdict.verdict);
+        *counts.entry(verdict.outcome.word()).or_default() += 1;
+        if verdict.outcome == headway_sim::reproduce::Verdict::Differs {
+            differ.push(format!("- [{id}]({id}.md): {}", verdict.verdict, id = verdict.id));
+        }
         md.push_str(&format!("| [{id}]({id}.md) | {} | {} |\n", f.source, verdict.verdict, id = f.id));
         html.push_str(&format!(
             "<tr><td><a href=\"{id}.md\">{id}</a><br><img src=\"{id}.svg\" width=320><td>{}<td>{}\n",
@@ -169,6 +179,22 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
         html.push_str(&format!("<tr><td>{}<td>{}<td>{}\n", f.id, esc(f.source), esc(&how)));
     }
     html.push_str("</table>\n");
+    let lab = lab_figures::figures().len();
+    let count = |k: &str| counts.get(k).copied().unwrap_or(0);
+    let summary = format!(
+        "{} figures run: {} matching, {} differing, {} shape only; {} unavailable; {lab} through the lab (not run here).",
+        count("matches") + count("differs") + count("shape only"),
+        count("matches"),
+        count("differs"),
+        count("shape only"),
+        count("unavailable"),
+    );
+    md.push_str(&format!("\n## Summary\n\n{summary}\n"));
+    if !differ.is_empty() {
+        md.push_str(&format!("\nDiffering (each report says why):\n\n{}\n", differ.join("\n")));
+    }
+    html.push_str(&format!("<p>{}</p>\n", esc(&summary)));
+    println!("{summary}");
     std::fs::write(out.join("index.md"), md)?;
     std::fs::write(out.join("index.html"), html)?;
     println!("wrote {}", out.join("index.md").display());
@@ -180,6 +206,13 @@ fn esc(s: &str) -> String {
 }
 
 fn write(dir: &Path, o: &Outcome) -> Result<()> {
+    for (name, text) in &o.files {
+        let f = dir.join(name);
+        if let Some(parent) = f.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&f, text).with_context(|| format!("writing {}", f.display()))?;
+    }
     let p = |ext: &str| dir.join(format!("{}.{ext}", o.id));
     std::fs::write(p("json"), o.to_json()).with_context(|| format!("writing {}", p("json").display()))?;
     std::fs::write(p("md"), o.markdown(&o.id)).with_context(|| format!("writing {}", p("md").display()))?;

@@ -20,6 +20,8 @@ pub mod ss;
 
 use serde::Serialize;
 
+pub use headway_verdict::{Check as Statement, Verdict};
+
 use crate::{fio, simulate, ContextMode, Report, SimConfig, SimError};
 
 /// How big the runs are.
@@ -120,9 +122,17 @@ pub struct Outcome {
     pub series: Vec<Series>,
     pub paper_points: Vec<PaperPoint>,
     pub rows: Vec<Row>,
+    /// `matches`, `differs` or `shape only` ([`Verdict`]).
+    pub outcome: Verdict,
+    /// No difference found: the outcome is not `differs` (kept for scripts that read it).
     pub matches: bool,
-    /// "shape matches: ..." or "does not match: ...".
+    /// The verdict's line: the outcome and what holds or not.
     pub verdict: String,
+    /// Where headway differs from the paper, why — from a measurement (empty otherwise).
+    pub explanation: String,
+    /// Job files the rerun commands name, written beside the report: (path relative to the
+    /// report's directory, text).
+    pub files: Vec<(String, String)>,
     /// The simulator's fio-shaped reports, labelled by sweep point.
     pub reports: Vec<(String, serde_json::Value)>,
 }
@@ -147,8 +157,11 @@ impl Outcome {
             }],
             paper_points: Vec::new(),
             rows: Vec::new(),
+            outcome: Verdict::ShapeOnly,
             matches: true,
             verdict: String::new(),
+            explanation: String::new(),
+            files: Vec::new(),
             reports: Vec::new(),
         }
     }
@@ -167,8 +180,11 @@ impl Outcome {
             series: Vec::new(),
             paper_points: Vec::new(),
             rows: Vec::new(),
+            outcome: Verdict::Differs,
             matches: false,
             verdict: String::new(),
+            explanation: String::new(),
+            files: Vec::new(),
             reports: Vec::new(),
         }
     }
@@ -184,12 +200,26 @@ impl Outcome {
 
     /// Set the verdict from a shape check's failures (none: matches).
     fn judge(&mut self, summary: String, failures: Vec<String>) {
+        self.outcome = if failures.is_empty() { Verdict::Matches } else { Verdict::Differs };
         self.matches = failures.is_empty();
         self.verdict = if self.matches {
             format!("shape matches: {summary}")
         } else {
             format!("does not match: {} ({summary})", failures.join("; "))
         };
+    }
+
+    /// Set the verdict from the paper's statements, each two-sided ([`Statement`]):
+    /// `numeric` when the paper gives numbers (matches / differs), else shape only. Each
+    /// statement becomes a row of the report.
+    fn judge_statements(&mut self, checks: &[Statement], numeric: bool) {
+        let (outcome, line) = headway_verdict::verdict_of(checks, numeric);
+        for (quantity, headway, paper) in headway_verdict::rows(checks) {
+            self.rows.push(Row { quantity, headway, paper });
+        }
+        self.outcome = outcome;
+        self.matches = outcome != Verdict::Differs;
+        self.verdict = line;
     }
 
     pub fn to_json(&self) -> String {
@@ -205,6 +235,9 @@ impl Outcome {
         let _ = writeln!(m, "# {} — {}\n", self.id, self.title);
         let _ = writeln!(m, "{}\n", self.source);
         let _ = writeln!(m, "**Verdict:** {}\n", self.verdict);
+        if !self.explanation.is_empty() {
+            let _ = writeln!(m, "## Why headway differs\n\n{}\n", self.explanation);
+        }
         let _ = writeln!(m, "## Setting\n\n{}\n", self.setting);
         if !self.scale_note.is_empty() {
             let _ = writeln!(m, "Reduced size (`--quick`): {}\n", self.scale_note);
@@ -220,7 +253,17 @@ impl Outcome {
             "{} by {} (PNG: `{plot_stem}.png`; raw reports: `{plot_stem}.json`).\n",
             self.y_label, self.x_label
         );
-        let _ = writeln!(m, "## Rerun\n\n```sh\nheadway reproduce {} --out DIR", self.id);
+        let files = if self.files.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<&str> = self.files.iter().map(|(n, _)| n.as_str()).collect();
+            format!(
+                " The job files ({}) are written beside this report; run from its directory.",
+                names.join(", ")
+            )
+        };
+        let _ = writeln!(m, "## Rerun\n\nThe whole figure, then each run on its own.{files}\n");
+        let _ = writeln!(m, "```sh\nheadway reproduce {} --out DIR", self.id);
         for c in &self.commands {
             let _ = writeln!(m, "{c}");
         }
@@ -242,6 +285,7 @@ fn exp(name: &str) -> &'static str {
         "as-fig4-seq.fio" => include_str!("../../../../experiments/as-fig4-seq.fio"),
         "as-fig4-alter.fio" => include_str!("../../../../experiments/as-fig4-alter.fio"),
         "as-fig4-random.fio" => include_str!("../../../../experiments/as-fig4-random.fio"),
+        "as-fig7-adversary.fio" => include_str!("../../../../experiments/as-fig7-adversary.fio"),
         "as-fig12-stride.fio" => include_str!("../../../../experiments/as-fig12-stride.fio"),
         "htbs-fig3-seqread.fio" => include_str!("../../../../experiments/htbs-fig3-seqread.fio"),
         "htbs-fig5-rates.fio" => include_str!("../../../../experiments/htbs-fig5-rates.fio"),
