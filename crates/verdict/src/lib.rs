@@ -62,7 +62,18 @@ impl Check {
         Check::new(
             what,
             format!("{r:.2}x"),
-            format!("{paper:.2}x ({words}; band {lo}-{hi})"),
+            format!("{paper:.2}x ({words}; band {}-{}x)", num(lo), num(hi)),
+            r.is_finite() && (lo..=hi).contains(&r),
+        )
+    }
+
+    /// A ratio where the paper gives words and no number (`words`: "below Noop"), held
+    /// when `lo <= r <= hi` — the band the words allow, stated in the report.
+    pub fn range(what: impl Into<String>, r: f64, lo: f64, hi: f64, words: &str) -> Self {
+        Check::new(
+            what,
+            format!("{r:.2}x"),
+            format!("{words} (band {}-{}x)", num(lo), num(hi)),
             r.is_finite() && (lo..=hi).contains(&r),
         )
     }
@@ -80,10 +91,16 @@ impl Check {
         Check::new(
             what,
             format!("{v:.2} {unit}"),
-            format!("{paper:.2} {unit} ({words}; band {lo}-{hi} {unit})"),
+            format!("{paper:.2} {unit} ({words}; band {}-{} {unit})", num(lo), num(hi)),
             v.is_finite() && (lo..=hi).contains(&v),
         )
     }
+}
+
+/// `x` with at most two decimals, trailing zeros dropped: 0.47, 1.8, 300.
+fn num(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// The verdict and its line from `checks`: `numeric` when the paper gives numbers
@@ -139,13 +156,16 @@ mod tests {
         assert!(!Check::ratio("r", f64::NAN, 0.8, 0.7, 0.9, "p").held);
         assert!(Check::band("b", 5.0, 5.0, 4.5, 5.5, "MB/s", "p").held);
         assert!(!Check::band("b", 6.0, 5.0, 4.5, 5.5, "MB/s", "p").held);
+        assert!(Check::range("w", 0.8, 0.5, 0.99, "below Noop").held);
+        assert!(!Check::range("w", 1.0, 0.5, 0.99, "below Noop").held, "equal is not below");
+        assert_eq!(Check::range("w", 0.8, 1.0 / 2.14, 0.8, "limited").paper, "limited (band 0.47-0.8x)");
     }
 
     #[test]
     fn the_verdict_follows_the_checks() {
         let ok = Check::new("a", "1", "1", true);
         let no = Check::new("b", "2", "1", false);
-        assert_eq!(verdict_of(&[ok.clone()], true).0, Verdict::Matches);
+        assert_eq!(verdict_of(std::slice::from_ref(&ok), true).0, Verdict::Matches);
         let (v, line) = verdict_of(&[ok.clone(), no.clone()], true);
         assert_eq!(v, Verdict::Differs);
         assert!(line.contains("1 of 2") && line.contains("not: b"), "{line}");

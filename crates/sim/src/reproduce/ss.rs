@@ -1,7 +1,9 @@
 //! Stream Scheduling paper (seeds/000): Figures 3, 4, 5, 6 (disk arrays: par-read and
 //! PostMark; TPC-H is not modelled), 7(a) and 7(b-c).
 
-use super::{bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Status};
+use super::{
+    bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Statement, Status,
+};
 use crate::{ContextMode, SimError};
 
 pub(super) fn figures() -> Vec<Figure> {
@@ -223,24 +225,57 @@ fn fig4(_scale: Scale) -> Result<Outcome, SimError> {
 
 const FIG5_SCHEDS: [&str; 5] = ["noop", "deadline", "stream", "as", "cfq"];
 
+/// One workload of Figure 5, as ratios: SS / Deadline, AS / Noop, CFQ / Noop.
+#[derive(Clone, Copy, Debug)]
+pub struct Fig5Ratios {
+    pub ss_dl: f64,
+    pub as_noop: f64,
+    pub cfq_noop: f64,
+}
+
+/// The paper's statements on Figure 5 (000 §3.4). Where it gives words, the band is what
+/// they allow, capped by its largest gain anywhere, "up to 3.2 times" (its abstract), and
+/// 15%: multi-threads — SS "more than doubles" Deadline (2.0-3.7x), AS and CFQ "even worse
+/// than Noop" (0.5-0.99x); PVFS — SS +87% over Deadline (1.87x, band 1.6-2.15x), AS and CFQ
+/// "seriously underperform" (below Noop: 0.3-0.99x); Xen, one VM — SS "significantly
+/// improves" (1.5-3.7x), AS and CFQ "only limited, if any, improvements" (0.9-1.3x Noop).
+pub fn fig5_statements(mt: Fig5Ratios, pvfs: Fig5Ratios, xen: Fig5Ratios) -> Vec<Statement> {
+    let mut v = vec![
+        Statement::range("multi-threads: SS / Deadline", mt.ss_dl, 2.0, 3.7, "more than doubles"),
+        Statement::range("multi-threads: AS / Noop", mt.as_noop, 0.5, 0.99, "even worse than Noop"),
+        Statement::range("multi-threads: CFQ / Noop", mt.cfq_noop, 0.5, 0.99, "even worse than Noop"),
+        Statement::ratio("PVFS: SS / Deadline", pvfs.ss_dl, 1.87, 1.6, 2.15, "+87%"),
+    ];
+    for (name, r) in [("AS", pvfs.as_noop), ("CFQ", pvfs.cfq_noop)] {
+        v.push(Statement::range(format!("PVFS: {name} / Noop"), r, 0.3, 0.99, "seriously underperform"));
+    }
+    v.push(Statement::range("Xen: SS / Deadline", xen.ss_dl, 1.5, 3.7, "significantly improves"));
+    for (name, r) in [("AS", xen.as_noop), ("CFQ", xen.cfq_noop)] {
+        v.push(Statement::range(format!("Xen: {name} / Noop"), r, 0.9, 1.3, "limited, if any"));
+    }
+    v
+}
+
 fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
     let fig = super::find("ss-fig5").expect("listed");
     let mut o = Outcome::new(
         &fig,
         "Modelled WD5000AAKS. `multi-threads.fio` (four processes of two threads each, strided 4 KiB reads, \
          threads synchronising every 5 requests) with `--context process` and the drive queueing 32 commands \
-         (the paper's drive has NCQ); `pvfs.fio` (a PVFS data server: four programs' 64 KiB reads dispatched by \
-         a pool of 8 daemon threads) with `--context pool:8`; `xen-ftp.fio` (four FTP downloads in one guest) \
-         with `--context vm`.",
+         (the paper's drive has NCQ), and again with `--context thread` (Linux presents a thread as a \
+         light-weight process: the paper's explanation); `pvfs.fio` (a PVFS data server: four programs' \
+         64 KiB reads dispatched by a pool of 8 daemon threads) with `--context pool:8`; `xen-ftp.fio` (four \
+         FTP downloads in one guest) with `--context vm`.",
         "scheduler",
         "throughput relative to Noop",
     );
     o.categories =
         ["noop", "deadline", "stream:deadline", "as", "cfq"].iter().map(|s| s.to_string()).collect();
-    let mut k = Check::default();
-    let mut summary = Vec::new();
+    let mut ratios = Vec::new();
+    let mut facts = Vec::new();
     for (file, ctx, ctx_name) in [
         ("multi-threads.fio", ContextMode::Process, "process"),
+        ("multi-threads.fio", ContextMode::Thread, "thread"),
         ("pvfs.fio", ContextMode::Pool(8), "pool:8"),
         ("xen-ftp.fio", ContextMode::Vm, "vm"),
     ] {
@@ -253,49 +288,87 @@ fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
         let extra = if mt { " --queue-depth 32" } else { "" };
         o.commands.push(cmd(file, "wd5000aaks", &FIG5_SCHEDS.join(","), ctx_name, extra));
         let (noop, dl, ss) = (bw(&r, "noop"), bw(&r, "deadline"), bw(&r, "stream:deadline"));
-        let name = file.trim_end_matches(".fio");
+        let name = if mt {
+            format!("multi-threads ({ctx_name})")
+        } else {
+            file.trim_end_matches(".fio").to_string()
+        };
         o.series.push(Series {
-            name: name.into(),
+            name: name.clone(),
             values: o.categories.iter().map(|s| bw(&r, s) / noop).collect(),
         });
-        let (a, c) = (bw(&r, "as"), bw(&r, "cfq"));
-        // the predicates of tests/sim/process_info.rs
-        if mt {
-            k.that(ss >= 1.8 * dl, || format!("multi-threads: stream {:.2}x deadline < 1.8x", ss / dl));
-            k.that(a <= 1.05 * noop && c <= 1.05 * noop, || "multi-threads: as or cfq above noop".into());
-            o.paper_points.push(PaperPoint { series: name.into(), category: 2, value: 2.0 });
-            o.row("multi-threads: SS / Deadline", format!("{:.2}x", ss / dl), "more than 2x");
-            o.row("multi-threads: AS, CFQ / Noop", format!("{:.2}x, {:.2}x", a / noop, c / noop), "below 1x");
-        } else {
-            k.that(ss >= 2.0 * dl, || format!("{name}: stream {:.2}x deadline < 2x", ss / dl));
-            k.that(a <= 0.6 * ss && c <= 0.6 * ss, || format!("{name}: as or cfq above 60% of stream"));
-            let paper = if name == "pvfs" { "1.87x (+87%)" } else { "significant improvement" };
-            if name == "pvfs" {
-                o.paper_points.push(PaperPoint { series: name.into(), category: 2, value: 1.87 });
-            }
-            o.row(format!("{name}: SS / Deadline"), format!("{:.2}x", ss / dl), paper);
-            o.row(
-                format!("{name}: AS, CFQ / Noop"),
-                format!("{:.2}x, {:.2}x", a / noop, c / noop),
-                "limited, if any",
-            );
-        }
-        summary.push(format!(
-            "{name} SS {:.2}x deadline, AS {:.2}x / CFQ {:.2}x noop",
-            ss / dl,
-            a / noop,
-            c / noop
-        ));
+        let dev = |s: &str| &r.runs.iter().find(|x| x.scheduler == s).expect("a run").device;
+        facts.push(Fig5Facts {
+            noop_seeks: dev("noop").seek_count as f64 / dev("noop").requests.max(1) as f64,
+            as_wait_s: dev("as").idle_wait_ns as f64 / 1e9,
+            cfq_wait_s: dev("cfq").idle_wait_ns as f64 / 1e9,
+        });
+        ratios.push(Fig5Ratios {
+            ss_dl: ss / dl,
+            as_noop: bw(&r, "as") / noop,
+            cfq_noop: bw(&r, "cfq") / noop,
+        });
         o.keep(name, &r);
     }
-    o.judge(
-        format!(
-            "{} (paper: SS > 2x on multi-threads, +87% on PVFS; AS and CFQ little or nothing)",
-            summary.join("; ")
-        ),
-        k.0,
+    o.paper_points.push(PaperPoint { series: "multi-threads (process)".into(), category: 2, value: 2.0 });
+    o.paper_points.push(PaperPoint { series: "pvfs".into(), category: 2, value: 1.87 });
+    let checks = fig5_statements(ratios[0], ratios[2], ratios[3]);
+    o.judge_statements(&checks, true);
+    let t = ratios[1];
+    o.row(
+        "multi-threads, --context thread: AS, CFQ / Noop",
+        format!("{:.2}x, {:.2}x", t.as_noop, t.cfq_noop),
+        "(the paper's view of threads; not its figure's statement)",
     );
+    if o.outcome == super::Verdict::Differs {
+        o.explanation = fig5_explanation(&ratios, &facts);
+    }
     Ok(o)
+}
+
+/// What the runs measured beyond throughput, for the explanation.
+struct Fig5Facts {
+    noop_seeks: f64,
+    as_wait_s: f64,
+    cfq_wait_s: f64,
+}
+
+/// Why Figure 5 comes out otherwise, from the runs' own figures (multi-threads by process,
+/// by thread; PVFS; Xen).
+fn fig5_explanation(r: &[Fig5Ratios], f: &[Fig5Facts]) -> String {
+    let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+    format!(
+        "In every workload the model's baseline is seek-bound: Noop seeks on {} of its requests on \
+         multi-threads, {} on PVFS and {} on Xen, so whatever keeps one issuer's requests together \
+         gains more over it than the paper's figure shows (SS {:.2}x Deadline on multi-threads, {:.2}x \
+         on PVFS against the paper's 1.87x). For the paper's ratios its baseline must have \
+         been well above seek-bound; what made it so on its machines (their drives' caches and queues \
+         over the interleaved streams) is not measured here. Multi-threads: with the \
+         threads of a process as one issuer (`--context process`) AS and CFQ never wait at a \
+         barrier and equal Noop ({:.2}x, {:.2}x; waiting {:.1} s and {:.1} s); with each thread its own \
+         issuer (`--context thread`, the paper's explanation: Linux presents a thread as a process), \
+         AS still equals Noop ({:.2}x: it waits only when nothing is at the drive, and the drive holds \
+         every thread's request; {:.1} s of waiting) and CFQ waits at each barrier ({:.1} s in all) yet \
+         gains {:.2}x, because Noop's every request is a seek. For AS and CFQ to fall below Noop as the \
+         paper reports, their waits at the barriers must cost more than Noop loses to seeking, which \
+         needs a baseline that is not seek-bound. PVFS: AS and CFQ fall below Noop ({:.2}x, {:.2}x) as \
+         the paper says.",
+        pct(f[0].noop_seeks),
+        pct(f[2].noop_seeks),
+        pct(f[3].noop_seeks),
+        r[0].ss_dl,
+        r[2].ss_dl,
+        r[0].as_noop,
+        r[0].cfq_noop,
+        f[0].as_wait_s,
+        f[0].cfq_wait_s,
+        r[1].as_noop,
+        f[1].as_wait_s,
+        f[1].cfq_wait_s,
+        r[1].cfq_noop,
+        r[2].as_noop,
+        r[2].cfq_noop,
+    )
 }
 
 /// Figure 7(a)'s time slices (ms).
@@ -586,6 +659,39 @@ pub fn fig6_check(par: &crate::Report, postmark: Option<&crate::Report>) -> (Str
     (summary, k)
 }
 
+/// The paper's statements on Figure 6's par-read (000 §3.5), given SS / Noop, SS's MB/s,
+/// AS / SS and CFQ / SS on RAID0, PostMark's SS / Deadline and RAID5's SS / Noop: SS +114%
+/// over Noop (2.14x, band 1.8-2.5x); 361 MB/s, near the RAID card's ~400 MB/s peak (band
+/// 300-420); AS's and CFQ's improvements "limited" (at most 0.8x SS, at least Noop's level:
+/// band 1/2.14-0.8x SS); PostMark "minimal improvement" (0.9-1.1x Deadline); RAID5
+/// "consistent results" (SS 1.8-2.5x Noop).
+pub fn fig6_statements(
+    ss_noop: f64,
+    ss_mbps: f64,
+    as_ss: f64,
+    cfq_ss: f64,
+    pm: f64,
+    raid5: f64,
+) -> Vec<Statement> {
+    let floor = 1.0 / 2.14;
+    vec![
+        Statement::ratio("par-read: SS / Noop", ss_noop, 2.14, 1.8, 2.5, "+114%"),
+        Statement::band(
+            "par-read: SS throughput",
+            ss_mbps,
+            361.0,
+            300.0,
+            420.0,
+            "MB/s",
+            "near the RAID card's ~400 MB/s",
+        ),
+        Statement::range("par-read: AS / SS", as_ss, floor, 0.8, "limited improvements"),
+        Statement::range("par-read: CFQ / SS", cfq_ss, floor, 0.8, "limited improvements"),
+        Statement::range("PostMark: SS / Deadline", pm, 0.9, 1.1, "minimal improvement"),
+        Statement::ratio("par-read on RAID5: SS / Noop", raid5, 2.14, 1.8, 2.5, "consistent results"),
+    ]
+}
+
 fn fig6(scale: Scale) -> Result<Outcome, SimError> {
     let fig = super::find("ss-fig6").expect("listed");
     let par = fig6_par_read(scale, FIG6_ARRAY)?;
@@ -652,10 +758,36 @@ fn fig6(scale: Scale) -> Result<Outcome, SimError> {
         ),
         "consistent with RAID0",
     );
-    let (summary, mut k) = fig6_check(&par, Some(&pm));
-    let (summary5, k5) = fig6_check(&par5, None);
-    k.0.extend(k5.0.into_iter().map(|f| format!("raid5 {f}")));
-    o.judge(format!("{summary}; raid5 {summary5}"), k.0);
+    let b = |s: &str| bw(&par, s);
+    let ss = b("stream:deadline");
+    let checks = fig6_statements(
+        ss / b("noop"),
+        ss / 1e6,
+        b("as") / ss,
+        b("cfq") / ss,
+        bw(&pm, "stream:deadline") / bw(&pm, "deadline"),
+        b5("stream:deadline") / b5("noop"),
+    );
+    o.judge_statements(&checks, true);
+    if o.outcome == super::Verdict::Differs {
+        let dev = |s: &str| &par.runs.iter().find(|x| x.scheduler == s).expect("a run").device;
+        o.explanation = format!(
+            "Both ends of the ratio differ. SS reads {:.0} MB/s, past the RAID card's ~400 MB/s peak that \
+             held the paper's at 361: no card bus is modelled (the five members deliver {:.0} MB/s each). \
+             Noop reads {:.0} MB/s where the paper's 2.14x at 361 MB/s puts it at about 169: the model's \
+             members seek on {:.0}% of Noop's commands ({} of {}). The paper credits \"aggressive \
+             prefetching in the RAID\" — the card's own cache, not modelled — for turning the readers' \
+             requests into streams; capping SS at the card's 400 MB/s alone would still leave {:.1}x \
+             Noop, so the missing prefetch, not only the bus, separates the two.",
+            ss / 1e6,
+            ss / 5e6,
+            b("noop") / 1e6,
+            100.0 * dev("noop").seek_count as f64 / dev("noop").requests.max(1) as f64,
+            dev("noop").seek_count,
+            dev("noop").requests,
+            400e6 / b("noop"),
+        );
+    }
     o.keep("par-read", &par);
     o.keep("postmark", &pm);
     o.keep("par-read raid5", &par5);
@@ -667,4 +799,44 @@ fn fig6(scale: Scale) -> Result<Outcome, SimError> {
         " --array raid5:5:64k",
     ));
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::Verdict;
+
+    fn r(ss_dl: f64, as_noop: f64, cfq_noop: f64) -> Fig5Ratios {
+        Fig5Ratios { ss_dl, as_noop, cfq_noop }
+    }
+
+    fn v5(mt: Fig5Ratios, pvfs: Fig5Ratios, xen: Fig5Ratios) -> Verdict {
+        headway_verdict::verdict_of(&fig5_statements(mt, pvfs, xen), true).0
+    }
+
+    #[test]
+    fn fig5_holds_the_papers_shape_and_fails_the_opposite() {
+        let (mt, pvfs, xen) = (r(2.3, 0.8, 0.85), r(1.87, 0.6, 0.5), r(2.5, 1.05, 1.1));
+        assert_eq!(v5(mt, pvfs, xen), Verdict::Matches);
+        // AS and CFQ above Noop on multi-threads (the opposite of "even worse")
+        assert_eq!(v5(r(2.3, 1.5, 6.4), pvfs, xen), Verdict::Differs);
+        // SS no better than Deadline, or far past the paper's largest gain
+        assert_eq!(v5(r(1.0, 0.8, 0.85), pvfs, xen), Verdict::Differs);
+        assert_eq!(v5(mt, r(9.5, 0.6, 0.5), xen), Verdict::Differs);
+        // AS and CFQ well ahead on Xen's single VM
+        assert_eq!(v5(mt, pvfs, r(2.5, 2.0, 2.0)), Verdict::Differs);
+    }
+
+    #[test]
+    fn fig6_holds_the_papers_shape_and_fails_the_opposite() {
+        let v = |a: [f64; 6]| {
+            headway_verdict::verdict_of(&fig6_statements(a[0], a[1], a[2], a[3], a[4], a[5]), true).0
+        };
+        assert_eq!(v([2.14, 361.0, 0.6, 0.6, 1.0, 2.1]), Verdict::Matches);
+        // SS no better than Noop; far past the card's peak; AS as good as SS; PostMark gaining
+        assert_eq!(v([1.0, 169.0, 0.6, 0.6, 1.0, 1.0]), Verdict::Differs);
+        assert_eq!(v([5.2, 462.0, 0.6, 0.6, 1.0, 3.9]), Verdict::Differs);
+        assert_eq!(v([2.14, 361.0, 1.0, 1.0, 1.0, 2.1]), Verdict::Differs);
+        assert_eq!(v([2.14, 361.0, 0.6, 0.6, 2.0, 2.1]), Verdict::Differs);
+    }
 }
