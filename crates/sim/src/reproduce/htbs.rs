@@ -10,6 +10,22 @@ const SCHEDS: [&str; 3] = ["pclock", "htbs", "stream:pclock"];
 pub(super) fn figures() -> Vec<Figure> {
     vec![
         Figure {
+            id: "htbs-fig1",
+            source: "seeds/004 §III, Figure 1",
+            title: "HTBS's main functions (pseudo-code)",
+            status: Status::Unavailable(
+                "not an experiment: the pseudo-code headway's `htbs` implements (crates/sched/src/framework/htbs.rs)",
+            ),
+        },
+        Figure {
+            id: "htbs-fig2",
+            source: "seeds/004 §III, Figure 2",
+            title: "the fair-queuing-like functions: tokens and tags (pseudo-code)",
+            status: Status::Unavailable(
+                "not an experiment: the token and tag updates of crates/sched/src/framework/htbs.rs (and `pclock`)",
+            ),
+        },
+        Figure {
             id: "htbs-fig3",
             source: "seeds/004 (HTBS) §IV, Figure 3",
             title: "aggregate bandwidth of 1-16 synchronous sequential fio readers",

@@ -1,11 +1,14 @@
 //! # Paper figures, reproduced — the table behind `headway reproduce`
 //!
-//! One [`Figure`] per figure of the seed papers (`../shared/seeds/`), named `PAPER-figN`
-//! (`ss` = Stream Scheduling, 000; `as` = Anticipatory Scheduling, 001; `iopath` = the IO
-//! path evaluation, 002; `htbs` = HTBS, 004). A figure is either [`Status::Available`] —
-//! its job file(s) from `experiments/` (embedded), disk, schedulers, context and sweep,
-//! the paper's reported numbers, and a shape check giving the verdict — or
-//! [`Status::Unavailable`] with the reason (a capability that has not landed).
+//! One [`Figure`] per figure and table of the seed papers (`../shared/seeds/`), named
+//! `PAPER-figN` or `PAPER-tableN` (`ss` = Stream Scheduling, 000; `as` = Anticipatory
+//! Scheduling, 001; `iopath` = the IO path evaluation, 002; `htbs` = HTBS, 004); the lab's
+//! figures (`headway_lab::figures`) add those that need real guests. A figure is either
+//! [`Status::Available`] — its job file(s) from `experiments/` (embedded), disk,
+//! schedulers, context and sweep, the paper's statements and the verdict they give
+//! ([`Statement`], [`Verdict`]) — or [`Status::Unavailable`] with the reason: not an
+//! experiment (a drawing, pseudo-code, a specification table), or a capability that has
+//! not landed.
 //!
 //! The shape checks are the paper-shape tests' predicates (`crates/sim/tests/`): the tests
 //! run these same functions with these same settings, so a figure's verdict and its test
@@ -350,7 +353,7 @@ mod tests {
                 continue; // not a paper's figure: the papers' workloads under today's schedulers
             }
             assert!(["ss", "as", "iopath", "htbs"].contains(&paper), "{}", f.id);
-            assert!(fig.starts_with("fig"), "{}", f.id);
+            assert!(fig.starts_with("fig") || fig.starts_with("table"), "{}", f.id);
         }
     }
 }

@@ -9,6 +9,24 @@ use crate::{ContextMode, SimError};
 pub(super) fn figures() -> Vec<Figure> {
     vec![
         Figure {
+            id: "ss-fig1",
+            source: "seeds/000 §2.1, Figure 1",
+            title: "illustration of forming a stream and using the stream",
+            status: Status::Unavailable(
+                "not an experiment: a drawing of how requests form a stream; the rules it draws are \
+                 crates/sched/src/framework/stream.rs, pinned by its tests",
+            ),
+        },
+        Figure {
+            id: "ss-fig2",
+            source: "seeds/000 §2.1, Figure 2",
+            title: "the stream scheduling algorithm (pseudo-code)",
+            status: Status::Unavailable(
+                "not an experiment: the pseudo-code headway's `stream` implements \
+                 (crates/sched/src/framework/stream.rs; the array version in framework/array_stream.rs)",
+            ),
+        },
+        Figure {
             id: "ss-fig3",
             source: "seeds/000 (Stream Scheduling) §3.3, Figure 3: storage without process information",
             title: "par-read: four sequential readers, process information hidden",
