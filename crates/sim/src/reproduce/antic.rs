@@ -211,16 +211,11 @@ fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
         "thinktime (µs)",
         "antic:aged-sptf / aged-sptf",
     );
-    o.commands.push(cmd(
-        "as-fig4-seq.fio",
-        DISK,
-        &PAIR.join(","),
-        "process",
-        "  # edit size=128m, thinktime=T, thinktime_blocks=1",
-    ));
     let mut gains = Vec::new();
     for t in FIG5_THINKTIMES {
-        let r = run(&config(&with_think(&seq, t, 1), "as-fig4-seq.fio", DISK, &PAIR, ContextMode::Process))?;
+        let (path, text) = (format!("as-fig5/thinktime-{t}.fio"), with_think(&seq, t, 1));
+        o.rerun_file(&path, &text, DISK, &PAIR.join(","), "process", "");
+        let r = run(&config(&text, &path, DISK, &PAIR, ContextMode::Process))?;
         gains.push((t, gain(&r)));
         o.keep(format!("thinktime={t}"), &r);
     }
@@ -269,15 +264,11 @@ fn fig6(_scale: Scale) -> Result<Outcome, SimError> {
         "thinktime of the slow process (µs)",
         "aggregate MB/s",
     );
-    o.commands.push(
-        "headway simulate as-fig6.fio --disk deskstar-34gxp --scheduler aged-sptf,antic:aged-sptf  \
-         # [global] ioengine=psync direct=1 rw=read bs=64k size=1g runtime=10s time_based; \
-         [quick]; [slow] offset=4g thinktime=T thinktime_blocks=1"
-            .into(),
-    );
     let (mut plain, mut antic) = (Vec::new(), Vec::new());
     for t in FIG6_THINKTIMES {
-        let r = run(&config(&fig6_text(t), "as-fig6.fio", DISK, &PAIR, ContextMode::Process))?;
+        let (path, text) = (format!("as-fig6/thinktime-{t}.fio"), fig6_text(t));
+        o.rerun_file(&path, &text, DISK, &PAIR.join(","), "process", "");
+        let r = run(&config(&text, &path, DISK, &PAIR, ContextMode::Process))?;
         plain.push(bw(&r, "aged-sptf") / 1e6);
         antic.push(bw(&r, "antic:aged-sptf") / 1e6);
         o.keep(format!("thinktime={t}"), &r);

@@ -83,20 +83,17 @@ fn fig3(scale: Scale) -> Result<Outcome, SimError> {
     if scale == Scale::Quick {
         o.scale_note = "2 s runs instead of 5 s.".into();
     }
-    o.commands.push(cmd(
-        "htbs-fig3-seqread.fio",
-        DISK,
-        &SCHEDS.join(","),
-        "process",
-        "  # edit numjobs=N, runtime",
-    ));
+    for n in FIG3_JOBS {
+        let path = format!("htbs-fig3/jobs-{n}.fio");
+        o.rerun_file(&path, &fig3_text(n, secs), DISK, &SCHEDS.join(","), "process", "");
+    }
     o.categories = FIG3_JOBS.iter().map(|n| n.to_string()).collect();
     let mut vals = vec![Vec::new(); 3];
     let mut failures = Vec::new();
     let mut summary = Vec::new();
     for n in FIG3_JOBS {
-        let r =
-            run(&config(&fig3_text(n, secs), "htbs-fig3-seqread.fio", DISK, &SCHEDS, ContextMode::Process))?;
+        let path = format!("htbs-fig3/jobs-{n}.fio");
+        let r = run(&config(&fig3_text(n, secs), &path, DISK, &SCHEDS, ContextMode::Process))?;
         for (i, s) in SCHEDS.iter().enumerate() {
             vals[i].push(bw(&r, s) / 1e6);
         }

@@ -134,12 +134,16 @@ fn fig15(_scale: Scale) -> Result<Outcome, SimError> {
         "drive queue depth",
         "IOPS",
     );
-    o.commands.push("headway simulate randread.fio --scheduler noop,deadline --queue-depth N  # randread.fio: see the setting".into());
+    let path = "iopath-fig15/randread.fio";
+    o.files.push((path.into(), RANDREAD_QD64.into()));
     let mut noop = Vec::new();
     let mut dl = Vec::new();
     for d in FIG15_DEPTHS {
-        let mut cfg =
-            config(RANDREAD_QD64, "randread.fio", "wd5000aaks", &["noop", "deadline"], ContextMode::Process);
+        o.commands.push(format!(
+            "headway simulate {path} --disk wd5000aaks --context process --scheduler noop,deadline \
+             --queue-depth {d} --write-cache through"
+        ));
+        let mut cfg = config(RANDREAD_QD64, path, "wd5000aaks", &["noop", "deadline"], ContextMode::Process);
         cfg.run.drive =
             DriveConfig { queue_depth: d, write_cache: WriteCache::Through, ..DriveConfig::default() };
         let r = run(&cfg)?;

@@ -336,6 +336,17 @@ fn cmd(file: &str, disk: &str, scheds: &str, ctx: &str, extra: &str) -> String {
     format!("headway simulate experiments/{file} --disk {disk} --context {ctx} --scheduler {scheds}{extra}")
 }
 
+impl Outcome {
+    /// A run of job text `text` that no file of `experiments/` holds: written beside the
+    /// report as `path` (the run's label too), with the command that reruns it exactly.
+    fn rerun_file(&mut self, path: &str, text: &str, disk: &str, scheds: &str, ctx: &str, extra: &str) {
+        self.files.push((path.to_string(), text.to_string()));
+        self.commands.push(format!(
+            "headway simulate {path} --disk {disk} --context {ctx} --scheduler {scheds}{extra}"
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

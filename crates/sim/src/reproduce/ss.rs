@@ -164,21 +164,20 @@ fn fig3(scale: Scale) -> Result<Outcome, SimError> {
 /// Figure 4's thinktimes (µs).
 pub const FIG4_THINKTIMES: [u64; 5] = [0, 50, 100, 200, 400];
 
+/// Figure 4's job at thinktime `tt` µs: (its path beside the report, its text).
+pub fn fig4_job(tt: u64) -> (String, String) {
+    let text = exp("par-read-buffered.fio").replace("size=1g", "size=256m");
+    (format!("ss-fig4/thinktime-{tt}.fio"), text.replace("thinktime=0", &format!("thinktime={tt}")))
+}
+
 /// stream:deadline over deadline at each of [`FIG4_THINKTIMES`] (buffered par-read, 256 MiB
 /// per reader, process information hidden), with the reports.
 pub fn fig4_ratios() -> Result<Vec<(u64, f64, crate::Report)>, SimError> {
-    let base = exp("par-read-buffered.fio").replace("size=1g", "size=256m");
     FIG4_THINKTIMES
         .iter()
         .map(|&tt| {
-            let text = base.replace("thinktime=0", &format!("thinktime={tt}"));
-            let r = run(&config(
-                &text,
-                "par-read-buffered.fio",
-                "wd5000aaks",
-                &["deadline", "stream"],
-                ContextMode::None,
-            ))?;
+            let (path, text) = fig4_job(tt);
+            let r = run(&config(&text, &path, "wd5000aaks", &["deadline", "stream"], ContextMode::None))?;
             let ratio = bw(&r, "stream:deadline") / bw(&r, "deadline");
             Ok((tt, ratio, r))
         })
@@ -215,13 +214,10 @@ fn fig4(_scale: Scale) -> Result<Outcome, SimError> {
         "thinktime (µs)",
         "stream:deadline throughput / deadline",
     );
-    o.commands.push(cmd(
-        "par-read-buffered.fio",
-        "wd5000aaks",
-        "deadline,stream",
-        "none",
-        "  # edit size=256m, thinktime=T",
-    ));
+    for t in FIG4_THINKTIMES {
+        let (path, text) = fig4_job(t);
+        o.rerun_file(&path, &text, "wd5000aaks", "deadline,stream", "none", "");
+    }
     o.categories = runs.iter().map(|(t, ..)| t.to_string()).collect();
     o.series.push(Series { name: "SS / Deadline".into(), values: runs.iter().map(|(_, r, _)| *r).collect() });
     o.paper_points.push(PaperPoint { series: "SS / Deadline".into(), category: 0, value: 3.2 });
@@ -404,16 +400,14 @@ fn fig7a(_scale: Scale) -> Result<Outcome, SimError> {
         "stream time slice (ms)",
         "stream:deadline MB/s",
     );
-    o.commands.push(cmd(
-        "par-read.fio",
-        "wd5000aaks",
-        "stream",
-        "none",
-        " --set stream_time_slice=124ms  # edit size=64m",
-    ));
+    let path = "ss-fig7a/par-read-64m.fio";
+    o.files.push((path.into(), text.clone()));
     let mut v = Vec::new();
     for s in FIG7A_SLICES {
-        let mut cfg = config(&text, "par-read.fio", "wd5000aaks", &["stream"], ContextMode::None);
+        o.commands.push(format!(
+            "headway simulate {path} --disk wd5000aaks --context none --scheduler stream --set stream_time_slice={s}ms"
+        ));
+        let mut cfg = config(&text, path, "wd5000aaks", &["stream"], ContextMode::None);
         cfg.run.settings.push_kv(&format!("stream_time_slice={s}ms")).expect("a valid setting");
         let r = run(&cfg)?;
         v.push(bw(&r, "stream:deadline") / 1e6);

@@ -14,6 +14,21 @@ fn every_available_figure_matches_its_paper_or_explains_the_difference() {
             let o = r.unwrap_or_else(|e| panic!("{}: {e}", f.id));
             eprintln!("{}: {}", o.id, o.verdict);
             assert_eq!(o.matches, o.outcome != Verdict::Differs, "{}", f.id);
+            // every run reruns exactly: its job file is in experiments/ or written beside the
+            // report, and nothing is left to edit by hand
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            for c in &o.commands {
+                assert!(!c.contains("edit"), "{}: {c}", f.id);
+                if let Some(rest) = c.strip_prefix("headway simulate ") {
+                    let file = rest.split_whitespace().next().expect("a job file");
+                    let known = root.join(file).is_file() || o.files.iter().any(|(p, _)| p == file);
+                    assert!(
+                        known,
+                        "{}: {file} is neither in the repository nor written beside the report",
+                        f.id
+                    );
+                }
+            }
             if o.outcome == Verdict::Differs && o.explanation.is_empty() {
                 bad.push(format!("{}: {} (and no explanation)", o.id, o.verdict));
             }
