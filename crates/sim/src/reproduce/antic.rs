@@ -649,10 +649,42 @@ fn fig12(_scale: Scale) -> Result<Outcome, SimError> {
         );
         o.row(format!("{s}: q/p disk time"), format!("{:.2}", fig12_share(&r, s)), share);
     }
-    let (s, k) = fig12_check(&r);
-    o.judge(s, k.0);
+    let checks = fig12_statements(
+        [fig12_share(&r, "stride"), fig12_share(&r, "antic:stride"), fig12_share(&r, "antic-combo:stride")],
+        bw(&r, "antic:stride") / bw(&r, "stride"),
+        bw(&r, "antic-combo:stride") / bw(&r, "stride"),
+    );
+    o.judge_statements(&checks, true);
     o.keep("stride", &r);
     Ok(o)
+}
+
+/// Figure 12's statements (001 §4.7), given q/p disk time under stride, antic:stride and
+/// antic-combo:stride and the two heuristics' throughput over Stride's: "approximately 1:1"
+/// (0.8-1.25); 1:2 with either heuristic (2.0, band 1.8-2.2); 77 and 98 tps against 60
+/// (1.28x, band 1.1-1.5x; 1.63x, band 1.4-1.9x).
+pub fn fig12_statements(shares: [f64; 3], antic: f64, combo: f64) -> Vec<Statement> {
+    vec![
+        Statement::range("stride: q/p disk time", shares[0], 0.8, 1.25, "approximately 1:1"),
+        Statement::ratio("antic:stride: q/p disk time", shares[1], 2.0, 1.8, 2.2, "1:2"),
+        Statement::ratio("antic-combo:stride: q/p disk time", shares[2], 2.0, 1.8, 2.2, "1:2"),
+        Statement::ratio(
+            "antic:stride: throughput / stride",
+            antic,
+            77.0 / 60.0,
+            1.1,
+            1.5,
+            "77 against 60 tps",
+        ),
+        Statement::ratio(
+            "antic-combo:stride: throughput / stride",
+            combo,
+            98.0 / 60.0,
+            1.4,
+            1.9,
+            "98 against 60 tps",
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -674,6 +706,16 @@ mod tests {
         assert_eq!(v13(1.0, 1.55, 1.0), Verdict::Differs, "no gain");
         assert_eq!(v13(5.5, 0.8, 1.0), Verdict::Differs, "the fast disk slower");
         assert_eq!(v13(5.5, 1.55, 1.6), Verdict::Differs, "deceptive idleness spared on the fast disk");
+    }
+
+    #[test]
+    fn fig12_holds_the_papers_shape_and_fails_the_opposite() {
+        let v =
+            |sh: [f64; 3], a: f64, c: f64| headway_verdict::verdict_of(&fig12_statements(sh, a, c), true).0;
+        assert_eq!(v([1.0, 2.0, 2.0], 1.28, 1.63), Verdict::Matches);
+        assert_eq!(v([2.0, 2.0, 2.0], 1.28, 1.63), Verdict::Differs, "plain stride honouring 1:2");
+        assert_eq!(v([1.0, 1.0, 1.0], 1.28, 1.63), Verdict::Differs, "the heuristics not restoring 1:2");
+        assert_eq!(v([1.0, 2.0, 2.0], 0.8, 0.9), Verdict::Differs, "anticipation costing throughput");
     }
 
     #[test]

@@ -20,6 +20,7 @@ fn every_available_figure_matches_its_paper_or_explains_the_difference() {
             for c in &o.commands {
                 assert!(!c.contains("edit"), "{}: {c}", f.id);
                 if let Some(rest) = c.strip_prefix("headway simulate ") {
+                    assert!(!c.contains('#'), "{}: a comment where the command should say it: {c}", f.id);
                     let file = rest.split_whitespace().next().expect("a job file");
                     let known = root.join(file).is_file() || o.files.iter().any(|(p, _)| p == file);
                     assert!(
@@ -29,7 +30,9 @@ fn every_available_figure_matches_its_paper_or_explains_the_difference() {
                     );
                 }
             }
-            if o.outcome == Verdict::Differs && o.explanation.is_empty() {
+            // a shape-only figure whose statements do not all hold is a difference too
+            let failing = o.outcome == Verdict::Differs || o.verdict.contains(" — not: ");
+            if failing && o.explanation.is_empty() {
                 bad.push(format!("{}: {} (and no explanation)", o.id, o.verdict));
             }
             assert!(!o.series.is_empty() && !o.rows.is_empty() && !o.reports.is_empty(), "{}", f.id);
