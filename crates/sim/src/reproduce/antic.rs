@@ -2,7 +2,8 @@
 //! Deskstar 34GXP; the application benchmarks (Figures 8-11) are not modelled.
 
 use super::{
-    bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Statement, Status,
+    bw, cmd, config, device, exp, run, seek_share, Check, Figure, Outcome, PaperPoint, Scale, Series,
+    Statement, Status,
 };
 use crate::{ContextMode, Report, SimError};
 
@@ -399,17 +400,10 @@ fn fig7(_scale: Scale) -> Result<Outcome, SimError> {
         let g = run(&config(&text, &file, DISK, &["antic:aged-sptf"], ContextMode::Process))?;
         paper_h.push(gain(&r));
         guarded.push(bw(&g, "antic:aged-sptf") / bw(&r, "aged-sptf"));
-        let plain = &r.runs[0].device;
-        seeks.push(plain.seek_count as f64 / plain.requests.max(1) as f64);
-        waits.push(r.runs[1].device.idle_wait_ns as f64 / 1e9);
-        o.commands.push(format!(
-            "headway simulate {file} --disk {DISK} --context process --scheduler {} --set antic_timeout_guard=1",
-            PAIR.join(",")
-        ));
-        o.commands.push(format!(
-            "headway simulate {file} --disk {DISK} --context process --scheduler antic:aged-sptf"
-        ));
-        o.files.push((file, text));
+        seeks.push(seek_share(&r, "aged-sptf"));
+        waits.push(device(&r, "antic:aged-sptf").idle_wait_ns as f64 / 1e9);
+        o.rerun_file(&file, &text, DISK, &PAIR.join(","), "process", " --set antic_timeout_guard=1");
+        o.rerun_file(&file, &text, DISK, "antic:aged-sptf", "process", "");
         o.keep(format!("n={n}"), &r);
         o.keep(format!("n={n}, guard"), &g);
     }
@@ -600,9 +594,6 @@ fn fig13(scale: Scale) -> Result<Outcome, SimError> {
     );
     o.judge_statements(&checks, true);
     if o.outcome == super::Verdict::Differs {
-        let dev = |r: &Report, i: usize| {
-            r.runs[i].device.seek_count as f64 / r.runs[i].device.requests.max(1) as f64
-        };
         let ms = |r: &Report| 65_536.0 / bw(r, "aged-sptf") * 1e3;
         o.explanation = format!(
             "The stand-in is a later, faster drive than the paper's. Without anticipation both drives \
@@ -611,8 +602,8 @@ fn fig13(scale: Scale) -> Result<Outcome, SimError> {
              and {:.1} MB/s: {:.2}x, where the paper saw nearly the same); with anticipation it streams \
              {:.1} MB/s against {:.1} ({:.2}x, the paper's 1.55x). Its gain, {:.2}x, is {:.0}% from the \
              paper's 5.5x. The paper's ST318451LW, the generation before, is not modelled.",
-            100.0 * dev(f, 0),
-            100.0 * dev(s, 0),
+            100.0 * seek_share(f, "aged-sptf"),
+            100.0 * seek_share(s, "aged-sptf"),
             ms(f),
             ms(s),
             bw(f, "aged-sptf") / 1e6,

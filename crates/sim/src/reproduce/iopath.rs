@@ -135,14 +135,11 @@ fn fig15(_scale: Scale) -> Result<Outcome, SimError> {
         "IOPS",
     );
     let path = "iopath-fig15/randread.fio";
-    o.files.push((path.into(), RANDREAD_QD64.into()));
     let mut noop = Vec::new();
     let mut dl = Vec::new();
     for d in FIG15_DEPTHS {
-        o.commands.push(format!(
-            "headway simulate {path} --disk wd5000aaks --context process --scheduler noop,deadline \
-             --queue-depth {d} --write-cache through"
-        ));
+        let extra = format!(" --queue-depth {d} --write-cache through");
+        o.rerun_file(path, RANDREAD_QD64, "wd5000aaks", "noop,deadline", "process", &extra);
         let mut cfg = config(RANDREAD_QD64, path, "wd5000aaks", &["noop", "deadline"], ContextMode::Process);
         cfg.run.drive =
             DriveConfig { queue_depth: d, write_cache: WriteCache::Through, ..DriveConfig::default() };

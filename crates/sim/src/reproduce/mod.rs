@@ -315,6 +315,17 @@ pub fn bw(r: &Report, sched: &str) -> f64 {
     r.runs.iter().find(|x| x.scheduler == sched).map(|x| x.aggregate.bw_bytes as f64).unwrap_or(0.0)
 }
 
+/// The drive's figures in the run named `sched`.
+pub fn device<'a>(r: &'a Report, sched: &str) -> &'a crate::report::DeviceReport {
+    &r.runs.iter().find(|x| x.scheduler == sched).expect("a run of that scheduler").device
+}
+
+/// The share of the drive's commands that needed a seek in the run named `sched`.
+pub fn seek_share(r: &Report, sched: &str) -> f64 {
+    let d = device(r, sched);
+    d.seek_count as f64 / d.requests.max(1) as f64
+}
+
 /// Pass/fail bookkeeping of a shape check: each failed predicate's message.
 #[derive(Default)]
 pub struct Check(pub Vec<String>);
@@ -338,9 +349,12 @@ fn cmd(file: &str, disk: &str, scheds: &str, ctx: &str, extra: &str) -> String {
 
 impl Outcome {
     /// A run of job text `text` that no file of `experiments/` holds: written beside the
-    /// report as `path` (the run's label too), with the command that reruns it exactly.
+    /// report as `path` (the run's label too, written once however many runs use it), with
+    /// the command that reruns it exactly.
     fn rerun_file(&mut self, path: &str, text: &str, disk: &str, scheds: &str, ctx: &str, extra: &str) {
-        self.files.push((path.to_string(), text.to_string()));
+        if !self.files.iter().any(|(p, _)| p == path) {
+            self.files.push((path.to_string(), text.to_string()));
+        }
         self.commands.push(format!(
             "headway simulate {path} --disk {disk} --context {ctx} --scheduler {scheds}{extra}"
         ));

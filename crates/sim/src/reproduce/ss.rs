@@ -2,7 +2,8 @@
 //! PostMark; TPC-H is not modelled), 7(a) and 7(b-c).
 
 use super::{
-    bw, cmd, config, exp, run, Check, Figure, Outcome, PaperPoint, Scale, Series, Statement, Status,
+    bw, cmd, config, device, exp, run, seek_share, Check, Figure, Outcome, PaperPoint, Scale, Series,
+    Statement, Status,
 };
 use crate::{ContextMode, SimError};
 
@@ -311,11 +312,10 @@ fn fig5(_scale: Scale) -> Result<Outcome, SimError> {
             name: name.clone(),
             values: o.categories.iter().map(|s| bw(&r, s) / noop).collect(),
         });
-        let dev = |s: &str| &r.runs.iter().find(|x| x.scheduler == s).expect("a run").device;
         facts.push(Fig5Facts {
-            noop_seeks: dev("noop").seek_count as f64 / dev("noop").requests.max(1) as f64,
-            as_wait_s: dev("as").idle_wait_ns as f64 / 1e9,
-            cfq_wait_s: dev("cfq").idle_wait_ns as f64 / 1e9,
+            noop_seeks: seek_share(&r, "noop"),
+            as_wait_s: device(&r, "as").idle_wait_ns as f64 / 1e9,
+            cfq_wait_s: device(&r, "cfq").idle_wait_ns as f64 / 1e9,
         });
         ratios.push(Fig5Ratios {
             ss_dl: ss / dl,
@@ -401,12 +401,9 @@ fn fig7a(_scale: Scale) -> Result<Outcome, SimError> {
         "stream:deadline MB/s",
     );
     let path = "ss-fig7a/par-read-64m.fio";
-    o.files.push((path.into(), text.clone()));
     let mut v = Vec::new();
     for s in FIG7A_SLICES {
-        o.commands.push(format!(
-            "headway simulate {path} --disk wd5000aaks --context none --scheduler stream --set stream_time_slice={s}ms"
-        ));
+        o.rerun_file(path, &text, "wd5000aaks", "stream", "none", &format!(" --set stream_time_slice={s}ms"));
         let mut cfg = config(&text, path, "wd5000aaks", &["stream"], ContextMode::None);
         cfg.run.settings.push_kv(&format!("stream_time_slice={s}ms")).expect("a valid setting");
         let r = run(&cfg)?;
@@ -782,7 +779,7 @@ fn fig6(scale: Scale) -> Result<Outcome, SimError> {
     );
     o.judge_statements(&checks, true);
     if o.outcome == super::Verdict::Differs {
-        let dev = |s: &str| &par.runs.iter().find(|x| x.scheduler == s).expect("a run").device;
+        let noop = device(&par, "noop");
         o.explanation = format!(
             "Both ends of the ratio differ. SS reads {:.0} MB/s, past the RAID card's ~400 MB/s peak that \
              held the paper's at 361: no card bus is modelled (the five members deliver {:.0} MB/s each). \
@@ -794,9 +791,9 @@ fn fig6(scale: Scale) -> Result<Outcome, SimError> {
             ss / 1e6,
             ss / 5e6,
             b("noop") / 1e6,
-            100.0 * dev("noop").seek_count as f64 / dev("noop").requests.max(1) as f64,
-            dev("noop").seek_count,
-            dev("noop").requests,
+            100.0 * seek_share(&par, "noop"),
+            noop.seek_count,
+            noop.requests,
             400e6 / b("noop"),
         );
     }

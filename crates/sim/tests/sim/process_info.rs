@@ -78,7 +78,7 @@ fn multi_threads_by_thread_as_never_waits_and_cfq_gains_over_a_seek_bound_noop()
         let mut cfg = common::config(&exp(file), "wd5000aaks", &["noop"], ctx, 1);
         cfg.run.drive.queue_depth = depth;
         let r = headway_sim::simulate(&cfg, |_, _| {}).expect("simulation runs");
-        r.runs[0].device.seek_count as f64 / r.runs[0].device.requests as f64
+        headway_sim::reproduce::seek_share(&r, "noop")
     };
     for (file, ctx, depth) in [
         ("multi-threads.fio", ContextMode::Process, 32),
@@ -183,7 +183,7 @@ fn as_fig7_adversary_loses_only_where_the_original_system_serves_bursts_whole() 
     let seek_share = |text: &str| {
         let cfg = common::config(text, "deskstar-34gxp", &["aged-sptf"], ContextMode::Process, 1);
         let r = headway_sim::simulate(&cfg, |_, _| {}).expect("simulation runs");
-        r.runs[0].device.seek_count as f64 / r.runs[0].device.requests as f64
+        headway_sim::reproduce::seek_share(&r, "aged-sptf")
     };
     let (one, two) = (fig7_job(1), fig7_job(2));
     let unguarded = gain_with(&one, &["antic_timeout_guard=1"]);

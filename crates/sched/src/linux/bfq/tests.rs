@@ -637,11 +637,15 @@ fn a_shared_queue_gone_seeky_is_split_at_the_next_request() {
     assert!(!h.s.q(shared).coop() && !h.s.q(shared).split_coop);
 }
 
-/// Serve the next request in 1 ms, waiting first when told to, as a device does.
-fn serve_eventually(h: &mut H) {
+/// Serve the next request in 1 ms, waiting first when told to, as a device does; the
+/// request served.
+fn serve_eventually(h: &mut H) -> Request {
     loop {
         match h.decide() {
-            Decision::Dispatch(r) => return h.complete(&r, MS),
+            Decision::Dispatch(r) => {
+                h.complete(&r, MS);
+                return r;
+            }
             Decision::WaitUntil(t) => {
                 h.at(t.0);
             }
@@ -724,18 +728,9 @@ fn sequential_pair(params: BfqParams, until: u64) -> (H, [u64; 2]) {
 
 fn sequential_pair_on(h: &mut H, pos: &mut [u64; 2], until: u64) {
     while h.now.0 < until * MS {
-        match h.decide() {
-            Decision::Dispatch(r) => {
-                h.complete(&r, MS);
-                let p = ctx_of(&r);
-                pos[p as usize - 1] += 128;
-                h.read(p, pos[p as usize - 1], 128);
-            }
-            Decision::WaitUntil(t) => {
-                h.at(t.0);
-            }
-            Decision::Idle => panic!("idle with requests queued"),
-        }
+        let p = ctx_of(&serve_eventually(h));
+        pos[p as usize - 1] += 128;
+        h.read(p, pos[p as usize - 1], 128);
     }
 }
 
