@@ -53,6 +53,8 @@ demo: build
 	@echo
 	@echo "-- the same figure as a report (JSON, SVG/PNG plot, Markdown with the paper's numbers and a verdict):"
 	$(HEADWAY) reproduce ss-fig3 --out out/ss-fig3
+	@echo "   The verdict is two-sided: the paper's 3.2x with a band of 2.7-3.7x. Where headway differs,"
+	@echo "   out/ss-fig3/ss-fig3.md says why, from its own runs (\"Why headway differs\")."
 	@echo
 	@echo "== Section 3.5 (Figure 6): the same readers striped over five disks (RAID0, 64 KiB unit)"
 	@echo "-- stream-local decides on each disk alone; stream coordinates the array (paper: +114% over noop):"

@@ -133,7 +133,7 @@ fn list_names_every_figure_with_availability() {
 }
 
 #[test]
-fn ss_fig3_writes_json_plots_and_a_report_that_matches_the_paper() {
+fn ss_fig3_writes_json_plots_and_a_report_that_explains_the_difference() {
     let dir = outdir("ss-fig3");
     let out = headway(&["reproduce", "ss-fig3", "--quick", "--out", dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -146,14 +146,54 @@ fn ss_fig3_writes_json_plots_and_a_report_that_matches_the_paper() {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(std::fs::read_to_string(dir.join("ss-fig3.svg")).unwrap().starts_with("<svg"));
     let md = std::fs::read_to_string(dir.join("ss-fig3.md")).unwrap();
-    assert!(md.contains("**Verdict:** shape matches: SS "), "{md}");
-    assert!(md.contains("paper ~3.2x"), "{md}");
+    assert!(md.contains("**Verdict:** differs: "), "{md}");
+    assert!(md.contains("| SS / Noop — does not hold | "), "{md}");
+    assert!(md.contains("3.20x (about 3.2X over the other schedulers; band 2.7-3.7x)"), "{md}");
+    assert!(md.contains("## Why headway differs\n\nBoth ends differ."), "{md}");
     assert!(md.contains("256 MiB per reader"), "the report states the reduced size: {md}");
+    // the job file the report's command names is written beside it
+    assert!(dir.join("ss-fig3/one-reader.fio").is_file());
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("ss-fig3.json")).unwrap()).unwrap();
     assert_eq!(json["id"], "ss-fig3");
-    assert_eq!(json["matches"], true);
+    assert_eq!(json["outcome"], "differs");
+    assert_eq!(json["matches"], false);
     assert!(json["reports"][0][1]["runs"].as_array().unwrap().len() == 5);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `reproduce all` counts each outcome; lab figures (not run by `all`) are counted from the
+/// report a `headway reproduce ID --out DIR` left in the directory, others as not run.
+#[test]
+fn all_counts_outcomes_and_the_lab_figures_run_into_its_directory() {
+    let dir = outdir("all");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lab = r#"{"id": "htbs-fig4", "outcome": "differs", "verdict": "differs: 1 of 2 hold"}"#;
+    std::fs::write(dir.join("htbs-fig4.json"), lab).unwrap();
+    // a file of another figure under a lab figure's name is not counted
+    std::fs::write(dir.join("as-fig8.json"), lab).unwrap();
+    let out = headway(&["reproduce", "all", "--quick", "--out", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let index = std::fs::read_to_string(dir.join("index.md")).unwrap();
+    let summary = index.lines().find(|l| l.contains(" figures run: ")).expect("a summary");
+    let n = |what: &str| -> usize {
+        let at = summary.find(what).unwrap_or_else(|| panic!("{what}: {summary}"));
+        summary[..at].rsplit([' ', '(']).next().unwrap().parse().unwrap()
+    };
+    let rows = |outcome: &str| {
+        index.lines().filter(|l| l.starts_with("| [") && l.contains(&format!("| {outcome}: "))).count()
+    };
+    assert_eq!(n(" matching,"), rows("matches"), "{index}");
+    assert_eq!(n(" differing,"), rows("differs"), "{index}");
+    assert!(
+        summary.contains(
+            "Through the lab: 1 with a run in this directory (0 matching, 1 differing, 0 shape only)"
+        ),
+        "{summary}"
+    );
+    assert!(index.contains("| htbs-fig4 | "), "{index}");
+    assert!(index.contains("(lab, run "), "the lab figure is listed with the differences: {index}");
+    assert!(index.lines().any(|l| l.starts_with("| as-fig8 |") && l.contains("not run by `all`")), "{index}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -162,7 +162,7 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
         write(out, &verdict)?;
         println!("{}: {}", verdict.id, verdict.verdict);
         *counts.entry(verdict.outcome.word()).or_default() += 1;
-        if verdict.outcome == headway_sim::reproduce::Verdict::Differs {
+        if departs(verdict.outcome, &verdict.verdict) {
             differ.push(format!("- [{id}]({id}.md): {}", verdict.verdict, id = verdict.id));
         }
         md.push_str(&format!("| [{id}]({id}.md) | {} | {} |\n", f.source, verdict.verdict, id = f.id));
@@ -173,25 +173,51 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
             id = f.id
         ));
     }
+    let mut lab_counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for f in lab_figures::figures() {
-        let how = format!("through the lab (real guests, not run by `all`): headway reproduce {}", f.id);
+        let how = match recorded(out, f.id) {
+            Some((outcome, line, when)) => {
+                *lab_counts.entry(outcome.word()).or_default() += 1;
+                if departs(outcome, &line) {
+                    differ.push(format!("- [{id}]({id}.md) (lab, run {when}): {line}", id = f.id));
+                }
+                format!("through the lab, run {when} (`headway reproduce {}`): {line}", f.id)
+            }
+            None => {
+                *lab_counts.entry("not run").or_default() += 1;
+                format!(
+                    "through the lab (real guests, not run by `all`): headway reproduce {} --out DIR",
+                    f.id
+                )
+            }
+        };
         md.push_str(&format!("| {} | {} | {how} |\n", f.id, f.source));
         html.push_str(&format!("<tr><td>{}<td>{}<td>{}\n", f.id, esc(f.source), esc(&how)));
     }
     html.push_str("</table>\n");
-    let lab = lab_figures::figures().len();
     let count = |k: &str| counts.get(k).copied().unwrap_or(0);
+    let lab = |k: &str| lab_counts.get(k).copied().unwrap_or(0);
     let summary = format!(
-        "{} figures run: {} matching, {} differing, {} shape only; {} unavailable; {lab} through the lab (not run here).",
+        "{} figures run: {} matching, {} differing, {} shape only; {} unavailable. Through the lab: {} \
+         with a run in this directory ({} matching, {} differing, {} shape only), {} not run here.",
         count("matches") + count("differs") + count("shape only"),
         count("matches"),
         count("differs"),
         count("shape only"),
         count("unavailable"),
+        lab("matches") + lab("differs") + lab("shape only"),
+        lab("matches"),
+        lab("differs"),
+        lab("shape only"),
+        lab("not run"),
     );
     md.push_str(&format!("\n## Summary\n\n{summary}\n"));
     if !differ.is_empty() {
-        md.push_str(&format!("\nDiffering (each report says why):\n\n{}\n", differ.join("\n")));
+        md.push_str(&format!(
+            "\nWhere headway departs from the paper (differing, or shape only with a statement that does \
+             not hold; each report says why):\n\n{}\n",
+            differ.join("\n")
+        ));
     }
     html.push_str(&format!("<p>{}</p>\n", esc(&summary)));
     println!("{summary}");
@@ -199,6 +225,30 @@ fn all(out: &Path, scale: Scale) -> Result<()> {
     std::fs::write(out.join("index.html"), html)?;
     println!("wrote {}", out.join("index.md").display());
     Ok(())
+}
+
+/// Whether a figure departs from its paper: it differs, or (shape only) one of its
+/// statements does not hold.
+fn departs(outcome: headway_sim::reproduce::Verdict, line: &str) -> bool {
+    outcome == headway_sim::reproduce::Verdict::Differs || line.contains(" — not: ")
+}
+
+/// A lab figure's outcome as its last run wrote it into `dir` (`ID.json`): the outcome,
+/// its verdict line and the file's date (RFC 3339, UTC). `all` does not run the lab;
+/// it counts what a `headway reproduce ID --out DIR` left there.
+fn recorded(dir: &Path, id: &str) -> Option<(headway_sim::reproduce::Verdict, String, String)> {
+    use headway_sim::reproduce::Verdict;
+    let path = dir.join(format!("{id}.json"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
+    if v.get("id")?.as_str()? != id {
+        return None;
+    }
+    let outcome =
+        Verdict::ALL.into_iter().find(|o| serde_json::to_value(o).ok().as_ref() == v.get("outcome"))?;
+    let line = v.get("verdict")?.as_str()?.to_string();
+    let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+    let when = humantime::format_rfc3339_seconds(modified).to_string();
+    Some((outcome, line, when))
 }
 
 fn esc(s: &str) -> String {

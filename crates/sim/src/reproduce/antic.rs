@@ -2,8 +2,8 @@
 //! Deskstar 34GXP; the application benchmarks (Figures 8-11) are not modelled.
 
 use super::{
-    bw, cmd, config, device, exp, run, seek_share, Check, Figure, Outcome, PaperPoint, Scale, Series,
-    Statement, Status,
+    bw, cmd, config, device, exp, run, seek_share, Figure, Outcome, PaperPoint, Scale, Series, Statement,
+    Status,
 };
 use crate::{ContextMode, Report, SimError};
 
@@ -112,25 +112,41 @@ pub fn fig4_runs_on(scale: Scale, disk: &str) -> Result<Vec<(&'static str, Repor
         .collect()
 }
 
-/// Anticipation at least 3x on seq, 1.8x on alter, within 0.9-1.6x on random.
-pub fn fig4_check(gains: &[(&str, f64)]) -> (String, Check) {
-    let mut k = Check::default();
-    for &(p, g) in gains {
-        let (lo, hi) = match p {
-            "seq" => (3.0, f64::INFINITY),
-            "alter" => (1.8, f64::INFINITY),
-            _ => (0.9, 1.6),
-        };
-        k.that(g >= lo && g < hi, || format!("{p}: gain {g:.2}x outside [{lo}, {hi})"));
-    }
-    let list: Vec<String> = gains.iter().map(|(p, g)| format!("{p} {g:.2}x")).collect();
-    (
-        format!(
-            "anticipation gain {} (paper: seq 4x, alter to half the bandwidth, random +28-30%)",
-            list.join(", ")
+/// One pattern of Figure 4: plain Aged-SPTF's and anticipation's MB/s.
+#[derive(Clone, Copy, Debug)]
+pub struct Fig4Pair {
+    pub plain: f64,
+    pub antic: f64,
+}
+
+/// The paper's statements on Figure 4 (001 §4.1), given seq, alter and random: mmap-ed
+/// sequential reads gain "four times" (band 3.4-4.6x) and reach "almost ... the maximum
+/// disk bandwidth", 6% under its 21 MB/s (19.7, band 18-21.5 MB/s); alternate blocks get
+/// "only 5 MB/s" (band 4.25-5.75) and with anticipation "half the disk bandwidth" (10.5,
+/// band 9-12 MB/s); random gains 28-30% (1.29x, band 1.15-1.45x).
+pub fn fig4_statements(seq: Fig4Pair, alter: Fig4Pair, random: Fig4Pair) -> Vec<Statement> {
+    vec![
+        Statement::ratio("seq: antic / none", seq.antic / seq.plain, 4.0, 3.4, 4.6, "four times better"),
+        Statement::band(
+            "seq: antic",
+            seq.antic,
+            19.7,
+            18.0,
+            21.5,
+            "MB/s",
+            "almost the maximum disk bandwidth, 6% under its 21 MB/s",
         ),
-        k,
-    )
+        Statement::band("alter: none", alter.plain, 5.0, 4.25, 5.75, "MB/s", "only 5 MB/s"),
+        Statement::band("alter: antic", alter.antic, 10.5, 9.0, 12.0, "MB/s", "half the disk bandwidth"),
+        Statement::ratio(
+            "random: antic / none",
+            random.antic / random.plain,
+            1.29,
+            1.15,
+            1.45,
+            "28% and 30%",
+        ),
+    ]
 }
 
 fn fig4(scale: Scale) -> Result<Outcome, SimError> {
@@ -151,7 +167,6 @@ fn fig4(scale: Scale) -> Result<Outcome, SimError> {
     for s in PAIR {
         o.series.push(Series { name: s.into(), values: runs.iter().map(|(_, r)| bw(r, s) / 1e6).collect() });
     }
-    let mut gains = Vec::new();
     for (p, r) in &runs {
         o.commands.push(cmd(&format!("as-fig4-{p}.fio"), DISK, &PAIR.join(","), "process", ""));
         let paper = match *p {
@@ -169,7 +184,6 @@ fn fig4(scale: Scale) -> Result<Outcome, SimError> {
             ),
             paper,
         );
-        gains.push((*p, gain(r)));
         o.keep(*p, r);
     }
     if let Some(seq) = runs.iter().find(|(p, _)| *p == "seq") {
@@ -186,8 +200,27 @@ fn fig4(scale: Scale) -> Result<Outcome, SimError> {
             value: 1.29 * bw(&rnd.1, "aged-sptf") / 1e6,
         });
     }
-    let (s, k) = fig4_check(&gains);
-    o.judge(s, k.0);
+    let pair = |p: &str| {
+        let r = &runs.iter().find(|(q, _)| *q == p).expect("a pattern").1;
+        Fig4Pair { plain: bw(r, "aged-sptf") / 1e6, antic: bw(r, "antic:aged-sptf") / 1e6 }
+    };
+    let (seq, alter, random) = (pair("seq"), pair("alter"), pair("random"));
+    o.judge_statements(&fig4_statements(seq, alter, random), true);
+    if o.outcome == super::Verdict::Differs {
+        o.explanation = format!(
+            "The gap is in the original system's sequential case, as in as-fig5: with anticipation the \
+             mmap-ed readers get {:.1} MB/s, the paper's \"almost\" full bandwidth; without it, the two \
+             readers alternate between their files at {:.2} MB/s, {:.1} ms a 64 KiB request, where the \
+             paper's 21 MB/s over \"four times\" puts the original at about 5.25 MB/s, 12.5 ms a request. \
+             Without anticipation the model reads alternate blocks at {:.2} MB/s, inside the paper's \
+             \"only 5 MB/s\": alternating between the files costs its original system the same whether \
+             the blocks are adjacent or not, where the paper's sequential original was a little faster.",
+            seq.antic,
+            seq.plain,
+            65_536.0 / seq.plain / 1e3,
+            alter.plain,
+        );
+    }
     Ok(o)
 }
 
@@ -625,26 +658,12 @@ pub fn fig12_share(r: &Report, sched: &str) -> f64 {
     run.jobs[1].disk_time_ns as f64 / run.jobs[0].disk_time_ns.max(1) as f64
 }
 
-/// Stride alone ~1:1 (0.8-1.25), both heuristics 1:2 within 10%, the combination at least
-/// 1.4x Stride's throughput.
-pub fn fig12_check(r: &Report) -> (String, Check) {
-    let mut k = Check::default();
-    let st = fig12_share(r, "stride");
-    k.that((0.8..1.25).contains(&st), || format!("stride alone: q/p disk time {st:.2}"));
-    for s in ["antic:stride", "antic-combo:stride"] {
-        let x = fig12_share(r, s);
-        k.that((x / 2.0 - 1.0).abs() <= 0.10, || format!("{s}: q/p disk time {x:.2}"));
-    }
-    let tput = bw(r, "antic-combo:stride") / bw(r, "stride");
-    k.that(tput >= 1.4, || format!("combination {tput:.2}x stride < 1.4x"));
-    (
-        format!(
-            "q/p disk time {st:.2} / {:.2} / {:.2} (stride / antic / combo; paper ~1, 2, 2), combination {tput:.2}x \
-             stride's throughput (paper 98/60 = 1.63x, asserted >= 1.4x)",
-            fig12_share(r, "antic:stride"),
-            fig12_share(r, "antic-combo:stride")
-        ),
-        k,
+/// Figure 12's statements ([`fig12_statements`]) on the run of the three schedulers.
+pub fn fig12_of(r: &Report) -> Vec<Statement> {
+    fig12_statements(
+        [fig12_share(r, "stride"), fig12_share(r, "antic:stride"), fig12_share(r, "antic-combo:stride")],
+        bw(r, "antic:stride") / bw(r, "stride"),
+        bw(r, "antic-combo:stride") / bw(r, "stride"),
     )
 }
 
@@ -675,12 +694,7 @@ fn fig12(_scale: Scale) -> Result<Outcome, SimError> {
         );
         o.row(format!("{s}: q/p disk time"), format!("{:.2}", fig12_share(&r, s)), share);
     }
-    let checks = fig12_statements(
-        [fig12_share(&r, "stride"), fig12_share(&r, "antic:stride"), fig12_share(&r, "antic-combo:stride")],
-        bw(&r, "antic:stride") / bw(&r, "stride"),
-        bw(&r, "antic-combo:stride") / bw(&r, "stride"),
-    );
-    o.judge_statements(&checks, true);
+    o.judge_statements(&fig12_of(&r), true);
     o.keep("stride", &r);
     Ok(o)
 }
@@ -773,5 +787,17 @@ mod tests {
         assert_eq!(verdict(&[1.0, 1.0, 1.0, 1.0, 1.0]), Verdict::Differs);
         // n = 0 must cope
         assert_eq!(verdict(&[0.6, 0.8, 0.8, 0.8, 0.8]), Verdict::Differs);
+    }
+
+    #[test]
+    fn fig4_holds_the_papers_shape_and_fails_the_opposite() {
+        let p = |plain, antic| Fig4Pair { plain, antic };
+        let v = |a, b, c| headway_verdict::verdict_of(&fig4_statements(a, b, c), true).0;
+        assert_eq!(v(p(5.0, 20.0), p(5.0, 10.5), p(4.0, 5.2)), Verdict::Matches);
+        // no gain on sequential reads; alternate blocks at full speed without anticipation
+        assert_eq!(v(p(20.0, 20.0), p(5.0, 10.5), p(4.0, 5.2)), Verdict::Differs);
+        assert_eq!(v(p(5.0, 20.0), p(20.0, 20.0), p(4.0, 5.2)), Verdict::Differs);
+        // random losing to anticipation
+        assert_eq!(v(p(5.0, 20.0), p(5.0, 10.5), p(4.0, 3.0)), Verdict::Differs);
     }
 }

@@ -1,7 +1,7 @@
 //! IO-path paper (seeds/002): request merging (Figures 8-9) and the drive's command queue
 //! (Figures 15 and 17). The file-system figures (2-7) run in real guests: `headway_lab::figures`.
 
-use super::{cmd, config, exp, run, Check, Figure, Outcome, Scale, Series, Status};
+use super::{cmd, config, exp, run, Figure, Outcome, Scale, Series, Statement, Status};
 use crate::{ContextMode, SimError};
 use headway_disk::{DriveConfig, WriteCache};
 
@@ -159,28 +159,59 @@ fn fig15(_scale: Scale) -> Result<Outcome, SimError> {
             if *d == 1 { "baseline" } else { "rising with depth; the schedulers converge" },
         );
     }
-    let mut k = Check::default();
-    let (d1, d4, d32, d64) = (noop[0], noop[1], noop[2], noop[3]);
-    k.that(d4 > 1.2 * d1, || format!("depth 4 {:.2}x depth 1", d4 / d1));
-    k.that(d32 >= 2.3 * d1, || format!("depth 32 {:.2}x depth 1 < 2.3x", d32 / d1));
-    k.that(d64 >= 2.7 * d1 && d64 > d32 && d32 > d4, || format!("depth 64 {:.2}x depth 1", d64 / d1));
-    k.that(gap[0] > 1.3, || format!("deadline/noop {:.2} at depth 1", gap[0]));
-    k.that(gap[1] < gap[0] && gap[2] < gap[1], || "the deadline/noop gap does not close".into());
-    k.that((gap[2] - 1.0).abs() <= 0.15, || format!("deadline/noop {:.2} at depth 32", gap[2]));
-    o.judge(
-        format!(
-            "noop {:.2}x at depth 32 and {:.2}x at 64 over depth 1 (asserted >= 2.3x, 2.7x); deadline/noop {:.2}x, \
-             {:.2}x, {:.2}x at depth 1, 4, 32 (paper: deep queues raise throughput and make the host scheduler \
-             matter less)",
-            d32 / d1,
-            d64 / d1,
-            gap[0],
-            gap[1],
-            gap[2]
-        ),
-        k.0,
-    );
+    o.judge_statements(&fig15_statements(&noop, &dl), false);
     Ok(o)
+}
+
+/// The paper's statements on Figures 15 and 17 (002 §6.1), words only, given noop's and
+/// deadline's throughput at each of [`FIG15_DEPTHS`]: "by only increasing the disk queue
+/// depth, we improve overall application performance" (noop rises at every depth, and
+/// depth 64 is at least 1.3x depth 1); "No-Op benefits the most from disk queuing" (its
+/// gain from depth 1 to 64 above deadline's); performance "very close for all four device
+/// driver disk schedulers when disk queue depth is 16 or higher" (deadline within
+/// 0.9-1.1x noop at 32 and 64), so disk queueing "does close any performance gaps" (the
+/// deadline/noop gap at depth 1 larger than at 32).
+pub fn fig15_statements(noop: &[f64], dl: &[f64]) -> Vec<Statement> {
+    let gap: Vec<f64> = dl.iter().zip(noop).map(|(d, n)| d / n).collect();
+    let last = noop.len() - 1;
+    let list = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
+    let mut v = vec![
+        Statement::new(
+            "noop: throughput rises with every depth",
+            list(noop),
+            "increasing the disk queue depth improves throughput",
+            noop.windows(2).all(|w| w[1] > w[0]),
+        ),
+        Statement::range(
+            "noop: deepest over depth 1",
+            noop[last] / noop[0],
+            1.3,
+            50.0,
+            "improves overall application performance",
+        ),
+        Statement::new(
+            "gain from depth 1 to the deepest: noop over deadline",
+            format!("{:.2}x against {:.2}x", noop[last] / noop[0], dl[last] / dl[0]),
+            "No-Op benefits the most from disk queuing",
+            noop[last] / noop[0] > dl[last] / dl[0],
+        ),
+        Statement::new(
+            "the deadline/noop gap closes",
+            format!("{:.2}x at depth 1, {:.2}x at the deepest", gap[0], gap[last]),
+            "disk level queuing closes the performance gaps of reordering above it",
+            gap[0] > gap[last],
+        ),
+    ];
+    for (i, d) in FIG15_DEPTHS.iter().enumerate().filter(|(_, d)| **d >= 16) {
+        v.push(Statement::range(
+            format!("depth {d}: deadline / noop"),
+            gap[i],
+            0.9,
+            1.1,
+            "very close for all schedulers at depth 16 or higher",
+        ));
+    }
+    v
 }
 
 const FIG8_SCHEDS: [&str; 4] = ["noop", "deadline", "as", "cfq"];
@@ -217,24 +248,96 @@ fn fig8(_scale: Scale) -> Result<Outcome, SimError> {
         name: "KiB per write".into(),
         values: (0..4).map(|i| out(i).write_mean_bytes / 1024.0).collect(),
     });
-    let mut k = Check::default();
-    let noop = out(0).write_mean_bytes;
-    k.that(noop < 2.0 * 4096.0, || format!("noop merges {:.1} KiB", noop / 1024.0));
-    for (i, s) in FIG8_SCHEDS.iter().enumerate().skip(1) {
-        k.that(out(i).write_mean_bytes >= 4.0 * noop, || format!("{s} merges too little"));
-        k.that(out(i).writes * 4 <= out(0).writes, || format!("{s}: too many requests out"));
-    }
     for (i, s) in FIG8_SCHEDS.iter().enumerate() {
-        let paper = if i == 0 { "little merging (many small requests)" } else { "large merged requests" };
         o.row(
             format!("{s}: KiB per write, writes out"),
             format!("{:.1}, {}", out(i).write_mean_bytes / 1024.0, out(i).writes),
-            paper,
+            "",
         );
     }
-    let list: Vec<String> =
-        (0..4).map(|i| format!("{} {:.1} KiB", FIG8_SCHEDS[i], out(i).write_mean_bytes / 1024.0)).collect();
-    o.judge(format!("mean write out {} (paper: the elevators merge a stream's writes, noop does not; asserted >= 4x noop)", list.join(", ")), k.0);
+    let sizes: Vec<f64> = (0..4).map(|i| out(i).write_mean_bytes).collect();
+    let in_bytes = r.runs[0].device.requests_in.write_mean_bytes;
+    o.judge_statements(&fig8_statements(in_bytes, &sizes), false);
+    let noop_out = out(0).writes;
+    let noop_in = r.runs[0].device.requests_in.writes;
+    if o.rows.iter().any(|r| r.quantity.ends_with("does not hold")) {
+        o.explanation = format!(
+            "noop merged {} of its {} writes ({:.0}%). It merges a write only into the request queued \
+             just before it, so each of those arrived right behind the same writer's previous write. \
+             The stand-in workload's eight fio writers are paced at 800 writes a second each, far \
+             beyond what the drive takes, with up to 64 in flight each; the paper's writes came from \
+             ReiserFS under PostMark, where, it reports, No-Op merged none.",
+            noop_in - noop_out,
+            noop_in,
+            100.0 * (noop_in - noop_out) as f64 / noop_in as f64,
+        );
+    }
     o.keep("writes", &r);
     Ok(o)
+}
+
+/// The paper's statements on Figure 8's writes (002 §5), words only, given the mean write
+/// size into the driver and out of it under each of [`FIG8_SCHEDS`] (noop first): "No-Op
+/// does not succeed to merge any write requests at all" (its size out within 1.25x its
+/// size in); "a substantial difference between No-Op write request size out ... and other
+/// schedulers" (each at least 2x noop's); "All other disk scheduling algorithms perform
+/// comparably" (the largest of deadline, as, cfq at most 1.5x the smallest).
+pub fn fig8_statements(in_bytes: f64, out_bytes: &[f64]) -> Vec<Statement> {
+    let noop = out_bytes[0];
+    let others = &out_bytes[1..];
+    let lo = others.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = others.iter().copied().fold(0.0, f64::max);
+    vec![
+        Statement::range(
+            "noop: write size out / in",
+            noop / in_bytes,
+            1.0,
+            1.25,
+            "does not succeed to merge any write requests at all",
+        ),
+        Statement::range(
+            "the smallest elevator's write size out / noop's",
+            lo / noop,
+            2.0,
+            1000.0,
+            "a substantial difference",
+        ),
+        Statement::range(
+            "the elevators' largest / smallest write out",
+            hi / lo,
+            1.0,
+            1.5,
+            "perform comparably",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reproduce::Verdict;
+
+    fn holds(v: Vec<Statement>) -> bool {
+        let (outcome, line) = headway_verdict::verdict_of(&v, false);
+        assert_eq!(outcome, Verdict::ShapeOnly);
+        !line.contains("not:")
+    }
+
+    #[test]
+    fn fig8_holds_the_papers_shape_and_fails_the_opposite() {
+        let k = 1024.0;
+        assert!(holds(fig8_statements(4.0 * k, &[4.0 * k, 48.0 * k, 63.0 * k, 66.0 * k])));
+        // noop merging as well as the elevators; the elevators far apart
+        assert!(!holds(fig8_statements(4.0 * k, &[48.0 * k, 48.0 * k, 63.0 * k, 66.0 * k])));
+        assert!(!holds(fig8_statements(4.0 * k, &[4.0 * k, 10.0 * k, 63.0 * k, 66.0 * k])));
+    }
+
+    #[test]
+    fn fig15_holds_the_papers_shape_and_fails_the_opposite() {
+        let noop = [78.0, 108.0, 197.0, 228.0];
+        assert!(holds(fig15_statements(&noop, &[137.0, 166.0, 205.0, 228.0])));
+        // deeper queues slower; deadline still far ahead when deep
+        assert!(!holds(fig15_statements(&[228.0, 197.0, 108.0, 78.0], &[228.0, 197.0, 108.0, 78.0])));
+        assert!(!holds(fig15_statements(&noop, &[300.0, 400.0, 500.0, 600.0])));
+    }
 }

@@ -201,17 +201,6 @@ impl Outcome {
         self.reports.push((label.into(), v));
     }
 
-    /// Set the verdict from a shape check's failures (none: matches).
-    fn judge(&mut self, summary: String, failures: Vec<String>) {
-        self.outcome = if failures.is_empty() { Verdict::Matches } else { Verdict::Differs };
-        self.matches = failures.is_empty();
-        self.verdict = if self.matches {
-            format!("shape matches: {summary}")
-        } else {
-            format!("does not match: {} ({summary})", failures.join("; "))
-        };
-    }
-
     /// Set the verdict from the paper's statements, each two-sided ([`Statement`]):
     /// `numeric` when the paper gives numbers (matches / differs), else shape only. Each
     /// statement becomes a row of the report.
@@ -324,22 +313,6 @@ pub fn device<'a>(r: &'a Report, sched: &str) -> &'a crate::report::DeviceReport
 pub fn seek_share(r: &Report, sched: &str) -> f64 {
     let d = device(r, sched);
     d.seek_count as f64 / d.requests.max(1) as f64
-}
-
-/// Pass/fail bookkeeping of a shape check: each failed predicate's message.
-#[derive(Default)]
-pub struct Check(pub Vec<String>);
-
-impl Check {
-    pub fn that(&mut self, ok: bool, why: impl FnOnce() -> String) {
-        if !ok {
-            self.0.push(why());
-        }
-    }
-    /// For tests: panic with every failure.
-    pub fn assert(&self) {
-        assert!(self.0.is_empty(), "{}", self.0.join("; "));
-    }
 }
 
 /// `headway simulate` command line for a figure's run.

@@ -25,7 +25,7 @@
 //! 25 MB/s with its defaults, 63 with `low_latency=0`; guest bfq at mq-deadline's level on
 //! direct par-read). A build without `bfq` does not match.
 
-use super::{cmd, config, exp, run, Check, Figure, Outcome, Scale, Series, Status};
+use super::{cmd, config, exp, run, Figure, Outcome, Scale, Series, Statement, Status};
 use crate::{ContextMode, Report, SimError};
 
 pub(super) fn figures() -> Vec<Figure> {
@@ -158,49 +158,59 @@ fn bw(r: &Report, scheds: &[&str], name: &str) -> f64 {
 
 /// The checks ([module docs](self)) on the par-read runs, given each scheduler's
 /// throughput with process information and without, and `bfq_unraised`, bfq's with process
-/// information and `low_latency=0` (`None` without bfq): (summary, failures).
-pub fn check(
+/// information and `low_latency=0` (`None` without bfq), each two-sided: without process
+/// information stream at least 2x deadline (capped at 1000x), as and cfq 0.8-1.25x
+/// deadline; bfq with `low_latency=0` 0.9-1.1x as, with its weight raising 0.8-1.25x
+/// deadline (the raised readers stably merged), without information 0.8-1.25x deadline.
+pub fn statements(
     process: &dyn Fn(&str) -> f64,
     none: &dyn Fn(&str) -> f64,
     bfq_unraised: Option<f64>,
-) -> (String, Check) {
-    let mut k = Check::default();
+) -> Vec<Statement> {
     let dl = none("deadline");
-    let ss = none("stream") / dl;
-    k.that(ss >= 2.0, || format!("par-read without process information: stream {ss:.2}x deadline < 2x"));
+    let mut v = vec![Statement::range(
+        "par-read, none: stream / deadline",
+        none("stream") / dl,
+        2.0,
+        1000.0,
+        "the papers: waiting without process information",
+    )];
     for s in ["as", "cfq"] {
-        let r = none(s) / dl;
-        k.that((0.8..=1.25).contains(&r), || {
-            format!("par-read, none: {s} {r:.2}x deadline, outside 0.8-1.25x")
-        });
+        v.push(Statement::range(
+            format!("par-read, none: {s} / deadline"),
+            none(s) / dl,
+            0.8,
+            1.25,
+            "the papers: blind without process information",
+        ));
     }
-    let mut summary = format!("par-read, none: stream {ss:.2}x deadline");
     match bfq_unraised {
         Some(unraised) => {
-            let a = process("as");
-            let (raised, unraised) = (process("bfq") / a, unraised / a);
-            let without = none("bfq") / dl;
-            k.that((0.9..=1.1).contains(&unraised), || {
-                format!("par-read, process: bfq with low_latency=0 {unraised:.2}x as, outside 0.9-1.1x")
-            });
-            let merged = process("bfq") / process("deadline");
-            k.that((0.8..=1.25).contains(&merged), || {
-                format!(
-                    "par-read, process: bfq with its weight raising {merged:.2}x deadline, outside 0.8-1.25x"
-                )
-            });
-            k.that((0.8..=1.25).contains(&without), || {
-                format!("par-read, none: bfq {without:.2}x deadline, outside 0.8-1.25x")
-            });
-            summary += &format!(
-                "; with process information bfq {unraised:.2}x as with low_latency=0, {raised:.2}x as ({merged:.2}x \
-                 deadline) with its default weight raising (the raised readers stably merged); without it \
-                 {without:.2}x deadline"
-            );
+            v.push(Statement::range(
+                "par-read, process: bfq low_latency=0 / as",
+                unraised / process("as"),
+                0.9,
+                1.1,
+                "idles for each reader as as does",
+            ));
+            v.push(Statement::range(
+                "par-read, process: bfq / deadline",
+                process("bfq") / process("deadline"),
+                0.8,
+                1.25,
+                "weight-raised readers stably merged: deadline's level, as the guest's bfq",
+            ));
+            v.push(Statement::range(
+                "par-read, none: bfq / deadline",
+                none("bfq") / dl,
+                0.8,
+                1.25,
+                "one queue without process information",
+            ));
         }
-        None => k.that(false, || "bfq is not in this build (issue 19)".into()),
+        None => v.push(Statement::new("bfq in this build", "absent", "present (issue 19)", false)),
     }
-    (summary, k)
+    v
 }
 
 fn peers(scale: Scale) -> Result<Outcome, SimError> {
@@ -258,8 +268,7 @@ fn peers(scale: Scale) -> Result<Outcome, SimError> {
             Some(r.runs[0].aggregate.bw_bytes as f64)
         }
     };
-    let (summary, k) = check(&with, &without, unraised);
-    o.judge(summary, k.0);
+    o.judge_statements(&statements(&with, &without, unraised), true);
     Ok(o)
 }
 
@@ -274,29 +283,34 @@ mod tests {
 
     #[test]
     fn the_checks_are_two_sided() {
+        let not = |v: Vec<Statement>| v.iter().filter(|c| !c.held).count();
         // the claimed shape: unraised bfq ~ as, raised bfq merged to deadline's level;
         // without information as/cfq/bfq ~ deadline, stream 3x
         let process =
             bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 11.0), ("stream", 100.0)]);
         let none = bws(&[("deadline", 10.0), ("cfq", 10.0), ("as", 11.0), ("bfq", 9.0), ("stream", 30.0)]);
-        assert!(check(&process, &none, Some(101.0)).1 .0.is_empty());
+        assert_eq!(not(statements(&process, &none, Some(101.0))), 0);
         // unraised bfq far below as; bfq above deadline's level without information
         let high = bws(&[("deadline", 10.0), ("cfq", 10.0), ("as", 11.0), ("bfq", 20.0), ("stream", 30.0)]);
-        assert_eq!(check(&process, &high, Some(50.0)).1 .0.len(), 2);
+        assert_eq!(not(statements(&process, &high, Some(50.0))), 2);
         // unraised bfq far above as
-        assert_eq!(check(&process, &none, Some(130.0)).1 .0.len(), 1);
+        assert_eq!(not(statements(&process, &none, Some(130.0))), 1);
         // raised bfq still idling as as does (no merge): above deadline's level
         let idling =
             bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 85.0), ("stream", 100.0)]);
-        assert_eq!(check(&idling, &none, Some(101.0)).1 .0.len(), 1);
+        assert_eq!(not(statements(&idling, &none, Some(101.0))), 1);
         // raised bfq far below deadline
         let starved =
             bws(&[("deadline", 10.0), ("cfq", 95.0), ("as", 100.0), ("bfq", 5.0), ("stream", 100.0)]);
-        assert_eq!(check(&starved, &none, Some(101.0)).1 .0.len(), 1);
+        assert_eq!(not(statements(&starved, &none, Some(101.0))), 1);
         // as and cfq still waiting without information, stream no better than deadline
         let waiting = bws(&[("deadline", 10.0), ("cfq", 30.0), ("as", 30.0), ("bfq", 9.0), ("stream", 12.0)]);
-        assert_eq!(check(&process, &waiting, Some(101.0)).1 .0.len(), 3);
+        assert_eq!(not(statements(&process, &waiting, Some(101.0))), 3);
         // no bfq: that alone fails
-        assert_eq!(check(&process, &none, None).1 .0, ["bfq is not in this build (issue 19)"]);
+        let v = statements(&process, &none, None);
+        assert_eq!(
+            v.iter().filter(|c| !c.held).map(|c| c.what.as_str()).collect::<Vec<_>>(),
+            ["bfq in this build"]
+        );
     }
 }

@@ -210,7 +210,14 @@ fn array_runs_are_deterministic_and_absent_without_an_array() {
 fn coordinated_stream_scheduling_leads_par_read_on_raid0() {
     let par = ss::fig6_par_read(Scale::Quick, "raid0:5:64k").expect("simulation runs");
     let pm = ss::fig6_postmark(Scale::Quick, "raid0:5:64k").expect("simulation runs");
-    ss::fig6_check(&par, Some(&pm)).1.assert();
+    // the model's ordering: coordinated stream far ahead of noop and of stream on each member
+    // alone, AS, CFQ and Deadline well behind it, PostMark level (the figure's statements on
+    // AS, CFQ and PostMark hold; its differences, past the RAID card's bus, are explained in
+    // `headway reproduce ss-fig6`)
+    leads(&par);
+    let b = |r: &Report, s: &str| common::bw(r, s);
+    let pm_ratio = b(&pm, "stream:deadline") / b(&pm, "deadline");
+    assert!((pm_ratio - 1.0).abs() <= 0.10, "PostMark: stream {pm_ratio:.3}x deadline");
     let run = par.runs.iter().find(|r| r.scheduler == "stream:deadline").expect("a stream run");
     let stats = &run.scheduler_stats;
     assert!(stats["coordinations"] > 0 && stats["virtual_streams"] >= 4, "{stats:?}");
@@ -225,7 +232,19 @@ fn coordinated_stream_scheduling_leads_par_read_on_raid0() {
 #[test]
 fn raid5_keeps_the_ordering_on_par_read() {
     let par = ss::fig6_par_read(Scale::Quick, "raid5:5:64k").expect("simulation runs");
-    ss::fig6_check(&par, None).1.assert();
+    leads(&par);
+}
+
+/// par-read on an array: coordinated `stream` at least 2x noop and 1.3x `stream-local`; AS,
+/// CFQ and Deadline at most 0.8x `stream` ("the improvements made by AS or CFQ are limited").
+fn leads(par: &Report) {
+    let b = |s: &str| common::bw(par, s);
+    let (noop, local, ss) = (b("noop"), b("stream-local:deadline"), b("stream:deadline"));
+    assert!(ss >= 2.0 * noop, "stream {:.2}x noop", ss / noop);
+    assert!(ss >= 1.3 * local, "stream {:.2}x stream-local", ss / local);
+    for s in ["deadline", "as", "cfq"] {
+        assert!(b(s) <= 0.8 * ss, "{s} {:.2}x stream", b(s) / ss);
+    }
 }
 
 /// Coordination does not depend on md's large read-ahead: with Linux's default 128 KiB
