@@ -107,7 +107,7 @@ fn outcome_of(d: FigureData) -> Outcome {
         outcome: d.outcome,
         matches: d.outcome != lab_figures::Verdict::Differs,
         verdict: d.verdict,
-        explanation: String::new(),
+        explanation: d.explanation,
         files: Vec::new(),
         reports: d.reports,
     }

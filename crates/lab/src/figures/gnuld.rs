@@ -214,6 +214,7 @@ fn fig10(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         rows,
         outcome,
         verdict,
+        explanation: String::new(),
         reports,
     })
 }

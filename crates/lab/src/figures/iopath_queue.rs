@@ -155,6 +155,7 @@ fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         rows,
         outcome,
         verdict,
+        explanation: String::new(),
         reports,
     })
 }

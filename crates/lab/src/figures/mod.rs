@@ -80,6 +80,9 @@ pub struct FigureData {
     pub rows: Vec<(String, String, String)>,
     pub outcome: Verdict,
     pub verdict: String,
+    /// Where the figure departs from the paper, why — from the runs' own figures (empty
+    /// when it does not, or when no mechanism was measured).
+    pub explanation: String,
     pub reports: Vec<(String, serde_json::Value)>,
 }
 

@@ -139,6 +139,7 @@ fn peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         rows,
         outcome: Verdict::ShapeOnly,
         verdict,
+        explanation: String::new(),
         reports,
     })
 }

@@ -416,6 +416,7 @@ pub fn figure(scale: Scale, overhead_ns: u64, commands: Vec<String>, pairs: &[Pa
         rows: check_rows(&checks),
         outcome,
         verdict,
+        explanation: String::new(),
         reports: Vec::new(),
     }
 }

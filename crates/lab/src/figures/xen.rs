@@ -125,6 +125,7 @@ fn ss_fig5_xen(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
         rows,
         outcome: Verdict::ShapeOnly,
         verdict,
+        explanation: String::new(),
         reports,
     })
 }
