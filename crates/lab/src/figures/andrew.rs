@@ -130,7 +130,8 @@ fn fig8(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
         );
         let (report, cmd) = run_written(&dir, &name, &text, &[], opts, log)?;
         commands.push(cmd);
-        busy[k] = report.runs.iter().find(|r| r.scheduler == SCHEDULERS[0]).map_or(0.0, |r| r.device.utilization);
+        busy[k] =
+            report.runs.iter().find(|r| r.scheduler == SCHEDULERS[0]).map_or(0.0, |r| r.device.utilization);
         for (i, s) in SCHEDULERS.iter().enumerate() {
             let run = report.runs.iter().find(|r| r.scheduler == *s);
             for (p, step) in phase_steps().iter().enumerate() {
