@@ -804,3 +804,35 @@ fn serve_warns_when_listening_beyond_loopback_without_tls() {
         assert_eq!(text.contains("without TLS"), warned, "{addr}: {text}");
     }
 }
+
+/// `--json -` writes the JSON to standard output, alone (no table, no file named `-`);
+/// errors stay on standard error.
+#[test]
+fn json_dash_is_standard_output() {
+    let dir = std::env::temp_dir().join(format!("headway-json-dash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = tmp("dash.fio", "[r]\nrw=randread\nbs=4k\nsize=64m\nnumber_ios=200\n");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_headway"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("headway runs")
+    };
+    let out = run(&["simulate", job.to_str().unwrap(), "--scheduler", "noop,deadline", "--json", "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is the JSON alone");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    assert!(!dir.join("-").exists(), "no file named -");
+    // the same bytes as --json FILE
+    let out2 = run(&["simulate", job.to_str().unwrap(), "--scheduler", "noop,deadline", "--json", "r.json"]);
+    assert!(out2.status.success());
+    assert_eq!(std::fs::read(dir.join("r.json")).unwrap(), out.stdout);
+    // an error: nothing on standard output, the message on standard error
+    let bad = run(&["simulate", job.to_str().unwrap(), "--scheduler", "nosuch", "--json", "-"]);
+    assert!(!bad.status.success());
+    assert!(bad.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("nosuch"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

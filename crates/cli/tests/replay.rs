@@ -35,7 +35,7 @@ fn traces() -> (String, String) {
             i / 1000,
             (i % 1000) * 1_000_000 + 9
         );
-        log += &format!("{i} {name}[{pid}] read {} 4096\n", sector * 512);
+        log += &format!("{} {name}[{pid}] read {} 4096\n", i * 1000, sector * 512);
     }
     (blk, log)
 }
@@ -187,4 +187,60 @@ fn replay_takes_the_run_flags_simulate_takes() {
     })
     .collect();
     assert!(errors.iter().all(|e| e == &errors[0] && e.contains("`bogus`")), "{errors:#?}");
+}
+
+/// An iolog that real fio recorded (`write_iolog`, timestamps in microseconds) replays at
+/// the pace fio recorded: in open mode every request is submitted at its logged time less
+/// the first one's. Needs fio (`make test` installs it): without it the test fails.
+#[test]
+fn a_fio_recorded_iolog_replays_at_its_pace() {
+    let dir = std::env::temp_dir().join(format!("headway-fio-iolog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fio = Command::new("fio")
+        .args([
+            "--name=x",
+            "--filename=f.img",
+            "--size=16m",
+            "--rw=randread",
+            "--bs=4k",
+            "--number_ios=300",
+            "--thinktime=200",
+            "--write_iolog=x.iolog",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("fio runs (make test installs it)");
+    assert!(fio.status.success(), "fio: {}", String::from_utf8_lossy(&fio.stderr));
+    let log = std::fs::read_to_string(dir.join("x.iolog")).unwrap();
+    let reads: Vec<u64> = log
+        .lines()
+        .filter(|l| l.contains(" read "))
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(reads.len(), 300, "{log}");
+    // fio's thinktime of 200 us between reads: the log is in microseconds
+    let span_us = reads[reads.len() - 1] - reads[0];
+    assert!(span_us >= 299 * 200, "the log spans {span_us} us");
+    let out = headway(&[
+        "replay",
+        dir.join("x.iolog").to_str().unwrap(),
+        "--format",
+        "iolog",
+        "--mode",
+        "open",
+        "--scheduler",
+        "noop",
+        "--quiet",
+        "--per-request",
+        dir.join("r.csv").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("r.csv")).unwrap();
+    let mut submits: Vec<u64> =
+        csv.lines().skip(1).map(|l| l.split(',').nth(6).unwrap().parse().unwrap()).collect();
+    submits.sort_unstable();
+    let want: Vec<u64> = reads.iter().map(|t| (t - reads[0]) * 1000).collect();
+    assert_eq!(submits, want, "each read submitted at its logged microsecond");
+    let _ = std::fs::remove_dir_all(&dir);
 }

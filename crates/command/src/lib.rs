@@ -49,7 +49,7 @@ enum Cmd {
         jobfile: Option<PathBuf>,
         #[command(flatten)]
         run: RunArgs,
-        /// Write fio-shaped JSON results here
+        /// Write fio-shaped JSON results here (`-`: standard output, without the table)
         #[arg(long)]
         json: Option<PathBuf>,
         /// Draw throughput per scheduler to FILE.svg or FILE.png
@@ -121,7 +121,8 @@ enum Cmd {
         /// (omitted when PARV is a directory)
         trace: Option<PathBuf>,
         /// Write {"drive", "requests", "demerit_ms", "demerit_binned_ms", "mean_simulated_ms",
-        /// "mean_measured_ms"} here (a list of them for a directory)
+        /// "mean_measured_ms"} here (a list of them for a directory; `-`: standard output,
+        /// without the table)
         #[arg(long)]
         json: Option<PathBuf>,
         /// Draw the simulated and measured service-time CDFs to FILE.svg or FILE.png
@@ -195,14 +196,15 @@ fn run(cli: Cli) -> Result<()> {
                     report
                 }
             };
-            if let Some(path) = json {
-                write_output(&path, report.to_json())?;
+            if let Some(path) = &json {
+                write_output(path, report.to_json())?;
             }
             if let Some(path) = plot {
                 let title = cfg.jobfile.path.clone();
                 reproduce::plot(&path, &headway_sim::reproduce::Outcome::of_report(&title, &report))?;
             }
-            if !quiet {
+            // JSON on standard output stands alone: no table after it
+            if !quiet && !json.as_deref().is_some_and(is_stdout) {
                 print!("{}", report.table());
             }
             Ok(())
@@ -271,7 +273,18 @@ fn run(cli: Cli) -> Result<()> {
 
 /// Run `f` with a progress bar that appears only once the work has taken two seconds.
 /// Write an output file, creating its directory.
+/// Whether an output path names standard output (`-`).
+pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Write `contents` to `path`, creating its directory; `-` is standard output.
 fn write_output(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    if is_stdout(path) {
+        let mut out = std::io::stdout().lock();
+        out.write_all(contents.as_ref()).context("writing to standard output")?;
+        return out.flush().context("writing to standard output");
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

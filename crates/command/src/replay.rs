@@ -41,7 +41,8 @@ pub struct ReplayArgs {
     /// Contexts reported as jobs of their own; the rest share a job named `others`
     #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_MAX_JOBS)]
     max_jobs: usize,
-    /// Write fio-shaped JSON results here (as `headway simulate --json`)
+    /// Write fio-shaped JSON results here (as `headway simulate --json`; `-`: standard output,
+    /// without the table)
     #[arg(long)]
     json: Option<PathBuf>,
     /// Write every trace request as a CSV row to FILE (as `headway simulate --per-request`;
@@ -85,10 +86,12 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             out
         }
     };
-    if let Some(path) = a.json {
-        super::write_output(&path, report.to_json())?;
+    let to_stdout = a.json.as_deref().is_some_and(super::is_stdout);
+    if let Some(path) = &a.json {
+        super::write_output(path, report.to_json())?;
     }
-    if !a.quiet {
+    // JSON on standard output stands alone: no table or trace summary after it
+    if !a.quiet && !to_stdout {
         print!("{}", report.table());
         let s = &summary.stats;
         let flushes = if s.flushes > 0 { format!(", {} cache flushes", s.flushes) } else { String::new() };

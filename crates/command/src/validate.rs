@@ -13,22 +13,28 @@ use headway_validate::Score;
 fn run_suite(dir: &Path, json: Option<&PathBuf>) -> Result<()> {
     let pairs = headway_validate::suite(dir)?;
     let mut values = Vec::new();
-    println!(
-        "{:<24} {:>8} {:>12} {:>14} {:>12} {:>12}",
-        "drive", "requests", "demerit ms", "binned ms", "mean sim ms", "mean meas ms"
-    );
+    // JSON on standard output stands alone: no table around it
+    let table = !json.is_some_and(|p| crate::is_stdout(p));
+    if table {
+        println!(
+            "{:<24} {:>8} {:>12} {:>14} {:>12} {:>12}",
+            "drive", "requests", "demerit ms", "binned ms", "mean sim ms", "mean meas ms"
+        );
+    }
     for (parv, trace) in pairs {
         let s = headway_validate::score(&parv.display().to_string(), &trace)?;
         let stem = parv.file_stem().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        println!(
-            "{:<24} {:>8} {:>12.6} {:>14.6} {:>12.3} {:>12.3}",
-            stem, s.requests, s.demerit_ms, s.demerit_binned_ms, s.mean_simulated_ms, s.mean_measured_ms
-        );
+        if table {
+            println!(
+                "{:<24} {:>8} {:>12.6} {:>14.6} {:>12.3} {:>12.3}",
+                stem, s.requests, s.demerit_ms, s.demerit_binned_ms, s.mean_simulated_ms, s.mean_measured_ms
+            );
+        }
         values.push(s.json_value());
     }
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&values).expect("plain values") + "\n";
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        crate::write_output(path, text)?;
     }
     Ok(())
 }
@@ -58,16 +64,22 @@ pub fn run(
         bail!("validate {parv}: TRACE is missing (or give a directory of NAME.parv + NAME.trace pairs)");
     };
     let s = headway_validate::score(parv, trace)?;
-    print!("{}", s.table());
+    // JSON on standard output stands alone: no table or notes around it
+    let table = !json.is_some_and(|p| crate::is_stdout(p));
+    if table {
+        print!("{}", s.table());
+    }
     if let Some(path) = json {
-        std::fs::write(path, s.to_json()).with_context(|| format!("writing {}", path.display()))?;
+        crate::write_output(path, s.to_json())?;
     }
     if let Some(path) = per_request {
         std::fs::write(path, s.per_request_csv()).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = plot {
         crate::reproduce::render(path, &Cdfs(&s))?;
-        println!("plotted {}", path.display());
+        if table {
+            println!("plotted {}", path.display());
+        }
     }
     Ok(())
 }

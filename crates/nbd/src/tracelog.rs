@@ -35,8 +35,8 @@
 //! `trim`, byte offset and length as received; a flush is `TIMESTAMP FILE sync`. A file is
 //! `add`ed and `open`ed (two lines) before its first request and `close`d when its
 //! connection closes. Arrivals only: the format has no place for dispatch or completion
-//! times, nor for FUA. TIMESTAMP is whole milliseconds, the unit `headway replay` reads
-//! ([`iolog_timestamp`]).
+//! times, nor for FUA. TIMESTAMP is whole microseconds, the unit fio writes and its
+//! `read_iolog` and `headway replay` read ([`iolog_timestamp`]).
 //!
 //! Order: every line takes its timestamp and its sequence number under one lock, and is
 //! written under it, so each file is sorted by time, Q, D and C lines alike (blkparse's own
@@ -67,9 +67,9 @@ const DEVICE: &str = "43,0";
 /// blkparse's command and fio's file name of connection N: `nbd-connN`.
 const CONN_PREFIX: &str = "nbd-conn";
 const NS_PER_SEC: u64 = 1_000_000_000;
-/// Nanoseconds per iolog timestamp unit: a millisecond, because the reader in
-/// `crates/sim/src/trace/iolog.rs` reads version 3 timestamps as milliseconds.
-const IOLOG_NS_PER_TICK: u64 = 1_000_000;
+/// Nanoseconds per iolog timestamp unit: a microsecond, the unit fio writes version 3
+/// timestamps in and reads them back (and `crates/sim/src/trace/iolog.rs` with it).
+const IOLOG_NS_PER_TICK: u64 = 1_000;
 
 /// A trace file's form (`--trace-format`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -174,7 +174,7 @@ impl Event {
 }
 
 /// iolog timestamp of `t`, in the unit the reader in `crates/sim/src/trace/iolog.rs` reads
-/// (milliseconds, rounded down: non-decreasing times stay non-decreasing).
+/// (microseconds, rounded down: non-decreasing times stay non-decreasing).
 pub fn iolog_timestamp(t: Time) -> u64 {
     t.0 / IOLOG_NS_PER_TICK
 }

@@ -118,17 +118,17 @@ fn blkparse_trace_has_exactly_the_requests_sent_queued_dispatched_and_completed(
 }
 
 #[test]
-fn iolog_trace_has_the_arrivals_in_milliseconds() {
+fn iolog_trace_has_the_arrivals_in_microseconds() {
     let text = capture(TraceFormat::Iolog);
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("fio version 3 iolog"));
     let mut last = 0;
     let mut rest = Vec::new();
     for l in lines {
-        let (ms, what) = l.split_once(' ').unwrap();
-        let ms: u64 = ms.parse().unwrap_or_else(|_| panic!("timestamp in `{l}`"));
-        assert!(ms >= last, "times never decrease:\n{text}");
-        last = ms;
+        let (us, what) = l.split_once(' ').unwrap();
+        let us: u64 = us.parse().unwrap_or_else(|_| panic!("timestamp in `{l}`"));
+        assert!(us >= last, "times never decrease:\n{text}");
+        last = us;
         rest.push(what);
     }
     let n = rest.len();

@@ -2,7 +2,8 @@
 //!
 //! The first line is `fio version 2 iolog` or `fio version 3 iolog`. Then, one per line,
 //! `filename action [offset length]` (v2) or `timestamp filename action [offset length]`
-//! (v3, the timestamp in milliseconds since the job started). Actions `read` and `write`
+//! (v3, the timestamp in microseconds since the job started: fio writes
+//! `utime_since_now` there, and its `read_iolog` waits that many microseconds). Actions `read` and `write`
 //! carry a byte offset and length and are replayed; `sync` and `datasync` are cache
 //! flushes, replayed as the drives' FLUSH CACHE; `add`, `open`, `close` and `trim` are
 //! ignored. v2 has no times: it replays in closed mode only (each
@@ -43,9 +44,9 @@ impl LineParser for Iolog {
         let mut f = line.split_whitespace();
         let Some(first) = f.next() else { return Ok(Parsed::Blank) };
         let (time, file) = if self.version == 3 {
-            let ms: u64 =
-                first.parse().map_err(|_| format!("timestamp `{first}` is not a number of milliseconds"))?;
-            (ms.checked_mul(1_000_000).ok_or("timestamp too large")?, f.next().ok_or("missing file name")?)
+            let us: u64 =
+                first.parse().map_err(|_| format!("timestamp `{first}` is not a number of microseconds"))?;
+            (us.checked_mul(1_000).ok_or("timestamp too large")?, f.next().ok_or("missing file name")?)
         } else {
             (0, first)
         };
@@ -109,15 +110,17 @@ mod tests {
         let e = read_all(t, Format::Iolog, false).unwrap_err().to_string();
         assert!(e.starts_with("t.trace:3: unexpected `4096` after `sync`"), "{e}");
         let (recs, _) = read_all("fio version 3 iolog\n3 a datasync\n", Format::Iolog, false).unwrap();
-        assert_eq!(recs[0].0, rec(3_000_000, 0, 0, Dir::Write, true));
+        assert_eq!(recs[0].0, rec(3_000, 0, 0, Dir::Write, true));
     }
 
     #[test]
-    fn version_3_has_millisecond_times() {
-        let t = "fio version 3 iolog\n0 a add\n0 a open\n5 a read 4096 4096\n7 b write 0 512\n9 a close\n";
+    fn version_3_has_microsecond_times() {
+        // fio 3.33's own `write_iolog` output (µs since the job started)
+        let t = "fio version 3 iolog\n18 a add\n106 a open\n110 a read 4046848 4096\n200 b write 0 512\n\
+                 76870 a close\n";
         let (recs, r) = read_all(t, Format::Iolog, false).unwrap();
-        assert_eq!(recs[0], (rec(5_000_000, 8, 8, Dir::Read, true), "a".to_string()));
-        assert_eq!(recs[1], (rec(7_000_000, 0, 1, Dir::Write, false), "b".to_string()));
+        assert_eq!(recs[0], (rec(110_000, 7904, 8, Dir::Read, true), "a".to_string()));
+        assert_eq!(recs[1], (rec(200_000, 0, 1, Dir::Write, false), "b".to_string()));
         assert!(r.timed());
     }
 

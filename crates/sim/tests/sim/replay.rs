@@ -81,11 +81,11 @@ fn equivalent_traces() -> (String, String) {
             .unwrap();
         }
         let action = if rw == 'R' { "read" } else { "write" };
-        writeln!(log, "{ms} {name}[{pid}] {action} {} {}", sector * 512, 16 * 512).unwrap();
+        writeln!(log, "{} {name}[{pid}] {action} {} {}", ms * 1000, sector * 512, 16 * 512).unwrap();
     }
     blk.push_str("CPU1 (8,0):\n Reads Queued:         400,     3200KiB\nTotal (8,0):\n");
     for (name, pid, _, _) in procs {
-        writeln!(log, "600 {name}[{pid}] close").unwrap();
+        writeln!(log, "600000 {name}[{pid}] close").unwrap();
     }
     (blk, log)
 }
@@ -266,7 +266,7 @@ fn flushing_traces() -> (String, String) {
             (ms % 1000) * 1_000_000
         )
         .unwrap();
-        writeln!(log, "{ms} jbd2[9] write {} 4096", sector * 512).unwrap();
+        writeln!(log, "{} jbd2[9] write {} 4096", ms * 1000, sector * 512).unwrap();
         if i % 4 == 3 {
             let t = ms + 1;
             writeln!(
@@ -277,7 +277,7 @@ fn flushing_traces() -> (String, String) {
                 (t % 1000) * 1_000_000
             )
             .unwrap();
-            writeln!(log, "{t} jbd2[9] sync 0 0").unwrap();
+            writeln!(log, "{} jbd2[9] sync 0 0", t * 1000).unwrap();
         }
     }
     (blk, log)
