@@ -836,3 +836,55 @@ fn json_dash_is_standard_output() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("nosuch"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every job file of `experiments/` is one real fio accepts (`fio --parse-only`): headway's
+/// own options are written `; @headway KEY=VALUE`, which fio reads as comments. Needs fio
+/// (`make test` installs it): without it the test fails.
+#[test]
+fn fio_accepts_every_experiment_job_file() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "{} job files", files.len());
+    let mut refused = Vec::new();
+    for f in &files {
+        let out = Command::new("fio")
+            .arg("--parse-only")
+            .arg(f)
+            .output()
+            .expect("fio runs (make test installs it)");
+        if !out.status.success() {
+            refused.push(format!("{}: {}", f.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        }
+    }
+    assert!(refused.is_empty(), "fio refuses:\n{}", refused.join("\n"));
+}
+
+/// `ioscheduler=` picks the scheduler when the command line names none; `--scheduler` wins.
+#[test]
+fn ioscheduler_in_the_job_file_picks_the_scheduler() {
+    let job = tmp(
+        "iosched.fio",
+        "[global]\nioscheduler=deadline\n[r]\nrw=randread\nbs=4k\nsize=64m\nnumber_ios=100\n",
+    );
+    let out = headway(&["simulate", job.to_str().unwrap(), "--json", "-"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> =
+        v["runs"].as_array().unwrap().iter().map(|r| r["scheduler"].as_str().unwrap()).collect();
+    assert_eq!(names, ["deadline"]);
+    let out = headway(&["simulate", job.to_str().unwrap(), "--scheduler", "noop,stream", "--json", "-"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2, "the command line wins");
+    fails_with(
+        &[
+            "simulate",
+            tmp("iosched2.fio", "[a]\nioscheduler=deadline\n[b]\nioscheduler=stream\n").to_str().unwrap(),
+        ],
+        &["iosched2.fio", "job `b` sets ioscheduler=stream", "job `a`"],
+    );
+}

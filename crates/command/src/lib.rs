@@ -178,12 +178,19 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Simulate { jobfile, run, json, plot, per_request, quiet, fio_args } => {
             reproduce::check_plot_path(plot.as_deref())?;
-            let run = run.spec()?;
+            let named = !run.scheduler.is_empty();
+            let mut run = run.spec()?;
             let jobfile = match (jobfile, fio_args.is_empty()) {
                 (Some(_), false) => bail!("give a job file or fio options after `--`, not both"),
                 (Some(path), true) => fio::parse_file(&path)?,
                 (None, _) => fio::parse_args(&fio_args)?,
             };
+            // `ioscheduler=` in the job file, unless the command line names the schedulers
+            if let Some(name) = jobfile.ioscheduler().map_err(anyhow::Error::msg)? {
+                if !named {
+                    run.schedulers = vec![name.to_string()];
+                }
+            }
             let cfg = SimConfig { jobfile, run };
             let report = match per_request {
                 None => with_progress(cfg.run.schedulers.len(), |progress| simulate(&cfg, progress))?,

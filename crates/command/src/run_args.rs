@@ -15,8 +15,9 @@ pub struct RunArgs {
     /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
     #[arg(long, default_value = headway_disk::DEFAULT)]
     pub disk: String,
-    /// Scheduler(s), comma-separated (see `headway schedulers`)
-    #[arg(long, default_value = "noop,deadline,stream", value_delimiter = ',')]
+    /// Scheduler(s), comma-separated (see `headway schedulers`) [default: the job file's
+    /// `ioscheduler=`, else noop,deadline,stream]
+    #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<String>,
     /// What the scheduler learns about who issued a request: process | thread | none | vm |
     /// pool:N (a trace's context — pid, file, volume — is its process and thread; vm needs
@@ -62,7 +63,11 @@ impl RunArgs {
         };
         Ok(RunSpec {
             disk: headway_disk::resolve(&self.disk)?,
-            schedulers: self.scheduler.clone(),
+            schedulers: if self.scheduler.is_empty() {
+                DEFAULT_SCHEDULERS.iter().map(|s| s.to_string()).collect()
+            } else {
+                self.scheduler.clone()
+            },
             context,
             settings: parse_settings(&self.set)?,
             seed: self.seed,
@@ -72,6 +77,9 @@ impl RunArgs {
         })
     }
 }
+
+/// The schedulers run when neither `--scheduler` nor the job file (`ioscheduler=`) names one.
+pub const DEFAULT_SCHEDULERS: [&str; 3] = ["noop", "deadline", "stream"];
 
 /// The drive's command queue and write cache (seeds/002 Sections 6.1 and 6.2).
 #[derive(clap::Args)]

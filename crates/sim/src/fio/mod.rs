@@ -22,10 +22,10 @@
 //! assert_eq!((job.pattern, job.engine), (Pattern::Read, Engine::Sync));
 //! assert_eq!((job.size, job.offset_increment), (Some(1 << 30), 51 << 30));
 //!
-//! let err = parse_str("[j]\nioscheduler=deadline\n", "x.fio").unwrap_err();
+//! let err = parse_str("[j]\ncgroup_weight=100\n", "x.fio").unwrap_err();
 //! assert_eq!(
 //!     err.to_string(),
-//!     "x.fio:2: unknown option `ioscheduler` (headway does not implement it)"
+//!     "x.fio:2: unknown option `cgroup_weight` (headway does not implement it)"
 //! );
 //! ```
 //!
@@ -35,7 +35,8 @@
 //!   `[global]` updates those defaults (it does not reset them) for the jobs after it.
 //! - `key=value` (spaces around `=` allowed), or a bare `key` for a flag (`time_based`,
 //!   `stonewall`, `direct` — a bare flag means 1).
-//! - Comments: a line starting with `;` or `#`, and the rest of a line after ` ;` or ` #`
+//! - Comments: a line starting with `;` or `#` (except `; @headway KEY=VALUE`, below), and
+//!   the rest of a line after ` ;` or ` #`
 //!   (a `;`/`#` that follows whitespace). fio also cuts at a `;`/`#` inside a value; headway
 //!   keeps it there, so `bs=4k;x` is an error instead of a silent `4k`.
 //! - Not supported, and an error naming the line: `include FILE`, `$VAR` / `${VAR}` /
@@ -113,7 +114,17 @@
 //!
 //! Every other option is an error naming the option, file and line — headway never ignores
 //! an option it does not implement, since the run would then not be the workload the file
-//! describes. Notably `ioscheduler` is refused: the scheduler is headway's `--scheduler`.
+//! describes. `ioscheduler=NAME` names the scheduler to run when the command line gives no
+//! `--scheduler` (every job that sets it must name the same one).
+//!
+//! # headway's own options, in a file fio accepts
+//!
+//! headway's extensions (`headway_process`, `headway_weight`, `headway_workload`, ...) are
+//! not fio's, and fio refuses a file that sets them. Written as a comment, `; @headway
+//! KEY=VALUE` (or `# @headway ...`; `KEY` with or without its `headway_` prefix), they are
+//! read by headway as the option and skipped by fio as a comment: `; @headway weight=2` is
+//! `headway_weight=2`. The files in `experiments/` are written so and pass `fio
+//! --parse-only`.
 //!
 //! # Adding an option
 //!

@@ -114,10 +114,16 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, JobFileError> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with([';', '#']) {
+        // `; @headway KEY=VALUE`: a headway option fio reads as a comment
+        let annotated = headway_annotation(trimmed);
+        if annotated.is_none() && (trimmed.is_empty() || trimmed.starts_with([';', '#'])) {
             continue;
         }
-        let content = strip_trailing_comment(trimmed);
+        let content = match annotated {
+            Some(option) => option.map_err(|m| syntax(line, m))?,
+            None => strip_trailing_comment(trimmed).to_owned(),
+        };
+        let content = content.as_str();
         if let Some(header) = content.strip_prefix('[') {
             let name = header
                 .strip_suffix(']')
@@ -151,6 +157,33 @@ fn lex(text: &str, file: &str) -> Result<Vec<Section>, JobFileError> {
         section.entries.push(Entry { key: key.to_string(), value, line });
     }
     Ok(sections)
+}
+
+/// The marker of a headway option written as a comment (`; @headway weight=2`), so that
+/// fio, which skips comment lines, accepts the same file.
+pub const ANNOTATION: &str = "@headway";
+
+/// `; @headway KEY[=VALUE]` (or `#`): the option line it carries, `headway_` prefixed when
+/// the key is written without it (`weight=2` is `headway_weight=2`); `None` for any other
+/// line. Only headway's own options may be written so (fio would not see the others).
+fn headway_annotation(line: &str) -> Option<Result<String, String>> {
+    let rest = line.strip_prefix([';', '#'])?.trim_start();
+    let body = rest.strip_prefix(ANNOTATION)?;
+    if !body.is_empty() && !body.starts_with(char::is_whitespace) {
+        return None; // `@headwayish`: an ordinary comment
+    }
+    let body = strip_trailing_comment(body.trim());
+    if body.is_empty() {
+        return Some(Err(format!("`{ANNOTATION}` without an option (write `; {ANNOTATION} KEY=VALUE`)")));
+    }
+    let key = body.split('=').next().unwrap_or_default().trim();
+    if key.is_empty() {
+        return Some(Err(format!("`{body}` has no option name before `=`")));
+    }
+    if key.starts_with("headway_") {
+        return Some(Ok(body.to_string()));
+    }
+    Some(Ok(format!("headway_{body}")))
 }
 
 /// `bs=4k ; comment` → `bs=4k`. A `;` or `#` starts a comment at the start of a line or
@@ -375,8 +408,8 @@ offset_increment=51g
             "jobs/par-read.fio:7: option `bs`: malformed size `4q` (expected e.g. 4k, 1M, 512)"
         );
         assert_eq!(
-            error("[j]\nbs=4k\nioscheduler=deadline\n"),
-            "t.fio:3: unknown option `ioscheduler` (headway does not implement it)"
+            error("[j]\nbs=4k\ncgroup_weight=100\n"),
+            "t.fio:3: unknown option `cgroup_weight` (headway does not implement it)"
         );
         // an error found when the job is finished points at the line that set the option,
         // even in a [global] above
@@ -477,5 +510,36 @@ offset_increment=51g
                 }
             }
         }
+    }
+
+    #[test]
+    fn headway_options_written_as_comments() {
+        let f = parse(
+            "[global]\n; @headway weight=2\n# @headway headway_vm=guest1 ; why\n\
+             ; headway: an ordinary comment, not an option\n; @headwayish weight=9\n[j]\nbs=4k\n",
+        );
+        assert_eq!(f.jobs[0].headway_weight, 2);
+        assert_eq!(f.jobs[0].headway_vm.as_deref(), Some("guest1"));
+        assert_eq!(
+            error("[j]\n; @headway bogus=1\n"),
+            "t.fio:2: unknown option `headway_bogus` (headway does not implement it)"
+        );
+        assert!(error("[j]\n; @headway weight=0\n").starts_with("t.fio:2: "), "values are checked");
+        assert!(error("[j]\n; @headway\n").contains("without an option"));
+        assert!(error("; @headway weight=2\n[j]\n").contains("before any [section]"));
+    }
+
+    #[test]
+    fn ioscheduler_names_the_run_s_scheduler() {
+        let f = parse("[global]\nioscheduler=deadline\n[a]\n[b]\n");
+        assert_eq!(f.ioscheduler(), Ok(Some("deadline")));
+        assert_eq!(parse("[a]\nioscheduler=none\n").ioscheduler(), Ok(Some("noop")), "Linux's none");
+        assert_eq!(parse("[a]\nbs=4k\n").ioscheduler(), Ok(None));
+        assert!(error("[a]\nioscheduler=elevator9\n").contains("unknown scheduler `elevator9`"));
+        let e = parse("[a]\nioscheduler=deadline\n[b]\nioscheduler=stream\n").ioscheduler().unwrap_err();
+        assert!(
+            e.contains("job `b` sets ioscheduler=stream but job `a` (line 1) sets ioscheduler=deadline"),
+            "{e}"
+        );
     }
 }

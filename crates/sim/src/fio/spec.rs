@@ -185,6 +185,8 @@ pub struct JobSpec {
     pub headway_barrier: u32,
     /// `headway_vm`: the virtual machine the job runs in.
     pub headway_vm: Option<String>,
+    /// `ioscheduler=NAME`: the scheduler to run when `--scheduler` is not given.
+    pub ioscheduler: Option<String>,
     /// `headway_weight`: proportional-share weight (default 1).
     pub headway_weight: u32,
     /// fio's `prioclass` (1 real time, 2 best effort, 3 idle) and `prio` (0..7), each
@@ -252,6 +254,7 @@ impl JobSpec {
             headway_process: None,
             headway_barrier: 0,
             headway_vm: None,
+            ioscheduler: None,
             headway_weight: 1,
             prioclass: None,
             prio: None,
@@ -313,4 +316,31 @@ impl JobSpec {
 pub struct JobFile {
     pub path: String,
     pub jobs: Vec<JobSpec>,
+}
+
+impl JobFile {
+    /// The scheduler the jobs name with `ioscheduler=` (`None`: none does); an error names
+    /// two jobs that disagree.
+    pub fn ioscheduler(&self) -> Result<Option<&str>, String> {
+        let mut named: Option<&JobSpec> = None;
+        for j in self.jobs.iter().filter(|j| j.ioscheduler.is_some()) {
+            match named {
+                Some(first) if first.ioscheduler != j.ioscheduler => {
+                    return Err(format!(
+                        "{}: job `{}` sets ioscheduler={} but job `{}` (line {}) sets ioscheduler={}: \
+                         one run has one scheduler",
+                        self.path,
+                        j.name,
+                        j.ioscheduler.as_deref().unwrap_or_default(),
+                        first.name,
+                        first.origin.line,
+                        first.ioscheduler.as_deref().unwrap_or_default()
+                    ))
+                }
+                Some(_) => {}
+                None => named = Some(j),
+            }
+        }
+        Ok(named.and_then(|j| j.ioscheduler.as_deref()))
+    }
 }

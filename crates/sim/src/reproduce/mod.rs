@@ -264,6 +264,13 @@ impl Outcome {
     }
 }
 
+/// `text` with its one `from` replaced by `to`; panics when `from` is not there, so that a
+/// changed job file cannot silently leave a figure unreduced.
+pub fn edit(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(text.matches(from).count(), 1, "`{from}` once in the job text");
+    text.replacen(from, to, 1)
+}
+
 /// The text of `experiments/NAME`, embedded so that figures run from any directory.
 fn exp(name: &str) -> &'static str {
     match name {

@@ -841,9 +841,8 @@ pub fn fig6_par_read(scale: Scale, array: &str) -> Result<crate::Report, SimErro
 pub fn fig6_postmark(scale: Scale, array: &str) -> Result<crate::Report, SimError> {
     let mut text = exp("postmark-ss.fio").to_string();
     if scale == Scale::Quick {
-        text = text
-            .replace("headway_pm_transactions=100000", "headway_pm_transactions=20000")
-            .replace("headway_pm_files=10000", "headway_pm_files=5000");
+        text = super::edit(&text, "@headway pm_transactions=100000", "@headway pm_transactions=20000");
+        text = super::edit(&text, "@headway pm_files=10000", "@headway pm_files=5000");
     }
     let mut cfg = config(&text, "postmark-ss.fio", "wd5000aaks", &FIG6_SCHEDS, ContextMode::Process);
     cfg.run.array = Some(array.parse().expect("an array spec"));

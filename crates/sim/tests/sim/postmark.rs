@@ -20,9 +20,12 @@ fn run(text: &str, schedulers: &[&str], seed: u64) -> Report {
 
 /// 000's four instances, scaled down to 500 files and 1,000 transactions each.
 fn small_ss4() -> String {
-    exp("postmark-ss4.fio")
-        .replace("headway_pm_files=10000", "headway_pm_files=500")
-        .replace("headway_pm_transactions=10000", "headway_pm_transactions=1000")
+    let text = headway_sim::reproduce::edit(
+        &exp("postmark-ss4.fio"),
+        "@headway pm_files=10000",
+        "@headway pm_files=500",
+    );
+    headway_sim::reproduce::edit(&text, "@headway pm_transactions=10000", "@headway pm_transactions=1000")
 }
 
 /// Bytes the generators of a job file move, drained without a simulation.

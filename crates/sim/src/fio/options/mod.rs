@@ -990,6 +990,22 @@ pub static OPTIONS: &[FioOption] = &[
             Ok(())
         },
     },
+    FioOption {
+        names: &["ioscheduler"],
+        doc: "The scheduler to run when the command line gives no `--scheduler` (fio switches the \
+              device's scheduler to it). Every job that sets it must name the same one.",
+        no_effect: None,
+        set: |d, v| {
+            let name = val(v)?.trim();
+            // Linux's name for no scheduler
+            let name = if name == "none" { "noop" } else { name };
+            if !headway_sched::scheduler_names().iter().any(|n| n == name) {
+                return Err(format!("unknown scheduler `{name}` (see `headway schedulers`)"));
+            }
+            d.spec.ioscheduler = Some(name.to_string());
+            Ok(())
+        },
+    },
     // ---- headway extensions: what fio cannot say -----------------------------------------
     FioOption {
         names: &["headway_process"],

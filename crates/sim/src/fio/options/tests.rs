@@ -31,7 +31,7 @@ fn table_is_well_formed() {
             assert_eq!(find(n).unwrap().0, o.name());
         }
     }
-    assert!(find("ioscheduler").is_none());
+    assert!(find("cgroup_weight").is_none());
 }
 
 #[test]
@@ -500,7 +500,7 @@ fn accepted_without_effect() {
 
 #[test]
 fn unknown_options_are_errors() {
-    let e = parse_str("[j]\nbs=4k\nioscheduler=deadline\n", "jobs/x.fio").unwrap_err();
+    let e = parse_str("[j]\nbs=4k\ncgroup_weight=100\n", "jobs/x.fio").unwrap_err();
     assert!(matches!(e, JobFileError::UnknownOption { .. }));
-    assert_eq!(e.to_string(), "jobs/x.fio:3: unknown option `ioscheduler` (headway does not implement it)");
+    assert_eq!(e.to_string(), "jobs/x.fio:3: unknown option `cgroup_weight` (headway does not implement it)");
 }
