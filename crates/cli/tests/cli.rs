@@ -888,3 +888,48 @@ fn ioscheduler_in_the_job_file_picks_the_scheduler() {
         &["iosched2.fio", "job `b` sets ioscheduler=stream", "job `a`"],
     );
 }
+
+/// `write_iolog=FILE` writes what a simulated job submitted as a fio iolog v3, which real
+/// fio replays (`read_iolog`) request for request; with several schedulers, one log each
+/// (`FILE.SCHEDULER`). Needs fio (`make test` installs it): without it the test fails.
+#[test]
+fn write_iolog_logs_replay_in_real_fio() {
+    let dir = std::env::temp_dir().join(format!("headway-write-iolog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let job =
+        "[global]\nbs=4k\nsize=16m\nfilename=data.img\n[w]\nrw=randrw\nnumber_ios=120\nwrite_iolog=w.iolog\n";
+    std::fs::write(dir.join("j.fio"), job).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_headway"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("headway runs")
+    };
+    let out = run(&["simulate", "j.fio", "--scheduler", "deadline", "--quiet"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let log = std::fs::read_to_string(dir.join("w.iolog")).unwrap();
+    let count = |what: &str| log.lines().filter(|l| l.contains(what)).count() as u64;
+    assert_eq!(count(" read ") + count(" write "), 120, "{log}");
+    assert!(log.starts_with("fio version 3 iolog\n0 data.img add\n0 data.img open\n"), "{log}");
+    std::fs::write(dir.join("data.img"), vec![0u8; 16 << 20]).unwrap();
+    let fio = Command::new("fio")
+        .args(["--name=replay", "--read_iolog=w.iolog", "--output-format=json"])
+        .current_dir(&dir)
+        .output()
+        .expect("fio runs (make test installs it)");
+    assert!(fio.status.success(), "fio: {}", String::from_utf8_lossy(&fio.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio's JSON");
+    let j = &v["jobs"][0];
+    assert_eq!(j["error"], 0);
+    assert_eq!(j["read"]["total_ios"].as_u64(), Some(count(" read ")));
+    assert_eq!(j["write"]["total_ios"].as_u64(), Some(count(" write ")));
+    // several schedulers: a log each
+    let out = run(&["simulate", "j.fio", "--scheduler", "noop,stream", "--quiet"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for f in ["w.iolog.noop", "w.iolog.stream"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

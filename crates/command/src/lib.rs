@@ -192,17 +192,37 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
             let cfg = SimConfig { jobfile, run };
-            let report = match per_request {
-                None => with_progress(cfg.run.schedulers.len(), |progress| simulate(&cfg, progress))?,
-                Some(path) => {
-                    let mut csv = headway_sim::request_csv::RequestCsv::create(&path, &cfg.run.schedulers)?;
+            let mut iolog = headway_sim::iolog_out::IologOut::for_jobs(&cfg.jobfile, &cfg.run.schedulers);
+            let report = match (per_request, iolog.as_mut()) {
+                (None, None) => with_progress(cfg.run.schedulers.len(), |progress| simulate(&cfg, progress))?,
+                (path, mut log) => {
+                    let mut csv = match path {
+                        Some(p) => {
+                            Some(headway_sim::request_csv::RequestCsv::create(&p, &cfg.run.schedulers)?)
+                        }
+                        None => None,
+                    };
                     let report = with_progress(cfg.run.schedulers.len(), |progress| {
-                        headway_sim::simulate_logged(&cfg, progress, |run, r| csv.record(run, r))
+                        headway_sim::simulate_logged(&cfg, progress, |run, r| {
+                            if let Some(c) = csv.as_mut() {
+                                c.record(run, r);
+                            }
+                            if let Some(l) = log.as_deref_mut() {
+                                l.record(run, r);
+                            }
+                        })
                     })?;
-                    csv.finish()?;
+                    if let Some(c) = csv {
+                        c.finish()?;
+                    }
                     report
                 }
             };
+            if let Some(log) = iolog {
+                for path in log.finish()? {
+                    eprintln!("write_iolog: wrote {}", path.display());
+                }
+            }
             if let Some(path) = &json {
                 write_output(path, report.to_json())?;
             }

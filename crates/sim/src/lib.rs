@@ -9,6 +9,7 @@ pub mod engine;
 pub mod fio;
 pub use headway_sched::hist;
 pub mod host;
+pub mod iolog_out;
 pub mod locality;
 pub mod postmark;
 pub mod qos;

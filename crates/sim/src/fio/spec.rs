@@ -187,6 +187,10 @@ pub struct JobSpec {
     pub headway_vm: Option<String>,
     /// `ioscheduler=NAME`: the scheduler to run when `--scheduler` is not given.
     pub ioscheduler: Option<String>,
+    /// `write_iolog=FILE`: log what the job submits ([`crate::iolog_out`]).
+    pub write_iolog: Option<String>,
+    /// `filename=`: the file the job's log names (the simulation itself ignores it).
+    pub filename: Option<String>,
     /// `headway_weight`: proportional-share weight (default 1).
     pub headway_weight: u32,
     /// fio's `prioclass` (1 real time, 2 best effort, 3 idle) and `prio` (0..7), each
@@ -255,6 +259,8 @@ impl JobSpec {
             headway_barrier: 0,
             headway_vm: None,
             ioscheduler: None,
+            write_iolog: None,
+            filename: None,
             headway_weight: 1,
             prioclass: None,
             prio: None,

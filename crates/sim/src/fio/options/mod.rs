@@ -991,6 +991,20 @@ pub static OPTIONS: &[FioOption] = &[
         },
     },
     FioOption {
+        names: &["write_iolog"],
+        doc: "Write what the job submits to FILE as a fio iolog version 3, which fio replays with \
+              `read_iolog` (one per scheduler run: `FILE.SCHEDULER` when several run).",
+        no_effect: None,
+        set: |d, v| {
+            let v = val(v)?.trim();
+            if v.is_empty() {
+                return Err("needs a file name".into());
+            }
+            d.spec.write_iolog = Some(v.to_string());
+            Ok(())
+        },
+    },
+    FioOption {
         names: &["ioscheduler"],
         doc: "The scheduler to run when the command line gives no `--scheduler` (fio switches the \
               device's scheduler to it). Every job that sets it must name the same one.",
@@ -1246,11 +1260,12 @@ pub static OPTIONS: &[FioOption] = &[
         names: &["filename"],
         doc: "The file or device fio would use (one; `a:b` lists are refused).",
         no_effect: Some("the simulated disk is the target; offsets are device offsets"),
-        set: |_, v| {
+        set: |d, v| {
             let v = val(v)?;
             if v.replace("\\:", "").contains(':') {
                 return Err(format!("`{v}`: several files per job are not supported"));
             }
+            d.spec.filename = Some(v.to_string());
             Ok(())
         },
     },
