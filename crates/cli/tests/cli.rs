@@ -7,6 +7,19 @@ fn headway(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_headway")).args(args).output().expect("headway runs")
 }
 
+/// A fresh empty directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("headway-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// headway run in `dir`.
+fn headway_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headway")).args(args).current_dir(dir).output().expect("headway runs")
+}
+
 fn tmp(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("headway-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -809,17 +822,9 @@ fn serve_warns_when_listening_beyond_loopback_without_tls() {
 /// errors stay on standard error.
 #[test]
 fn json_dash_is_standard_output() {
-    let dir = std::env::temp_dir().join(format!("headway-json-dash-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("json-dash");
     let job = tmp("dash.fio", "[r]\nrw=randread\nbs=4k\nsize=64m\nnumber_ios=200\n");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_headway"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .expect("headway runs")
-    };
+    let run = |args: &[&str]| headway_in(&dir, args);
     let out = run(&["simulate", job.to_str().unwrap(), "--scheduler", "noop,deadline", "--json", "-"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is the JSON alone");
@@ -894,19 +899,11 @@ fn ioscheduler_in_the_job_file_picks_the_scheduler() {
 /// (`FILE.SCHEDULER`). Needs fio (`make test` installs it): without it the test fails.
 #[test]
 fn write_iolog_logs_replay_in_real_fio() {
-    let dir = std::env::temp_dir().join(format!("headway-write-iolog-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("write-iolog");
     let job =
         "[global]\nbs=4k\nsize=16m\nfilename=data.img\n[w]\nrw=randrw\nnumber_ios=120\nwrite_iolog=w.iolog\n";
     std::fs::write(dir.join("j.fio"), job).unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_headway"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .expect("headway runs")
-    };
+    let run = |args: &[&str]| headway_in(&dir, args);
     let out = run(&["simulate", "j.fio", "--scheduler", "deadline", "--quiet"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let log = std::fs::read_to_string(dir.join("w.iolog")).unwrap();

@@ -372,7 +372,7 @@ mod tests {
     }
 
     #[test]
-    fn iolog_has_arrivals_only_in_milliseconds_with_files_added_opened_and_closed() {
+    fn iolog_has_arrivals_only_in_microseconds_with_files_added_opened_and_closed() {
         let mut w = Writer::new(Vec::new(), TraceFormat::Iolog).unwrap();
         let rd = req(3, Op::Read, 8192, 4096, false);
         w.event(Time(2_999_999), Event::Queued, &rd).unwrap();
@@ -388,16 +388,16 @@ mod tests {
         assert_eq!(
             text(w),
             "fio version 3 iolog\n\
-             2 nbd-conn3 add\n\
-             2 nbd-conn3 open\n\
-             2 nbd-conn3 read 8192 4096\n\
-             5 nbd-conn3 write 0 100\n\
-             6 nbd-conn4 add\n\
-             6 nbd-conn4 open\n\
-             6 nbd-conn4 sync\n\
-             7 nbd-conn3 trim 4096 4096\n\
-             8 nbd-conn3 write 0 512\n\
-             9 nbd-conn3 close\n"
+             2999 nbd-conn3 add\n\
+             2999 nbd-conn3 open\n\
+             2999 nbd-conn3 read 8192 4096\n\
+             5100 nbd-conn3 write 0 100\n\
+             6000 nbd-conn4 add\n\
+             6000 nbd-conn4 open\n\
+             6000 nbd-conn4 sync\n\
+             7000 nbd-conn3 trim 4096 4096\n\
+             8000 nbd-conn3 write 0 512\n\
+             9000 nbd-conn3 close\n"
         );
         assert_eq!(iolog_timestamp(Time(IOLOG_NS_PER_TICK * 12 + 1)), 12);
     }

@@ -7,7 +7,7 @@
 //! | [`Format`] | file | time | context (`--context process`) |
 //! |---|---|---|---|
 //! | `blkparse` | blkparse default text output; `Q` events only ([`blkparse`]) | s | `command[pid]` |
-//! | `iolog` | fio iolog v2 (untimed) and v3 (ms timestamps) ([`iolog`]) | ms | file name |
+//! | `iolog` | fio iolog v2 (untimed) and v3 (µs timestamps, as fio writes them) ([`iolog`]) | µs | file name |
 //! | `msr` | MSR Cambridge CSV ([`msr`]) | 100 ns ticks | `host_disk` |
 //! | `spc` | UMass/SPC `ASU,LBA,Size,Opcode,Timestamp` ([`spc`]) | s | `asuN` |
 //! | `disksim` | DiskSim ascii `time devno blkno bcount flags` ([`disksim`]) | ms | `devN` |
