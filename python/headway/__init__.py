@@ -175,7 +175,8 @@ def replay(
 ) -> Result:
     """Replay a block trace on a modelled disk once per scheduler (``headway replay``).
 
-    ``format`` is ``blkparse`` (blkparse's default text output, Q events), ``iolog`` (fio
+    ``format`` is ``blkparse`` (blkparse's default text output, Q events), ``blktrace`` (blktrace's
+    binary per-CPU files, NAME or NAME.blktrace.N), ``iolog`` (fio
     iolog v2 or v3), ``msr`` (MSR Cambridge CSV), ``spc`` (UMass/SPC), ``disksim`` (DiskSim
     ascii) or ``fiu``. ``mode`` ``"open"`` issues requests at their recorded times,
     ``"closed"`` makes each context of the trace a synchronous issuer with the recorded

@@ -22,7 +22,7 @@ def traces():
         sector = base // 512 + (i // 2) * 8
         t = f"{i // 1000:>5}.{(i % 1000) * 1_000_000:09}"
         blk.append(f"  8,16   0 {i + 1:>8} {t} {pid:>5}  Q  RS {sector} + 8 [{name}]")
-        log.append(f"{i} {name}[{pid}] read {sector * 512} 4096")
+        log.append(f"{i * 1000} {name}[{pid}] read {sector * 512} 4096")  # microseconds, as fio writes
     return "\n".join(blk) + "\n", "\n".join(log) + "\n"
 
 

@@ -16,7 +16,8 @@ use crate::run_args::RunArgs;
 pub struct ReplayArgs {
     /// Trace file (`-`: standard input, with one scheduler)
     trace: PathBuf,
-    /// blkparse | iolog (fio iolog v2/v3) | msr | spc (umass) | disksim | fiu
+    /// blkparse | blktrace (binary NAME.blktrace.N files, without blkparse) | iolog (fio iolog
+    /// v2/v3) | msr | spc (umass) | disksim | fiu
     #[arg(long, value_name = "F")]
     format: String,
     #[command(flatten)]

@@ -15,8 +15,9 @@ pub struct RunArgs {
     /// Drive model (see `headway disks`), or a DiskSim .parv/.diskspecs file
     #[arg(long, default_value = headway_disk::DEFAULT)]
     pub disk: String,
-    /// Scheduler(s), comma-separated (see `headway schedulers`) [default: the job file's
-    /// `ioscheduler=`, else noop,deadline,stream]
+    /// Scheduler(s), comma-separated [default: noop,deadline,stream]
+    ///
+    /// See `headway schedulers`. A job file's `ioscheduler=` replaces the default.
     #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<String>,
     /// What the scheduler learns about who issued a request: process | thread | none | vm |

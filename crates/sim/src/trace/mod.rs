@@ -1,12 +1,13 @@
 //! # Trace replay: block traces in, fio-shaped results out
 //!
 //! [`replay`] streams a block trace through the simulator, once per scheduler, the way
-//! [`crate::simulate`] runs a job file. Six formats, one parser each (one line at a time,
+//! [`crate::simulate`] runs a job file. Seven formats, one parser each (one line at a time,
 //! nothing kept but the line being parsed):
 //!
 //! | [`Format`] | file | time | context (`--context process`) |
 //! |---|---|---|---|
 //! | `blkparse` | blkparse default text output; `Q` events only ([`blkparse`]) | s | `command[pid]` |
+//! | `blktrace` | blktrace's binary per-CPU files `NAME.blktrace.N`, read as blkparse prints them ([`blktrace`]) | ns | `command[pid]` |
 //! | `iolog` | fio iolog v2 (untimed) and v3 (µs timestamps, as fio writes them) ([`iolog`]) | µs | file name |
 //! | `msr` | MSR Cambridge CSV ([`msr`]) | 100 ns ticks | `host_disk` |
 //! | `spc` | UMass/SPC `ASU,LBA,Size,Opcode,Timestamp` ([`spc`]) | s | `asuN` |
@@ -29,6 +30,7 @@
 //! keeps memory bounded — is in [`feed`].
 
 pub mod blkparse;
+pub mod blktrace;
 pub mod disksim;
 pub mod feed;
 pub mod fiu;
@@ -52,6 +54,8 @@ use crate::{check_schedulers, ContextMode, SimError};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Format {
     Blkparse,
+    /// blktrace's binary per-CPU files, read as blkparse would print them.
+    Blktrace,
     Iolog,
     Msr,
     Spc,
@@ -65,6 +69,7 @@ impl std::str::FromStr for Format {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "blkparse" => Format::Blkparse,
+            "blktrace" => Format::Blktrace,
             "iolog" | "fio" | "fio-iolog" => Format::Iolog,
             "msr" => Format::Msr,
             "spc" | "umass" => Format::Spc,
@@ -76,11 +81,13 @@ impl std::str::FromStr for Format {
 }
 
 impl Format {
-    pub const NAMES: &'static str = "blkparse, iolog (fio iolog v2/v3), msr, spc (umass), disksim, fiu";
+    pub const NAMES: &'static str =
+        "blkparse, blktrace (binary NAME.blktrace.N files), iolog (fio iolog v2/v3), msr, spc (umass), disksim, fiu";
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Blkparse => "blkparse",
+            Format::Blktrace => "blktrace",
             Format::Iolog => "iolog",
             Format::Msr => "msr",
             Format::Spc => "spc",
@@ -91,7 +98,7 @@ impl Format {
 
     fn parser(self) -> Box<dyn LineParser> {
         match self {
-            Format::Blkparse => Box::new(blkparse::Blkparse),
+            Format::Blkparse | Format::Blktrace => Box::new(blkparse::Blkparse),
             Format::Iolog => Box::new(iolog::Iolog::default()),
             Format::Msr => Box::new(msr::Msr),
             Format::Spc => Box::new(spc::Spc),
@@ -255,6 +262,11 @@ impl Records {
     /// Open a file (`-`: standard input).
     pub fn open(path: &Path, format: Format, skip_bad: bool) -> Result<Self, TraceError> {
         let name = path.display().to_string();
+        if format == Format::Blktrace {
+            let text = blktrace::BlktraceText::open(path)
+                .map_err(|why| TraceError::Io { file: name.clone(), why })?;
+            return Ok(Records::new(Box::new(text), &name, format, skip_bad));
+        }
         let src: Box<dyn BufRead> = if path.as_os_str() == "-" {
             Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin()))
         } else {

@@ -344,3 +344,78 @@ fn a_trace_replays_on_an_array() {
         array.runs[1].scheduler_stats.keys().collect::<Vec<_>>()
     );
 }
+
+/// The same requests as blktrace's binary per-CPU files (two CPUs, process names from
+/// notify events, merges and completions besides the queue events) replay exactly as their
+/// blkparse text: `--format blktrace` needs no blkparse.
+#[test]
+fn blktrace_binary_files_replay_as_their_blkparse_text() {
+    use headway_sim::trace::blktrace::Event;
+    let (blk, _) = equivalent_traces();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cpu0, mut cpu1) = (Vec::new(), Vec::new());
+    let procs = [("dd", 100u32), ("cat", 200), ("kworker/0:1", 300)];
+    for (i, (name, pid)) in procs.iter().enumerate() {
+        let mut pdu = name.as_bytes().to_vec();
+        pdu.push(0);
+        let e = Event {
+            time: 0,
+            sector: 0,
+            bytes: 0,
+            action: (1 << 10) << 16,
+            pid: *pid,
+            device: 8 << 20,
+            cpu: 0,
+            sequence: i as u32,
+            pdu,
+        };
+        cpu0.extend(e.encode());
+    }
+    // each Q line of the text as an event, alternating CPUs, with a completion after it
+    for (n, l) in blk.lines().filter(|l| l.split_whitespace().nth(5) == Some("Q")).enumerate() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (s, ns) = f[3].split_once('.').unwrap();
+        let time = s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap();
+        let pid: u32 = f[4].parse().unwrap();
+        let cats: u32 = if f[6].contains('W') { 2 } else { 1 };
+        let sector: u64 = f[7].parse().unwrap();
+        let bytes = f[9].parse::<u32>().unwrap() * 512;
+        let cpu = (n % 2) as u32;
+        let q = Event {
+            time,
+            sector,
+            bytes,
+            action: (cats << 16) | 1,
+            pid,
+            device: 8 << 20,
+            cpu,
+            sequence: n as u32,
+            pdu: vec![],
+        };
+        let c = Event { time: time + 300, action: (cats << 16) | 8, ..q.clone() };
+        let out = if cpu == 0 { &mut cpu0 } else { &mut cpu1 };
+        out.extend(q.encode());
+        out.extend(c.encode());
+    }
+    std::fs::write(dir.path().join("sda.blktrace.0"), cpu0).unwrap();
+    std::fs::write(dir.path().join("sda.blktrace.1"), cpu1).unwrap();
+    for mode in [Mode::Open, Mode::Closed] {
+        let text = config(Format::Blkparse, SCHEDULERS, Some(mode), ContextMode::Process);
+        let (want, ws) = replay_text(&blk, &text).unwrap();
+        // the prefix and any one of the files name the trace
+        for path in [dir.path().join("sda"), dir.path().join("sda.blktrace.1")] {
+            let mut bin = config(Format::Blktrace, SCHEDULERS, Some(mode), ContextMode::Process);
+            bin.path = path.clone();
+            let (got, gs) = headway_sim::trace::replay(&bin, |_, _| {}).unwrap();
+            assert_eq!(got.to_json(), want.to_json(), "{mode:?} {}", path.display());
+            assert_eq!(
+                (gs.stats.records, gs.stats.bytes, gs.stats.contexts),
+                (ws.stats.records, ws.stats.bytes, 3)
+            );
+        }
+    }
+    let mut missing = config(Format::Blktrace, SCHEDULERS, None, ContextMode::Process);
+    missing.path = dir.path().join("sdb");
+    let e = headway_sim::trace::replay(&missing, |_, _| {}).unwrap_err().to_string();
+    assert!(e.contains("no blktrace files (") && e.contains("sdb.blktrace.N"), "{e}");
+}
