@@ -10,7 +10,8 @@ all: build
 
 # System packages the test suite needs: the NBD clients the server's interop tests drive
 # (nbdinfo/nbdcopy from libnbd-bin, nbdsh's bindings from python3-libnbd, qemu-io from
-# qemu-utils), nbdkit and fio; OpenSSL's headers and pkg-config (`headway serve --tls` links
+# qemu-utils), nbdkit and fio; blkparse (blktrace: the binary-trace reader is checked
+# against it); OpenSSL's headers and pkg-config (`headway serve --tls` links
 # the system's libssl) and its command line (the TLS tests make their certificates); DejaVu Sans for the text of `headway reproduce`'s plots; and
 # the lab's (`headway lab`, real Linux guests): QEMU's x86 system emulator, busybox-static
 # (the guest's shell), postmark, xfsprogs, reiserfsprogs and binutils' as and ld (copied into
@@ -25,11 +26,11 @@ deps:
 	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
 		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
 		&& command -v qemu-system-x86_64 && command -v postmark && command -v mkfs.xfs && command -v mkfs.reiserfs \
-		&& command -v as && command -v ld && command -v openssl && pkg-config --exists openssl \
+		&& command -v as && command -v ld && command -v openssl && pkg-config --exists openssl && command -v blkparse \
 		&& dpkg -s busybox-static && apt-cache show linux-image-cloud-amd64; } >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \
 		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades \
-		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core libssl-dev pkg-config openssl qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
+		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core libssl-dev pkg-config openssl blktrace qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
 
 build: deps
 	$(CARGO) build --release -p headway-cli

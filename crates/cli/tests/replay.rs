@@ -244,3 +244,69 @@ fn a_fio_recorded_iolog_replays_at_its_pace() {
     assert_eq!(submits, want, "each read submitted at its logged microsecond");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--format blktrace` against the real blkparse: binary per-CPU files (two CPUs, a notify
+/// naming each process, completions besides the queue events) replay to the same report as
+/// blkparse's own text of them. Needs blkparse (`make test` installs blktrace): without it
+/// the test fails.
+#[test]
+fn blktrace_binary_replays_as_blkparse_prints_it() {
+    use headway_sim::trace::blktrace::Event;
+    let dir = std::env::temp_dir().join(format!("headway-blktrace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cpus = [Vec::new(), Vec::new()];
+    for (i, (name, pid)) in [("dd", 10u32), ("cat", 20)].iter().enumerate() {
+        cpus[i].extend(Event::process(*pid, name, i as u32, 8 << 20).encode());
+    }
+    for i in 0..200u64 {
+        let (pid, base, cats) = if i % 2 == 0 { (10, 0u64, 1u32) } else { (20, 100u64 << 21, 2 | 8) };
+        let cpu = (i % 2) as usize;
+        let q = Event {
+            time: 1_000 + i * 1_000_000,
+            sector: base + (i / 2) * 8,
+            bytes: 4096,
+            action: (cats << 16) | 1,
+            pid,
+            device: 8 << 20,
+            cpu: cpu as u32,
+            sequence: i as u32 + 1,
+            pdu: Vec::new(),
+        };
+        let c = Event { time: q.time + 700_000, action: (cats << 16) | 8, ..q.clone() };
+        cpus[cpu].extend(q.encode());
+        cpus[cpu].extend(c.encode());
+    }
+    for (i, bytes) in cpus.iter().enumerate() {
+        std::fs::write(dir.join(format!("sdb.blktrace.{i}")), bytes).unwrap();
+    }
+    let text = Command::new("blkparse")
+        .args(["-i", "sdb", "-q"])
+        .current_dir(&dir)
+        .output()
+        .expect("blkparse runs (make test installs blktrace)");
+    assert!(text.status.success(), "blkparse: {}", String::from_utf8_lossy(&text.stderr));
+    let blk = dir.join("sdb.txt");
+    std::fs::write(&blk, &text.stdout).unwrap();
+    let replay = |path: &std::path::Path, format: &str| {
+        let out = headway(&[
+            "replay",
+            path.to_str().unwrap(),
+            "--format",
+            format,
+            "--scheduler",
+            "deadline,stream",
+            "--json",
+            "-",
+        ]);
+        assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (from_text, from_binary) = (replay(&blk, "blkparse"), replay(&dir.join("sdb"), "blktrace"));
+    assert!(
+        from_text.contains("\"jobname\": \"dd[10]\"") && from_text.contains("\"jobname\": \"cat[20]\""),
+        "{from_text}"
+    );
+    assert_eq!(from_binary, from_text);
+    let _ = std::fs::remove_dir_all(&dir);
+}

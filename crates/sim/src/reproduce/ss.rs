@@ -149,22 +149,7 @@ fn fig3(scale: Scale) -> Result<Outcome, SimError> {
     }
     // The same with the paper's readahead timing (a quiet period after each window), and
     // one reader alone: for the explanation, the verdict is on the default timing.
-    let mut quiet = config(
-        &fig3_text(scale),
-        "par-read-buffered.fio",
-        "wd5000aaks",
-        &["deadline", "stream"],
-        ContextMode::None,
-    );
-    paper_readahead(&mut quiet);
-    let q = run(&quiet)?;
-    o.commands.push(cmd(
-        "par-read-buffered.fio",
-        "wd5000aaks",
-        "deadline,stream",
-        "none",
-        " --set readahead_after_io=1",
-    ));
+    let q = fig3_with(&mut o, scale, &["deadline", "stream"], "readahead_after_io=1")?;
     o.row(
         "with `readahead_after_io=1`: stream / deadline MB/s",
         over(&q, "stream:deadline", "deadline"),
@@ -178,22 +163,7 @@ fn fig3(scale: Scale) -> Result<Outcome, SimError> {
     // The host's cost per 4 KiB read that the paper's own numbers imply (see
     // [`FIG3_HOST_READ_US`]), as the model's `cpu_per_request`.
     let host = format!("cpu_per_request={FIG3_HOST_READ_US}us");
-    let mut costed = config(
-        &fig3_text(scale),
-        "par-read-buffered.fio",
-        "wd5000aaks",
-        &["noop", "stream"],
-        ContextMode::None,
-    );
-    costed.run.settings.push_kv(&host).expect("a valid setting");
-    let c = run(&costed)?;
-    o.commands.push(cmd(
-        "par-read-buffered.fio",
-        "wd5000aaks",
-        "noop,stream",
-        "none",
-        &format!(" --set {host}"),
-    ));
+    let c = fig3_with(&mut o, scale, &["noop", "stream"], &host)?;
     o.row(
         format!("with `{host}`: stream / noop MB/s"),
         over(&c, "stream:deadline", "noop"),
@@ -209,6 +179,25 @@ fn fig3(scale: Scale) -> Result<Outcome, SimError> {
     o.keep(format!("par-read {host}"), &c);
     o.keep("one reader", &one);
     Ok(o)
+}
+
+/// Figure 3's runs of `scheds` with one setting (`name=value`), their command added to `o`.
+fn fig3_with(
+    o: &mut Outcome,
+    scale: Scale,
+    scheds: &[&str],
+    setting: &str,
+) -> Result<crate::Report, SimError> {
+    let mut cfg = config(&fig3_text(scale), "par-read-buffered.fio", "wd5000aaks", scheds, ContextMode::None);
+    cfg.run.settings.push_kv(setting).expect("a valid setting");
+    o.commands.push(cmd(
+        "par-read-buffered.fio",
+        "wd5000aaks",
+        &scheds.join(","),
+        "none",
+        &format!(" --set {setting}"),
+    ));
+    run(&cfg)
 }
 
 /// `a`'s and `b`'s MB/s in run `r`, and `a` over `b`: "95.27 / 12.26 (7.77x)".

@@ -16,8 +16,8 @@
 //! the command is missing).
 //!
 //! The per-CPU and total summaries blkparse prints at the end (`CPU0 (8,0):`,
-//! `Total (8,0):`) end the trace; any other line that does not start with `maj,min` is
-//! malformed.
+//! `Total (8,0):`) end the trace; its `Input file NAME added` notes are ignored; any other
+//! line that does not start with `maj,min` is malformed.
 
 use std::fmt::Write as _;
 
@@ -38,6 +38,10 @@ impl LineParser for Blkparse {
         if !is_dev {
             if dev == "CPU" || dev.starts_with("CPU") || dev == "Total" {
                 return Ok(Parsed::End);
+            }
+            // blkparse's note of each per-CPU file it read (on stdout, even with -q)
+            if line.trim_start().starts_with("Input file ") && line.trim_end().ends_with(" added") {
+                return Ok(Parsed::Ignored);
             }
             return Err(format!("expected `maj,min cpu seq time pid action ...`, found `{dev}`"));
         }
@@ -197,5 +201,14 @@ Total (8,0):
         let (recs, r) = read_all(&format!("hello\n{bad}"), Format::Blkparse, true).unwrap();
         assert_eq!((recs.len(), r.bad), (1, 2));
         assert_eq!(recs[0].1, "a[1]");
+    }
+
+    #[test]
+    fn blkparse_s_input_file_notes_are_ignored() {
+        let t =
+            "  8,0 0 1 0.000000000 1 Q R 8 + 8 [a]\nInput file sda.blktrace.0 added\nInput file x added\n";
+        let (recs, r) = read_all(t, Format::Blkparse, false).unwrap();
+        assert_eq!((recs.len(), r.ignored), (1, 2));
+        assert!(read_all("Input file sda.blktrace.0\n", Format::Blkparse, false).is_err());
     }
 }

@@ -68,6 +68,13 @@ pub struct Event {
 }
 
 impl Event {
+    /// blktrace's note that `pid` is `command` (a notify event, `__BLK_TN_PROCESS`).
+    pub fn process(pid: u32, command: &str, cpu: u32, device: u32) -> Event {
+        let mut pdu = command.as_bytes().to_vec();
+        pdu.push(0);
+        Event { time: 0, sector: 0, bytes: 0, action: TC_NOTIFY << 16, pid, device, cpu, sequence: 0, pdu }
+    }
+
     /// The 48-byte header and payload, little-endian (what a little-endian writer makes).
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(EVENT_BYTES + self.pdu.len());
@@ -379,8 +386,7 @@ mod tests {
 
     #[test]
     fn events_become_blkparse_lines_merged_by_time() {
-        let mut name = ev(0, 0, 0, TC_NOTIFY << 16, 42, 0, 0);
-        name.pdu = b"dd\0".to_vec();
+        let name = Event::process(42, "dd", 0, (8 << 20) | 16);
         let cpu0 = vec![name, ev(2_500_000_000, 0, 1, ((TC_WRITE | TC_SYNC) << 16) | Q, 42, 2048, 4096)];
         let cpu1 = vec![
             ev(1_000_000_007, 1, 1, (TC_READ << 16) | Q, 7, 100, 8192),

@@ -355,21 +355,8 @@ fn blktrace_binary_files_replay_as_their_blkparse_text() {
     let dir = tempfile::tempdir().unwrap();
     let (mut cpu0, mut cpu1) = (Vec::new(), Vec::new());
     let procs = [("dd", 100u32), ("cat", 200), ("kworker/0:1", 300)];
-    for (i, (name, pid)) in procs.iter().enumerate() {
-        let mut pdu = name.as_bytes().to_vec();
-        pdu.push(0);
-        let e = Event {
-            time: 0,
-            sector: 0,
-            bytes: 0,
-            action: (1 << 10) << 16,
-            pid: *pid,
-            device: 8 << 20,
-            cpu: 0,
-            sequence: i as u32,
-            pdu,
-        };
-        cpu0.extend(e.encode());
+    for (name, pid) in procs {
+        cpu0.extend(Event::process(pid, name, 0, 8 << 20).encode());
     }
     // each Q line of the text as an event, alternating CPUs, with a completion after it
     for (n, l) in blk.lines().filter(|l| l.split_whitespace().nth(5) == Some("Q")).enumerate() {
