@@ -203,7 +203,7 @@ pub fn fig8_explanation(times: &[[[f64; 4]; 3]; 2], busy: [f64; 2]) -> String {
          client's time under Aged-SPTF ({:.1} s against {:.1}), and the drive was busy {:.0}% of the \
          two-client run's workload ({:.0}% with one client): the clients mostly wait on the guest's \
          emulated CPU, not on each other's seeks, so anticipation, which saves seeks, cut the \
-         two-client scan by {:.0}% where the paper's disk-bound scan lost 54%.",
+         two-client scan by {:.0}% where the paper's disk-bound scan was cut by 54%.",
         scan(1, 0) / scan(0, 0).max(1e-9),
         scan(1, 0),
         scan(0, 0),
