@@ -108,17 +108,6 @@ impl IologOut {
         }
     }
 
-    /// Each log's path per run ([module docs](self)).
-    pub fn paths(&self) -> Vec<PathBuf> {
-        let mut v = Vec::new();
-        for log in &self.logs {
-            for run in 0..self.schedulers.len() {
-                v.push(self.path(log, run));
-            }
-        }
-        v
-    }
-
     fn path(&self, log: &Log, run: usize) -> PathBuf {
         if self.schedulers.len() == 1 {
             PathBuf::from(&log.path)

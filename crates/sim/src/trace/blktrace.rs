@@ -15,8 +15,7 @@
 //! replay a trace the same way; an error names the file and the event's number in it.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Write as _};
 use std::path::{Path, PathBuf};
 
 /// `struct blk_io_trace`'s size, bytes.
@@ -275,10 +274,10 @@ impl BlktraceText {
             let Some(&(_, letter)) = ACTIONS.iter().find(|(c, _)| *c == code) else { continue };
             self.line.clear();
             self.at = 0;
-            let mut s = String::with_capacity(96);
+            // straight into the line buffer (writing to a Vec cannot fail)
             let _ = write!(
-                s,
-                "{:3},{:<3} {:2} {:8} {:5}.{:09} {:5}  {letter:<2} {:<3} ",
+                self.line,
+                "{:3},{:<3} {:2} {:8} {:5}.{:09} {:5}  {letter:<2} {:<3} {} + {} [",
                 e.device >> 20,
                 e.device & 0xfffff,
                 e.cpu,
@@ -286,11 +285,14 @@ impl BlktraceText {
                 e.time / 1_000_000_000,
                 e.time % 1_000_000_000,
                 e.pid,
-                rwbs(cats, e.bytes)
+                rwbs(cats, e.bytes),
+                e.sector,
+                e.bytes >> 9
             );
-            let comm = self.comms.get(&e.pid).map_or_else(|| e.pid.to_string(), |c| c.clone());
-            let _ = writeln!(s, "{} + {} [{comm}]", e.sector, e.bytes >> 9);
-            self.line.extend_from_slice(s.as_bytes());
+            let _ = match self.comms.get(&e.pid) {
+                Some(comm) => writeln!(self.line, "{comm}]"),
+                None => writeln!(self.line, "{}]", e.pid),
+            };
             return Ok(true);
         }
     }
