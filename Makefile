@@ -27,10 +27,11 @@ deps:
 		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
 		&& command -v qemu-system-x86_64 && command -v postmark && command -v mkfs.xfs && command -v mkfs.reiserfs \
 		&& command -v as && command -v ld && command -v openssl && pkg-config --exists openssl && command -v blkparse \
+		&& command -v gnuplot && /usr/bin/python3 -c 'import six' \
 		&& dpkg -s busybox-static && apt-cache show linux-image-cloud-amd64; } >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \
 		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades \
-		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core libssl-dev pkg-config openssl blktrace qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
+		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core libssl-dev pkg-config openssl blktrace gnuplot-nox python3-six qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
 
 build: deps
 	$(CARGO) build --release -p headway-cli

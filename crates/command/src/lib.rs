@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -28,6 +28,7 @@ mod lab_model;
 mod replay;
 mod reproduce;
 mod run_args;
+mod simulate;
 mod sweep;
 mod validate;
 
@@ -62,6 +63,14 @@ enum Cmd {
         /// Do not print the comparison table
         #[arg(long)]
         quiet: bool,
+        /// Print fio's own output for each scheduler run: normal, terse, json or json+ (a
+        /// comma-separated list, as fio's); to standard output unless --output is given
+        #[arg(long, value_name = "FORMATS")]
+        output_format: Option<String>,
+        /// Write fio's output (normal unless --output-format says) to FILE, one file per
+        /// scheduler when several run (FILE.SCHEDULER); `-`: standard output
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
         /// fio command-line options instead of a job file, after `--` (options before the
         /// first `--name` are global, each `--name=JOB` starts a job)
         #[arg(last = true, value_name = "FIO OPTIONS")]
@@ -176,65 +185,18 @@ where
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Simulate { jobfile, run, json, plot, per_request, quiet, fio_args } => {
-            reproduce::check_plot_path(plot.as_deref())?;
-            let named = !run.scheduler.is_empty();
-            let mut run = run.spec()?;
-            let jobfile = match (jobfile, fio_args.is_empty()) {
-                (Some(_), false) => bail!("give a job file or fio options after `--`, not both"),
-                (Some(path), true) => fio::parse_file(&path)?,
-                (None, _) => fio::parse_args(&fio_args)?,
-            };
-            // `ioscheduler=` in the job file, unless the command line names the schedulers
-            if let Some(name) = jobfile.ioscheduler().map_err(anyhow::Error::msg)? {
-                if !named {
-                    run.schedulers = vec![name.to_string()];
-                }
-            }
-            let cfg = SimConfig { jobfile, run };
-            let mut iolog = headway_sim::iolog_out::IologOut::for_jobs(&cfg.jobfile, &cfg.run.schedulers);
-            let report = match (per_request, iolog.as_mut()) {
-                (None, None) => with_progress(cfg.run.schedulers.len(), |progress| simulate(&cfg, progress))?,
-                (path, mut log) => {
-                    let mut csv = match path {
-                        Some(p) => {
-                            Some(headway_sim::request_csv::RequestCsv::create(&p, &cfg.run.schedulers)?)
-                        }
-                        None => None,
-                    };
-                    let report = with_progress(cfg.run.schedulers.len(), |progress| {
-                        headway_sim::simulate_logged(&cfg, progress, |run, r| {
-                            if let Some(c) = csv.as_mut() {
-                                c.record(run, r);
-                            }
-                            if let Some(l) = log.as_deref_mut() {
-                                l.record(run, r);
-                            }
-                        })
-                    })?;
-                    if let Some(c) = csv {
-                        c.finish()?;
-                    }
-                    report
-                }
-            };
-            if let Some(log) = iolog {
-                for path in log.finish()? {
-                    eprintln!("write_iolog: wrote {}", path.display());
-                }
-            }
-            if let Some(path) = &json {
-                write_output(path, report.to_json())?;
-            }
-            if let Some(path) = plot {
-                let title = cfg.jobfile.path.clone();
-                reproduce::plot(&path, &headway_sim::reproduce::Outcome::of_report(&title, &report))?;
-            }
-            // JSON on standard output stands alone: no table after it
-            if !quiet && !json.as_deref().is_some_and(is_stdout) {
-                print!("{}", report.table());
-            }
-            Ok(())
+        Cmd::Simulate { jobfile, run, json, plot, per_request, quiet, output_format, output, fio_args } => {
+            simulate::run(simulate::Args {
+                jobfile,
+                run,
+                json,
+                plot,
+                per_request,
+                quiet,
+                output_format,
+                output,
+                fio_args,
+            })
         }
         Cmd::Disks { name, json } => {
             match name {
@@ -298,15 +260,13 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Run `f` with a progress bar that appears only once the work has taken two seconds.
-/// Write an output file, creating its directory.
 /// Whether an output path names standard output (`-`).
 pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
     path.as_os_str() == "-"
 }
 
 /// Write `contents` to `path`, creating its directory; `-` is standard output.
-fn write_output(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<()> {
+pub(crate) fn write_output(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<()> {
     if is_stdout(path) {
         let mut out = std::io::stdout().lock();
         out.write_all(contents.as_ref()).context("writing to standard output")?;
@@ -318,7 +278,8 @@ fn write_output(path: &std::path::Path, contents: impl AsRef<[u8]>) -> Result<()
     std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
-fn with_progress<T>(runs: usize, f: impl FnOnce(&mut dyn FnMut(usize, f64)) -> T) -> T {
+/// Run `f` with a progress bar that appears only once the work has taken two seconds.
+pub(crate) fn with_progress<T>(runs: usize, f: impl FnOnce(&mut dyn FnMut(usize, f64)) -> T) -> T {
     let start = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     let total = (runs as u64) * 1000;

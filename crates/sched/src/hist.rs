@@ -38,6 +38,16 @@ fn bucket(v: u64) -> usize {
     ((shift as usize + 1) << SUB_BITS) | sub
 }
 
+/// The bucket value `v` falls in.
+pub fn bucket_of(v: u64) -> usize {
+    bucket(v)
+}
+
+/// Midpoint of bucket `b`'s value range (what fio's `plat_idx_to_val` gives).
+pub fn bucket_value(b: usize) -> u64 {
+    value_of(b)
+}
+
 /// Midpoint of a bucket's value range.
 fn value_of(b: usize) -> u64 {
     if b < SUB {
@@ -75,6 +85,29 @@ impl Histogram {
         } else {
             self.sum as f64 / self.count as f64
         }
+    }
+
+    /// The bucket counts, index `b` holding the values [`bucket_value`]`(b)` stands for. The
+    /// indexing is fio's (`plat_val_to_idx` with 6 bits a group) up to fio's last bucket.
+    pub fn buckets(&self) -> &[u64] {
+        &self.counts
+    }
+
+    /// Standard deviation (with `count - 1`, as fio's `io_stat`) from the buckets' midpoints:
+    /// within 1/64 of each value, for a histogram whose samples were not kept.
+    pub fn stddev_of_buckets(&self) -> f64 {
+        if self.count < 2 {
+            return 0.0;
+        }
+        let mean = self.mean();
+        let ss: f64 = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(b, &c)| c as f64 * (value_of(b) as f64 - mean).powi(2))
+            .sum();
+        (ss / (self.count - 1) as f64).sqrt()
     }
 
     /// Value at percentile `p` (0-100), clamped to the observed min and max.

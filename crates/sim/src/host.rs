@@ -50,6 +50,14 @@ pub const T_CPU_PER_REQUEST: Tunable = Tunable {
           shares (a guest's single vCPU, a busy client): submissions queue for it; 0: none",
 };
 
+pub const T_HOST_OVERHEAD: Tunable = Tunable {
+    name: "host_overhead",
+    unit: Unit::Time { unit: TimeUnit::Us, min: Duration::ZERO, default: crate::workload::HOST_OVERHEAD },
+    doc: "time from a request's completion to its issuer's next request reaching the scheduler \
+          (system call return, wake-up, submission; over a network block device, the client's \
+          round trip), per issuer",
+};
+
 pub const TUNABLES: &[Tunable] = &[
     T_READ_AHEAD_KB,
     T_READAHEAD_AFTER_IO,
@@ -58,6 +66,7 @@ pub const TUNABLES: &[Tunable] = &[
     T_DIRTY_EXPIRE,
     T_DIRTY_WRITEBACK,
     T_CPU_PER_REQUEST,
+    T_HOST_OVERHEAD,
 ];
 
 /// Page-cache settings of a run.
@@ -69,6 +78,8 @@ pub struct HostParams {
     pub writeback: WritebackParams,
     /// `cpu_per_request`: see [`T_CPU_PER_REQUEST`] (zero: no CPU in the model).
     pub cpu_per_request: Duration,
+    /// `host_overhead`: see [`T_HOST_OVERHEAD`].
+    pub host_overhead: Duration,
 }
 
 impl Default for HostParams {
@@ -78,6 +89,7 @@ impl Default for HostParams {
             readahead_after_io: false,
             writeback: WritebackParams::default(),
             cpu_per_request: Duration::ZERO,
+            host_overhead: crate::workload::HOST_OVERHEAD,
         }
     }
 }
@@ -106,6 +118,7 @@ impl HostParams {
                 ..WritebackParams::default()
             },
             cpu_per_request: s.time(&T_CPU_PER_REQUEST)?,
+            host_overhead: s.time(&T_HOST_OVERHEAD)?,
         })
     }
 }

@@ -7,6 +7,7 @@
 pub mod calibrate;
 pub mod engine;
 pub mod fio;
+pub mod fio_out;
 pub use headway_sched::hist;
 pub mod host;
 pub mod iolog_out;

@@ -119,6 +119,10 @@ pub struct JobReport {
 pub struct SyncReport {
     pub total_ios: u64,
     pub lat_ns: Clat,
+    /// The latencies' standard deviation, from the histogram's buckets (fio's output
+    /// formats print it; headway's JSON does not).
+    #[serde(skip)]
+    pub stddev: f64,
 }
 
 /// A job against its QoS class ([`crate::qos`] defines every figure).

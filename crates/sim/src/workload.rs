@@ -138,6 +138,8 @@ pub struct Job {
     pub exitall: bool,
     /// `percentile_list`, when given.
     pub percentiles: Option<Vec<f64>>,
+    /// The host's `host_overhead` (the machine sets it): a completion to the next request.
+    pub host_overhead: Duration,
 }
 
 /// Who issues a job's requests, as the scheduler is told.
@@ -515,6 +517,7 @@ impl Job {
                 progress: Progress::default(),
                 exitall: spec.exitall,
                 percentiles: spec.percentile_list.clone(),
+                host_overhead: HOST_OVERHEAD,
             });
         }
         Ok(out)
@@ -590,6 +593,7 @@ impl Job {
             progress: Progress::default(),
             exitall: false,
             percentiles: None,
+            host_overhead: HOST_OVERHEAD,
         }
     }
 
@@ -815,19 +819,19 @@ impl Job {
     }
 
     /// Time from a completion at `now` to the job's next request: for a synchronous job the
-    /// host's cost `host` ([`HOST_OVERHEAD`] after a request the job blocked on), plus the
+    /// host's cost `host` (`host_overhead` after a request the job blocked on), plus the
     /// thinktime after every `thinktime_blocks` requests; an asynchronous job refills after
-    /// [`HOST_OVERHEAD`], and once a think's quiesce is over (nothing left in flight: see
+    /// `host_overhead`, and once a think's quiesce is over (nothing left in flight: see
     /// [`Queue`]) thinks first.
     pub fn gap_after_completion(&mut self, now: Time, host: Duration) -> Duration {
         if !self.queue.sync {
             if self.queue.quiesce && self.progress.inflight == 0 {
                 self.queue.quiesce = false;
-                let gap = HOST_OVERHEAD + self.plan.thinktime;
+                let gap = self.host_overhead + self.plan.thinktime;
                 self.queue.resume_at = now + gap;
                 return gap;
             }
-            HOST_OVERHEAD
+            self.host_overhead
         } else if self.plan.thinktime.0 == 0
             || !self.progress.completed.is_multiple_of(self.plan.thinktime_blocks as u64)
         {

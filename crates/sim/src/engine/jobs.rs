@@ -17,7 +17,7 @@ use headway_sched::{Dir, Duration, Request, Time, SECTOR_BYTES};
 use super::core::Ev;
 use super::machine::{Machine, Reaped};
 use super::source::Source;
-use crate::workload::{Fsync, Job, HOST_OVERHEAD};
+use crate::workload::{Fsync, Job};
 
 /// The fio jobs' own state (the jobs themselves are the machine's: the report accounts by
 /// them).
@@ -282,7 +282,7 @@ impl FioJobs {
         m.stats[j].sync_lat.record(now.0 - started.0);
         let job = &mut m.jobs[j];
         if job.wants_more(now) {
-            let gap = job.gap_after_completion(now, HOST_OVERHEAD);
+            let gap = job.gap_after_completion(now, job.host_overhead);
             m.core.push(now + gap, Ev::Source(j as u32));
         } else {
             self.job_idle(m, j);
@@ -340,7 +340,7 @@ impl FioJobs {
             members().filter(|o| o.progress.finished_at.is_none()).map(|o| o.index).collect();
         for j in waiting {
             self.since_barrier[j] = 0;
-            let gap = m.jobs[j].gap_after_completion(now, HOST_OVERHEAD);
+            let gap = m.jobs[j].gap_after_completion(now, m.host_overhead);
             m.core.push(now + gap, Ev::Source(j as u32));
         }
     }

@@ -35,6 +35,8 @@ pub(crate) struct Meta {
     pub dir: Dir,
     /// The source's own mark (a trace's: the trace context that issued it).
     pub tag: u32,
+    /// The job's requests in flight once this one was submitted (itself included).
+    pub depth: u16,
 }
 
 /// What a job's requests came to.
@@ -81,14 +83,18 @@ pub(crate) struct Machine<'a> {
     planned_bytes: u64,
     /// Told every job request as it completes, when asked for.
     pub log: Option<RequestLog<'a>>,
+    /// `host_overhead`: a completion to the issuer's next request.
+    pub host_overhead: headway_sched::Duration,
 }
 
 impl<'a> Machine<'a> {
     pub fn new(scheds: ArraySchedulers, jobs: Vec<Job>, input: &RunInput<'a>) -> Result<Self, EngineError> {
         let block = Block::new(scheds, &jobs, input)?;
         let mut cache = PageCache::new(&input.host);
-        for j in &jobs {
+        let mut jobs = jobs;
+        for j in &mut jobs {
             cache.add_job(j.queue.buffered, j.issuer.ctx);
+            j.host_overhead = input.host.host_overhead;
         }
         Ok(Machine {
             context: input.context,
@@ -107,11 +113,13 @@ impl<'a> Machine<'a> {
             planned_bytes: jobs.iter().filter_map(|j| j.planned_bytes()).sum(),
             jobs,
             log: None,
+            host_overhead: input.host.host_overhead,
         })
     }
 
     /// A job made during the run (a trace context's).
-    pub fn add_job(&mut self, job: Job) {
+    pub fn add_job(&mut self, mut job: Job) {
+        job.host_overhead = self.host_overhead;
         debug_assert_eq!(job.index, self.jobs.len());
         self.cache.add_job(job.queue.buffered, job.issuer.ctx);
         self.jobs.push(job);
@@ -134,7 +142,9 @@ impl<'a> Machine<'a> {
         let now = self.core.now;
         let id = self.core.new_id();
         let bytes = len * SECTOR_BYTES as u32;
-        self.requests.insert(id, Meta { job: j as u32, submit: now, sector, bytes, dir, tag });
+        // (every source counts the request in flight before it asks for its id)
+        let depth = self.jobs[j].progress.inflight.min(u16::MAX as u32) as u16;
+        self.requests.insert(id, Meta { job: j as u32, submit: now, sector, bytes, dir, tag, depth });
         self.first_submit.get_or_insert(now);
         id
     }
@@ -192,11 +202,11 @@ impl<'a> Machine<'a> {
             return src.written_back(self, j);
         }
         match self.cache.fill_done(id, service, total) {
-            None => self.finish_after(src, id, service, total, crate::workload::HOST_OVERHEAD),
+            None => self.finish_after(src, id, service, total, self.host_overhead),
             Some((j, share, waiters)) => {
                 self.stats[j].disk_ns += share;
                 for w in waiters {
-                    self.finish_after(src, w, 0, 1, crate::workload::HOST_OVERHEAD);
+                    self.finish_after(src, w, 0, 1, self.host_overhead);
                 }
             }
         }
@@ -226,7 +236,8 @@ impl<'a> Machine<'a> {
         let j = m.job as usize;
         let st = &mut self.stats[j];
         // (`ramp_time`: what completes before the measured part counts in no figure)
-        if self.jobs[j].measured_from().is_none_or(|t| now >= t) {
+        let measured = self.jobs[j].measured_from().is_none_or(|t| now >= t);
+        if measured {
             st.disk_ns += (service as u128 * m.bytes as u128 / total as u128) as u64;
             st.bytes[m.dir.index()] += m.bytes as u64;
             st.clat[m.dir.index()].record(now.0 - m.submit.0);
@@ -240,6 +251,8 @@ impl<'a> Machine<'a> {
                 bytes: m.bytes,
                 submit_ns: m.submit.0,
                 complete_ns: now.0,
+                depth: m.depth as u32,
+                measured,
             });
         }
         let st = &mut self.stats[j];

@@ -265,6 +265,12 @@ pub struct RequestRecord<'r> {
     /// write, when its pages were dirty.
     pub submit_ns: u64,
     pub complete_ns: u64,
+    /// The job's requests in flight once this one was submitted, itself included (fio's
+    /// "IO depths").
+    pub depth: u32,
+    /// Whether it counts in the report's figures: `false` for what completed during the
+    /// job's `ramp_time`.
+    pub measured: bool,
 }
 
 /// Where an engine sends its [`RequestRecord`]s.

@@ -36,6 +36,7 @@ impl Machine<'_> {
                 sync: (st.sync_lat.count > 0).then(|| SyncReport {
                     total_ios: st.sync_lat.count,
                     lat_ns: Clat::with_percentiles(&st.sync_lat, list),
+                    stddev: st.sync_lat.stddev_of_buckets(),
                 }),
             });
         }

@@ -76,7 +76,11 @@
 //! `fsync`/`fdatasync`, `end_fsync` (write back the job's page cache and flush the drives'
 //! caches), `sync` (O_SYNC writes: the same within each write's latency); `randseed`;
 //! `zonemode` (none, strided; strided is implied by `zonesize` alone, as in fio), `zonesize`,
-//! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only).
+//! `zonerange` (default `zonesize`), `zoneskip`; `name` (job sections only);
+//! `group_reporting`, `new_group`, `bw_avg_time`, `iops_avg_time` (fio's output formats);
+//! `write_bw_log`, `write_lat_log`, `write_iops_log`, `write_hist_log`, `log_avg_msec`,
+//! `log_hist_msec`, `per_job_logs`, `log_offset`, `log_max_value` (fio's logs, written as
+//! fio writes them: [`crate::fio_out`]); `write_iolog`.
 //!
 //! headway's own options, for what fio cannot say: `headway_process`, `headway_barrier`,
 //! `headway_vm`, `headway_weight` (who issues the requests), `headway_rate`,
@@ -93,7 +97,6 @@
 //! |---|---|
 //! | `description` | free text that fio only prints |
 //! | `filename` | the simulated disk is the target; offsets are device offsets (`a:b` refused) |
-//! | `group_reporting` | headway reports every job and the aggregate anyway |
 //! | `thread` | a job is a simulated issuer either way; `--context` says what the scheduler sees |
 //! | `invalidate` | every simulation starts with a cold cache |
 //! | `randrepeat` | simulations are always repeatable: seeds come from `--seed` and `randseed` |
@@ -110,7 +113,6 @@
 //! | `refill_buffers`, `scramble_buffers`, `zero_buffers`, `buffer_compress_percentage` | what the data is does not matter to a disk model |
 //! | `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement` | simulated measurements cost nothing; they are always reported |
 //! | `iodepth_batch_submit`, `iodepth_batch`, `iodepth_batch_complete_max` | requests prepared at one simulated instant are submitted at that instant either way |
-//! | `write_bw_log`, `write_lat_log`, `write_iops_log`, `write_hist_log`, `per_job_logs`, `log_avg_msec` | no fio logs: `--per-request FILE.csv` records every request |
 //!
 //! Every other option is an error naming the option, file and line — headway never ignores
 //! an option it does not implement, since the run would then not be the workload the file

@@ -69,25 +69,28 @@ pub fn parse_args(args: &[String]) -> Result<JobFile, JobFileError> {
 fn build(sections: Vec<Section>, path_label: &str) -> Result<JobFile, JobFileError> {
     let mut global: Option<Draft> = None;
     let mut jobs = Vec::new();
+    let mut global_options = Vec::new();
     for section in sections {
         let origin = Origin { file: path_label.to_string(), line: section.line };
         let global = global.get_or_insert_with(|| Draft::new(origin.clone()));
         if section.name == "global" {
             global.in_global = true;
             apply(global, &section.entries, path_label)?;
+            global_options.extend(fio_options(&section.entries));
         } else {
             let mut job = global.clone();
             job.in_global = false;
             job.spec.name = section.name;
             job.spec.origin = origin;
             apply(&mut job, &section.entries, path_label)?;
+            job.spec.report.options = fio_options(&section.entries);
             jobs.push(job.finish()?);
         }
     }
     if jobs.is_empty() {
         return Err(JobFileError::NoJobs { path: path_label.to_string() });
     }
-    Ok(JobFile { path: path_label.to_string(), jobs })
+    Ok(JobFile { path: path_label.to_string(), jobs, global_options })
 }
 
 /// A `[name]` header and the entries under it.
@@ -104,6 +107,19 @@ struct Entry {
     key: String,
     value: Option<String>,
     line: usize,
+}
+
+/// The entries fio itself sees, as written: headway's own options (`headway_*`, usually
+/// `; @headway` comments to fio) are not among them.
+fn fio_options(entries: &[Entry]) -> Vec<(String, String)> {
+    entries.iter().filter(|e| !e.key.starts_with("headway_")).map(Entry::as_written).collect()
+}
+
+impl Entry {
+    /// `(key, value)` as written, `""` for a bare key (fio's `"job options"`).
+    fn as_written(&self) -> (String, String) {
+        (self.key.clone(), self.value.clone().unwrap_or_default())
+    }
 }
 
 fn lex(text: &str, file: &str) -> Result<Vec<Section>, JobFileError> {

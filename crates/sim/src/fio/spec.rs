@@ -205,6 +205,64 @@ pub struct JobSpec {
     /// `headway_workload=postmark` with its `headway_pm_*` parameters: PostMark on a file
     /// pool in the region instead of the `rw` walk. `None`: the walk (`headway_workload=fio`).
     pub headway_postmark: Option<PostmarkParams>,
+    /// How fio would report the job: its options as written, its reporting group and its
+    /// logs ([`crate::fio_out`]).
+    pub report: ReportSpec,
+}
+
+/// A job's reporting, as fio's options set it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportSpec {
+    /// The job section's own options as written (`key`, value or `""` for a bare flag):
+    /// fio's `"job options"`.
+    pub options: Vec<(String, String)>,
+    /// `group_reporting`: the group's jobs reported as one.
+    pub group_reporting: bool,
+    /// `new_group`: the job starts a new reporting group (as `stonewall` does).
+    pub new_group: bool,
+    /// `bw_avg_time`, `iops_avg_time`: the windows of the bandwidth and IOPS samples, ms
+    /// (fio's default 500).
+    pub bw_avg_ms: u64,
+    pub iops_avg_ms: u64,
+    pub logs: LogSpec,
+}
+
+/// fio's logs for a job: `write_bw_log`, `write_lat_log`, `write_iops_log`,
+/// `write_hist_log` (each the file prefix; `""`, given bare: the job's name),
+/// `log_avg_msec`, `log_hist_msec`, `per_job_logs`, `log_offset`, `log_max_value`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogSpec {
+    pub bw: Option<String>,
+    pub lat: Option<String>,
+    pub iops: Option<String>,
+    pub hist: Option<String>,
+    pub avg_msec: u64,
+    pub hist_msec: u64,
+    /// `per_job_logs` (fio's default 1): a file per job, `PREFIX_bw.N.log`; 0: one file
+    /// `PREFIX_bw.log` for every job naming the prefix.
+    pub per_job: bool,
+    pub offset: bool,
+    pub max_value: bool,
+}
+
+impl LogSpec {
+    /// Whether the job writes any log.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
+}
+
+impl Default for ReportSpec {
+    fn default() -> Self {
+        ReportSpec {
+            options: Vec::new(),
+            group_reporting: false,
+            new_group: false,
+            bw_avg_ms: 500,
+            iops_avg_ms: 500,
+            logs: LogSpec { per_job: true, ..LogSpec::default() },
+        }
+    }
 }
 
 impl JobSpec {
@@ -268,6 +326,7 @@ impl JobSpec {
             headway_delay: None,
             headway_burst: None,
             headway_postmark: None,
+            report: ReportSpec::default(),
         }
     }
 
@@ -322,6 +381,8 @@ impl JobSpec {
 pub struct JobFile {
     pub path: String,
     pub jobs: Vec<JobSpec>,
+    /// The `[global]` sections' options as written (fio's `"global options"`).
+    pub global_options: Vec<(String, String)>,
 }
 
 impl JobFile {

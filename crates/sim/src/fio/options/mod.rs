@@ -52,6 +52,20 @@ pub(crate) enum ZoneMode {
     Strided,
 }
 
+/// A log option's file prefix: its value, or `""` for a bare key (the job's name, as fio,
+/// resolved per job since a `[global]` bare key names each job's own).
+fn log_prefix(_: &Draft, v: Option<&str>) -> String {
+    v.map(str::trim).unwrap_or_default().to_string()
+}
+
+/// A window in ms, at least 1.
+fn positive_ms(v: Option<&str>) -> Result<u64, String> {
+    match parse_count(val(v)?)? {
+        0 => Err("must be at least 1 ms".into()),
+        n => Ok(n),
+    }
+}
+
 /// A job (or the `[global]` defaults) while its section is being read.
 #[derive(Clone, Debug)]
 pub(crate) struct Draft {
@@ -1271,9 +1285,22 @@ pub static OPTIONS: &[FioOption] = &[
     },
     FioOption {
         names: &["group_reporting"],
-        doc: "0/1.",
-        no_effect: Some("headway reports every job and the aggregate anyway"),
-        set: |_, v| parse_flag(v).map(drop),
+        doc: "0/1: fio's output formats (`--output-format`) report each reporting group's jobs as \
+              one; headway's own JSON lists every job either way.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.group_reporting = parse_flag(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["new_group"],
+        doc: "0/1: the job starts a new reporting group (as `stonewall` does).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.new_group = parse_flag(v)?;
+            Ok(())
+        },
     },
     FioOption {
         names: &["thread"],
@@ -1381,16 +1408,106 @@ pub static OPTIONS: &[FioOption] = &[
         set: |_, v| parse_flag(v).map(drop),
     },
     FioOption {
-        names: &["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "per_job_logs"],
-        doc: "fio's log files.",
-        no_effect: Some("headway writes no fio logs: `--per-request FILE.csv` records every request"),
-        set: |_, v| val(v).or(Ok("")).map(drop),
+        names: &["write_bw_log"],
+        doc: "Log bandwidth to `PREFIX_bw.N.log` (KiB/s; bare: the job's name is the prefix), in \
+              fio's format ([`crate::fio_out`]).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.bw = Some(log_prefix(d, v));
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["write_lat_log"],
+        doc: "Log latencies to `PREFIX_slat.N.log`, `PREFIX_clat.N.log` and `PREFIX_lat.N.log` (ns).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.lat = Some(log_prefix(d, v));
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["write_iops_log"],
+        doc: "Log IOPS to `PREFIX_iops.N.log`.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.iops = Some(log_prefix(d, v));
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["write_hist_log"],
+        doc: "Log completion-latency histograms to `PREFIX_clat_hist.N.log`, one line every \
+              `log_hist_msec` (none without it, as fio).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.hist = Some(log_prefix(d, v));
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["per_job_logs"],
+        doc: "1 (default): a log file per job, `PREFIX_bw.N.log`; 0: `PREFIX_bw.log` shared by the \
+              jobs naming the prefix.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.per_job = parse_flag(v)?;
+            Ok(())
+        },
     },
     FioOption {
         names: &["log_avg_msec"],
-        doc: "Averaging window of fio's logs, ms.",
-        no_effect: Some("headway writes no fio logs: `--per-request FILE.csv` records every request"),
-        set: |_, v| parse_count(val(v)?).map(drop),
+        doc: "Average the logs' values over windows of this many ms (0, default: every request).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.avg_msec = parse_count(val(v)?)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["log_hist_msec"],
+        doc: "Window of the histogram log, ms (0, default: no histogram lines).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.hist_msec = parse_count(val(v)?)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["log_offset"],
+        doc: "0/1: the logs carry each request's offset (per-request entries only).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.offset = parse_flag(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["log_max_value"],
+        doc: "0/1: a windowed log entry holds the window's largest value instead of its mean.",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.logs.max_value = parse_flag(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["bw_avg_time"],
+        doc: "Window of the bandwidth samples behind `bw_min`/`bw_max`/`bw_mean`, ms (default 500).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.bw_avg_ms = positive_ms(v)?;
+            Ok(())
+        },
+    },
+    FioOption {
+        names: &["iops_avg_time"],
+        doc: "Window of the IOPS samples behind `iops_min`/`iops_max`/`iops_mean`, ms (default 500).",
+        no_effect: None,
+        set: |d, v| {
+            d.spec.report.iops_avg_ms = positive_ms(v)?;
+            Ok(())
+        },
     },
     FioOption {
         names: &["unit_base"],

@@ -490,12 +490,42 @@ fn accepted_without_effect() {
     job("norandommap\nrandom_generator=lfsr\nthinktime_spin=10\ncpus_allowed=0-3\n\
          cpumask=0xf\nallow_mounted_write=1\noverwrite=1\ncreate_on_open=1\nrefill_buffers\n\
          scramble_buffers=0\nzero_buffers\nbuffer_compress_percentage=50\ndisable_lat=1\n\
-         disable_slat=1\nwrite_bw_log=x\nwrite_lat_log=x\nwrite_iops_log\nlog_avg_msec=100\n\
-         per_job_logs=0");
+         disable_slat=1");
     assert!(fails("random_generator=mt").contains("not tausworthe"));
     assert!(fails("thinktime_spin=fast").contains("malformed"));
     assert!(fails("buffer_compress_percentage=150").contains("out of range"));
     assert!(fails("norandommap=2").contains("not a flag"));
+}
+
+#[test]
+fn reporting_and_logs() {
+    let j = job("write_bw_log=out/x\nwrite_lat_log\nwrite_iops_log=y\nwrite_hist_log=h\n\
+                 log_avg_msec=100\nlog_hist_msec=1000\nper_job_logs=0\nlog_offset=1\n\
+                 log_max_value=1\nbw_avg_time=250\niops_avg_time=1000\ngroup_reporting\nnew_group");
+    let l = &j.report.logs;
+    assert_eq!((l.bw.as_deref(), l.lat.as_deref(), l.iops.as_deref()), (Some("out/x"), Some(""), Some("y")));
+    assert_eq!((l.hist.as_deref(), l.avg_msec, l.hist_msec), (Some("h"), 100, 1000));
+    assert!(!l.per_job && l.offset && l.max_value);
+    assert_eq!((j.report.bw_avg_ms, j.report.iops_avg_ms), (250, 1000));
+    assert!(j.report.group_reporting && j.report.new_group);
+    // fio's defaults
+    let d = job("rw=read");
+    assert!(d.report.logs.per_job && !d.report.logs.any() && !d.report.group_reporting);
+    assert_eq!((d.report.bw_avg_ms, d.report.iops_avg_ms), (500, 500));
+    assert!(fails("bw_avg_time=0").contains("at least 1 ms"));
+    assert!(fails("log_avg_msec=1s").contains("not a whole number"));
+    assert!(fails("per_job_logs=2").contains("not a flag"));
+    // the options as written, fio's "job options" and "global options"; headway's own
+    // (comments to fio) are not among them
+    let f = parse_str(
+        "[global]\nbs=4k\ndirect=1\n[j]\nrw=read\ntime_based\nruntime=1\n; @headway weight=2\n",
+        "t.fio",
+    )
+    .unwrap();
+    let own = |v: &[(String, String)]| v.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>();
+    assert_eq!(own(&f.global_options), ["bs=4k", "direct=1"]);
+    assert_eq!(own(&f.jobs[0].report.options), ["rw=read", "time_based=", "runtime=1"]);
+    assert_eq!(f.jobs[0].headway_weight, 2);
 }
 
 #[test]
