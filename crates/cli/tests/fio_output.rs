@@ -214,6 +214,45 @@ fn logs_are_fio_logs_and_fio2gnuplot_reads_them() {
     }
 }
 
+/// `write_hist_log` with `log_hist_msec`: fio's 1,856 latency buckets after time, direction
+/// and block size, each line the window's completions, as real fio's.
+#[test]
+fn histogram_logs_have_fios_columns() {
+    let job =
+        "[global]\nfilename=data.img\nsize=16m\nbs=4k\ndirect=1\nioengine=psync\nruntime=1\ntime_based\n\
+               write_hist_log=hl\nlog_hist_msec=200\n[r]\nrw=randread\n";
+    let fio_dir = scratch("hist-fio");
+    real_fio(&fio_dir, job, &["--output=/dev/null"]);
+    let ours = scratch("hist-headway");
+    std::fs::write(ours.join("job.fio"), job).unwrap();
+    let out = headway_in(&ours, &["simulate", "job.fio", "--scheduler", "noop", "--output-format", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = |d: &Path| -> Vec<Vec<u64>> {
+        std::fs::read_to_string(d.join("hl_clat_hist.1.log"))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(", ").map(|c| c.parse().unwrap()).collect())
+            .collect()
+    };
+    let (f, h) = (rows(&fio_dir), rows(&ours));
+    assert!(!f.is_empty() && !h.is_empty());
+    assert_eq!(f[0].len(), 1859, "real fio: time, direction, block size and 1856 buckets");
+    // a line per whole 200 ms window (the window ending with the job's second closes when a
+    // completion lands at or after its end: in fio's jittered windows, or the simulator's
+    // exact ones, that may or may not happen)
+    assert!(f.len().abs_diff(h.len()) <= 1 && h.len() >= 4, "fio {} lines, headway {}", f.len(), h.len());
+    let mut counted = 0;
+    for (i, r) in h.iter().enumerate() {
+        assert_eq!(r.len(), f[0].len());
+        assert_eq!((r[1], r[2]), (0, 4096), "reads of 4 KiB");
+        assert_eq!(r[0], 200 * (i as u64 + 1), "window ends");
+        counted += r[3..].iter().sum::<u64>();
+    }
+    // the windows hold the completions of the job's whole windows, no more
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(counted <= ios && counted * 5 >= ios * 4 - 5, "{counted} of {ios}");
+}
+
 /// `group_reporting` and `new_group` make the same entries and groups as in real fio.
 #[test]
 fn reporting_groups_are_fios() {

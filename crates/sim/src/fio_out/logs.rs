@@ -13,8 +13,8 @@
 //! otherwise. Values: latencies in ns, bandwidth in KiB/s (per request: bytes over its
 //! latency, as fio), IOPS. With `log_avg_msec=N` one line per direction every N ms of the
 //! job, holding the window's mean (`log_max_value=1`: its largest value; bandwidth and IOPS:
-//! the window's rate), block size and offset 0 (the block size for bandwidth and IOPS of a
-//! fixed-size job), the last partial window at the job's end. `slat` lines come only from
+//! the window's rate), block size and offset 0; the last partial window is not written
+//! (fio's logs end with the last whole window). `slat` lines come only from
 //! an asynchronous engine (a synchronous engine's slat log stays empty, as fio's) and are
 //! zero: submission takes no simulated time.
 //!
@@ -72,8 +72,6 @@ struct CloneLogs {
     /// bw, slat, clat, lat, iops, clat_hist: index into the run's files.
     files: [Option<usize>; 6],
     start_ns: Option<u64>,
-    /// The latest completion: when the last partial windows end.
-    last_ns: u64,
     avg_ns: u64,
     hist_ns: u64,
     next_avg: u64,
@@ -155,7 +153,6 @@ impl RunLogs {
                 clones.push(Some(CloneLogs {
                     files: f,
                     start_ns: None,
-                    last_ns: 0,
                     avg_ns: l.avg_msec * 1_000_000,
                     hist_ns: l.hist_msec * 1_000_000,
                     next_avg: 0,
@@ -184,7 +181,6 @@ impl RunLogs {
             c.next_hist = r.submit_ns + c.hist_ns;
             r.submit_ns
         });
-        c.last_ns = r.complete_ns;
         let files = &mut self.files;
         if c.avg_ns > 0 {
             while r.complete_ns >= c.next_avg {
@@ -227,18 +223,9 @@ impl RunLogs {
         }
     }
 
-    /// The partial windows flushed, the files closed: the paths written, or the first error.
-    pub fn finish(mut self) -> Result<Vec<PathBuf>, LogError> {
-        for c in self.clones.iter_mut().flatten() {
-            let Some(start) = c.start_ns else { continue };
-            let at = c.last_ns;
-            if c.avg_ns > 0 {
-                c.flush_windows(&mut self.files, at, start);
-            }
-            if c.hist_ns > 0 {
-                c.flush_hist(&mut self.files, at, start);
-            }
-        }
+    /// The files closed (a last partial window is not written, as fio does not): the paths
+    /// written, or the first error.
+    pub fn finish(self) -> Result<Vec<PathBuf>, LogError> {
         let mut written = Vec::new();
         for f in self.files {
             let path = f.path.display().to_string();
