@@ -23,6 +23,7 @@ use headway_sim::{fio, simulate, SimConfig};
 pub(crate) use run_args::parse_settings;
 use run_args::RunArgs;
 
+mod compare;
 mod lab;
 mod lab_model;
 mod replay;
@@ -76,6 +77,10 @@ enum Cmd {
         #[arg(last = true, value_name = "FIO OPTIONS")]
         fio_args: Vec<String>,
     },
+    /// The same fio job simulated and served: real fio's nbd engine against `headway serve
+    /// --backend emulated:MODEL`, side by side per scheduler, with the client round trip
+    /// measured and given to the model
+    Compare(compare::CompareArgs),
     /// Replay a block trace (blkparse, fio iolog, MSR, SPC, DiskSim, FIU) on a modelled disk,
     /// once per scheduler, and compare.
     Replay(replay::ReplayArgs),
@@ -198,6 +203,7 @@ fn run(cli: Cli) -> Result<()> {
                 fio_args,
             })
         }
+        Cmd::Compare(a) => compare::run(a),
         Cmd::Disks { name, json } => {
             match name {
                 None => {

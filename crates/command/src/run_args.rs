@@ -46,6 +46,25 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The run spec of a job-file run.
+    /// The run of `headway compare`: `disk`, `context`, settings `set`, a drive queueing
+    /// `queue_depth` commands (SPTF, write-through), no array.
+    pub fn for_compare(disk: &str, context: &str, set: Vec<String>, queue_depth: u32) -> RunArgs {
+        RunArgs {
+            disk: disk.to_string(),
+            scheduler: Vec::new(),
+            context: context.to_string(),
+            set,
+            seed: 1,
+            drive: DriveArgs {
+                queue_depth: queue_depth.to_string(),
+                drive_scheduler: "sptf".into(),
+                write_cache: "through".into(),
+            },
+            array: None,
+            array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
+        }
+    }
+
     pub fn spec(&self) -> Result<RunSpec> {
         let context: ContextMode = self.context.parse().map_err(|e| anyhow::anyhow!("--context: {e}"))?;
         self.spec_with(context)

@@ -284,6 +284,10 @@ pub(crate) struct Export {
     flushes: Mutex<Vec<Io>>,
     /// How late the delay line released completions (`emulated:MODEL` only).
     lateness: Arc<Mutex<Lateness>>,
+    /// How long after the model's `done` each reply was handed to its socket (the release's
+    /// lateness, the scheduler's turn and the reply hand-off; `emulated:MODEL` only): what
+    /// the server adds to a request over the model, logged at exit.
+    reply_lag: Mutex<ReplyLag>,
     pub name: String,
     pub flags: u16,
     pub read_only: bool,
@@ -419,6 +423,7 @@ impl Server {
             queued: Mutex::new(None),
             flushes: Mutex::new(Vec::new()),
             lateness: Arc::default(),
+            reply_lag: Mutex::default(),
             name: cfg.name.clone(),
             flags,
             read_only: cfg.read_only,
@@ -559,6 +564,7 @@ impl Server {
         *export.delay.lock().unwrap() = None;
         if let Some(line) = delay {
             info!(model = export.model.as_ref().map(|m| m.spec().name.as_str()), lateness = %line.finish(), "delay line");
+            info!(lag = %export.reply_lag.lock().unwrap(), "replies after the model's done");
         }
         let result = export.backend.sync().map_err(ServeError::Sync);
         if let Some(r) = reporter {
@@ -891,8 +897,37 @@ impl Export {
                 (Some(t), Some(r)) => t.completed(r),
                 _ => self.core.now(),
             };
+            if let Some(done) = h.done {
+                self.reply_lag.lock().unwrap().record(now.0.saturating_sub(done.0));
+            }
             self.stats.reply(a.kind, a.bytes, ok, a.arrived, now);
         }
+    }
+}
+
+/// How long after the model's `done` replies were handed to their sockets.
+#[derive(Default)]
+pub(crate) struct ReplyLag(headway_sched::hist::Histogram);
+
+impl ReplyLag {
+    fn record(&mut self, ns: u64) {
+        self.0.record(ns);
+    }
+}
+
+impl std::fmt::Display for ReplyLag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let h = &self.0;
+        write!(
+            f,
+            "{} replies, mean {:.1} µs, p50 {:.1} µs, p90 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            h.count,
+            h.mean() / 1e3,
+            h.percentile(50.0) as f64 / 1e3,
+            h.percentile(90.0) as f64 / 1e3,
+            h.percentile(99.0) as f64 / 1e3,
+            if h.count == 0 { 0.0 } else { h.max as f64 / 1e3 }
+        )
     }
 }
 
