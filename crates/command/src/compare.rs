@@ -323,46 +323,17 @@ fn serve_and_run(
     Ok((per_job, trace))
 }
 
-/// The clients' round trip from the server's blkparse trace: per connection, a request's
-/// arrival (`Q`) minus the completion (`C`) before it, when the connection had nothing in
-/// flight; the median over all connections (ns), and how many such gaps there were.
+/// The clients' round trip from the server's blkparse trace ([`Served::client_round_trips`]):
+/// the median (ns; the model's default when there is none) and how many there were.
+///
+/// [`Served::client_round_trips`]: headway_lab::served::Served::client_round_trips
 fn client_round_trip(trace: &Path) -> Result<(u64, usize)> {
-    let text = std::fs::read_to_string(trace).with_context(|| format!("reading {}", trace.display()))?;
-    Ok(round_trip_of(&text))
-}
-
-fn round_trip_of(text: &str) -> (u64, usize) {
-    use std::collections::HashMap;
-    // connection -> (in flight, last completion)
-    let mut conns: HashMap<&str, (u32, Option<u64>)> = HashMap::new();
-    let mut gaps = Vec::new();
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 7 {
-            continue;
-        }
-        let Some(t) = parse_secs(f[3]) else { continue };
-        let c = conns.entry(f[4]).or_insert((0, None));
-        match f[5] {
-            "Q" => {
-                if let (0, Some(last)) = (c.0, c.1) {
-                    gaps.push(t.saturating_sub(last));
-                }
-                c.0 += 1;
-            }
-            "C" => {
-                c.0 = c.0.saturating_sub(1);
-                c.1 = Some(t);
-            }
-            _ => {}
-        }
-    }
-    if gaps.is_empty() {
-        return (headway_sim::workload::HOST_OVERHEAD.0, 0);
-    }
-    let n = gaps.len();
-    let (_, median, _) = gaps.select_nth_unstable(n / 2);
-    (*median, n)
+    let served = headway_lab::served::read_served(trace).map_err(anyhow::Error::msg)?;
+    let gaps = served.client_round_trips();
+    Ok(match gaps.len() {
+        0 => (headway_sim::workload::HOST_OVERHEAD.0, 0),
+        n => (gaps[n / 2], n),
+    })
 }
 
 /// The server's median reply lag from its log (the line `replies after the model's done`,
@@ -374,16 +345,6 @@ fn reply_lag_of(log: &str) -> Option<u64> {
     let num: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
     rest[num.len()..].trim_start().starts_with("µs").then_some(())?;
     Some((num.parse::<f64>().ok()? * 1e3).round() as u64)
-}
-
-/// `SECONDS.NANOS` as ns.
-fn parse_secs(s: &str) -> Option<u64> {
-    let (secs, frac) = s.split_once('.')?;
-    let mut nanos: String = frac.chars().take(9).collect();
-    while nanos.len() < 9 {
-        nanos.push('0');
-    }
-    Some(secs.parse::<u64>().ok()? * 1_000_000_000 + nanos.parse::<u64>().ok()?)
 }
 
 fn mb(b: f64) -> f64 {
@@ -485,24 +446,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trips_are_gaps_of_idle_connections() {
-        // connection 1: sync, replies at 1.000100 and 1.000300, next requests 30 and 50 us
-        // later; connection 2 has two in flight: its second arrival is no round trip
-        let trace = "\
-43,0 0 1 1.000000000 1 Q R 0 + 8 [nbd-conn1]
-43,0 0 2 1.000100000 1 C R 0 + 8 [nbd-conn1]
-43,0 0 3 1.000130000 1 Q R 8 + 8 [nbd-conn1]
-43,0 0 4 1.000140000 2 Q R 0 + 8 [nbd-conn2]
-43,0 0 5 1.000150000 2 Q R 8 + 8 [nbd-conn2]
-43,0 0 6 1.000300000 1 C R 8 + 8 [nbd-conn1]
-43,0 0 7 1.000350000 1 Q R 16 + 8 [nbd-conn1]
-43,0 0 8 1.000400000 2 C R 0 + 8 [nbd-conn2]
-43,0 0 9 1.000410000 2 Q R 16 + 8 [nbd-conn2]
-";
-        let (median, n) = round_trip_of(trace);
-        assert_eq!(n, 2, "only the idle connection's arrivals count");
-        assert_eq!(median, 50_000);
-        assert_eq!(parse_secs("2.5"), Some(2_500_000_000));
+    fn the_reply_lag_is_the_median_the_server_logs() {
         let log = "delay line lateness=71567 releases, lateness mean 15.5 µs, p50 < 0.064 µs\n\
                    \x1b[2mserver\x1b[0m replies after the model's done lag=71567 replies, mean 35.2 µs, p50 21.7 µs, p90 40.1 µs\n";
         assert_eq!(reply_lag_of(log), Some(21_700));

@@ -29,6 +29,8 @@ pub struct Served {
 /// One read or write as the trace has it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The server's connection number (the trace's PID).
+    pub connection: u32,
     pub arrival_ns: u64,
     pub dispatch_ns: u64,
     pub complete_ns: u64,
@@ -60,6 +62,31 @@ pub struct WorkloadCounts {
 }
 
 impl Served {
+    /// The clients' round trips, ns: per connection, each request's arrival less the
+    /// completion before it, when every earlier request of the connection had completed
+    /// (the client waited on its reply: a synchronous client's time between requests).
+    pub fn client_round_trips(&self) -> Vec<u64> {
+        let mut by_conn: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+        for r in &self.requests {
+            by_conn.entry(r.connection).or_default().push((r.arrival_ns, r.complete_ns));
+        }
+        let mut gaps = Vec::new();
+        for mut reqs in by_conn.into_values() {
+            reqs.sort_unstable();
+            let mut done: Option<u64> = None;
+            for (arrival, complete) in reqs {
+                if let Some(d) = done.filter(|&d| d <= arrival) {
+                    gaps.push(arrival - d);
+                }
+                // the latest completion of the requests that arrived so far; one still in
+                // flight at the next arrival (a later completion) makes that no round trip
+                done = Some(done.map_or(complete, |d| d.max(complete)));
+            }
+        }
+        gaps.sort_unstable();
+        gaps
+    }
+
     /// Response time of each read or write request (completion less arrival), ns, in
     /// completion order.
     pub fn response_ns(&self) -> Vec<u64> {
@@ -174,6 +201,7 @@ pub fn parse_served(text: &str) -> Result<Served, (usize, String)> {
                 let (arrived, dispatched) = q.remove(at).expect("found");
                 let dispatched = dispatched.expect("found dispatched");
                 out.requests.push(Request {
+                    connection: pid,
                     arrival_ns: arrived,
                     dispatch_ns: dispatched,
                     complete_ns: t,
@@ -275,6 +303,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn client_round_trips_are_the_gaps_of_waiting_connections() {
+        // connection 1: synchronous, replies at 1.000100 and 1.000300, next requests 30 and
+        // 50 us later; connection 2 has two in flight: its second arrival is no round trip,
+        // its third (after both replies) is one
+        let t = "\
+43,0 0 1 1.000000000 1 Q R 0 + 8 [nbd-conn1]
+43,0 0 2 1.000000000 1 D R 0 + 8 [nbd-conn1]
+43,0 0 3 1.000100000 1 C R 0 + 8 [nbd-conn1]
+43,0 0 4 1.000130000 1 Q R 8 + 8 [nbd-conn1]
+43,0 0 5 1.000140000 2 Q R 0 + 8 [nbd-conn2]
+43,0 0 6 1.000150000 2 Q R 8 + 8 [nbd-conn2]
+43,0 0 7 1.000150000 1 D R 8 + 8 [nbd-conn1]
+43,0 0 8 1.000300000 1 C R 8 + 8 [nbd-conn1]
+43,0 0 9 1.000300000 2 D R 0 + 8 [nbd-conn2]
+43,0 0 10 1.000350000 1 Q R 16 + 8 [nbd-conn1]
+43,0 0 11 1.000350000 1 D R 16 + 8 [nbd-conn1]
+43,0 0 12 1.000360000 1 C R 16 + 8 [nbd-conn1]
+43,0 0 13 1.000400000 2 C R 0 + 8 [nbd-conn2]
+43,0 0 14 1.000400000 2 D R 8 + 8 [nbd-conn2]
+43,0 0 15 1.000500000 2 C R 8 + 8 [nbd-conn2]
+43,0 0 16 1.000520000 2 Q R 16 + 8 [nbd-conn2]
+43,0 0 17 1.000520000 2 D R 16 + 8 [nbd-conn2]
+43,0 0 18 1.000600000 2 C R 16 + 8 [nbd-conn2]
+";
+        let s = parse_served(t).unwrap();
+        assert_eq!(s.requests.iter().filter(|r| r.connection == 2).count(), 3);
+        assert_eq!(s.client_round_trips(), vec![20_000, 30_000, 50_000]);
+    }
+
+    #[test]
     fn commands_and_responses_from_q_d_c() {
         // two reads merged into one command at 1.0 s, done at 1.010; a write alone; a flush
         let t = "\
@@ -356,6 +414,7 @@ mod tests {
             &Served {
                 service_ns: vec![10, 10],
                 requests: vec![Request {
+                    connection: 1,
                     arrival_ns: 0,
                     dispatch_ns: 0,
                     complete_ns: 20,

@@ -473,6 +473,7 @@ mod tests {
     #[test]
     fn the_servers_drive_time_goes_to_the_job_whose_region_holds_the_request() {
         let rq = |arrival_ns, sector, service| Request {
+            connection: 1,
             arrival_ns,
             dispatch_ns: arrival_ns + 10,
             complete_ns: arrival_ns + 10 + service,
