@@ -765,9 +765,9 @@ pub fn fig2_explanation(c: &[PmCell; 4]) -> String {
     };
     format!(
         "A transaction's bytes decide these ratios more than the disk does. {}; {}. SS and LL differ in their \
-         files' sizes (9-15 KB against 0.1-3 MB), which no disk rate can make up; LS and LL differ in the \
-         pool's size (200 files against 850 here), and the smaller pool's files stay in the guest's page \
-         cache more often, so its transactions reach the disk with fewer bytes.",
+         files' sizes (9-15 KB against 0.1-3 MB), which no disk rate can make up; LS and LL differ only in \
+         the pool's size (LS has a quarter of LL's files), so more of LS's pool is in the guest's page \
+         cache and its transactions reach the server with fewer bytes.",
         split(SS, LL),
         split(LS, LL)
     )

@@ -6,6 +6,11 @@
 //! `headway serve`'s emulated drive holds up to `queue_depth` commands and picks among them
 //! (its SPTF, [`headway_nbd::queued`]); the server's scheduler hands it that many at once.
 //!
+//! `iopath-fig16` is the same runs with the drive's write-back cache (§6.2): writes complete
+//! in the drive's buffer, and a full buffer refuses commands ([`judge_fig16`] has its
+//! statements); it also runs the write-through drive at the deepest queue, for the paper's
+//! comparison of the two policies.
+//!
 //! The paper gives no numbers for Figure 15, only its shape, checked as statements: a
 //! deeper queue raises PostMark's throughput ("by only increasing the disk queue depth, we
 //! improve overall application performance": the deepest at least 1.05x depth 1, for every
@@ -23,6 +28,72 @@ pub(super) const FIGURE: LabFigure = LabFigure {
     title: "PostMark SS on ReiserFS against the drive's queue depth, 18 GB and 300 GB disks",
     run: |s, o, l| Ok(vec![fig15(s, o, l)?]),
 };
+
+pub(super) const FIGURE16: LabFigure = LabFigure {
+    id: "iopath-fig16",
+    source: "seeds/002 (IO path) §6.2, Figure 16 — PostMark in real guests",
+    title: "PostMark SS on ReiserFS against the queue depth with the drive's write-back cache, 18 GB and 300 GB disks",
+    run: |s, o, l| Ok(vec![fig16(s, o, l)?]),
+};
+
+/// Depth 1 "the highest (or very close to it)": at least this share of the best depth.
+pub const DEPTH1_NEAR_BEST: f64 = 0.95;
+/// Noop's "performance degradation" with a deeper queue: some deeper queue below this share
+/// of depth 1.
+pub const DEGRADED: f64 = 0.97;
+
+/// Figure 16's statements from transactions/s with the write-back cache, `wb[disk][scheduler]
+/// [depth]`, and with write-through at the deepest queue, `wt[disk][scheduler]` (disks in
+/// [`DISKS`] order, depths ascending from 1, the schedulers `scheds`).
+pub fn judge_fig16(scheds: &[&str], depths: &[u32], wb: &[Vec<Vec<f64>>; 2], wt: &[Vec<f64>; 2]) -> Vec<Check> {
+    let measured = wb.iter().flatten().flatten().chain(wt.iter().flatten()).all(|t| *t > 0.0 && t.is_finite());
+    if !measured {
+        return vec![Check::new("every point measured", format!("{wb:?} {wt:?}"), "throughput at every depth", false)];
+    }
+    let best = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max);
+    let mut v = Vec::new();
+    for (d, (_, name)) in DISKS.iter().enumerate() {
+        let shares: Vec<f64> = wb[d].iter().map(|t| t[0] / best(t)).collect();
+        v.push(Check::new(
+            format!("{name}: depth 1 the highest, or very close to it, under every scheduler"),
+            format!("depth 1 at {}x the best depth ({})", list(&shares, 2), scheds.join(", ")),
+            format!("\"the highest (or very close to it) throughput possible\" (at least {DEPTH1_NEAR_BEST}x)"),
+            shares.iter().all(|s| *s >= DEPTH1_NEAR_BEST),
+        ));
+    }
+    if let Some(noop) = scheds.iter().position(|s| *s == "noop") {
+        let worst: Vec<f64> = (0..2).map(|d| wb[d][noop][1..].iter().cloned().fold(f64::MAX, f64::min) / wb[d][noop][0]).collect();
+        v.push(Check::new(
+            "Noop: a deeper queue degrades throughput on both disks",
+            format!("worst deeper depth {}x depth 1 (18 GB, 300 GB)", list(&worst, 2)),
+            format!("\"commonly results in performance degradation ... No-Op\" (below {DEGRADED}x)"),
+            worst.iter().all(|w| *w < DEGRADED),
+        ));
+    }
+    if let (Some(i4), Some(i16)) = (depths.iter().position(|d| *d == 4), depths.iter().position(|d| *d == 16)) {
+        let series: Vec<&Vec<f64>> = wb.iter().flatten().collect();
+        let at4 = series.iter().filter(|t| t[i4] < t[i16]).count();
+        v.push(Check::new(
+            "the minimum often at depth 4, not 16",
+            format!("depth 4 below depth 16 in {at4} of {} disk-scheduler series", series.len()),
+            "\"the minimum throughput is often at queue depth of 4 and not at the higher queue depth of 16\" (most series)",
+            2 * at4 > series.len(),
+        ));
+    }
+    let mut close = Vec::new();
+    for d in 0..2 {
+        for s in 0..scheds.len() {
+            close.push(best(&wb[d][s]) / wt[d][s]);
+        }
+    }
+    v.push(Check::new(
+        "the best write-back throughput and write-through's at the deepest queue very close",
+        format!("write-back best / write-through deepest: {}x", list(&close, 2)),
+        "\"very close\" (within 10% for every disk and scheduler)",
+        close.iter().all(|r| (r - 1.0).abs() <= 0.10),
+    ));
+    v
+}
 
 /// (model, the paper's name for it)
 pub const DISKS: [(&str, &str); 2] = [("cheetah-15k3", "18 GB"), ("cheetah-10k7", "300 GB")];
@@ -83,51 +154,154 @@ pub fn judge_fig15(scheds: &[&str], tps: &[Vec<Vec<f64>>; 2]) -> Vec<Check> {
     v
 }
 
-fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
-    let dir = opts.out.join(FIGURE.id);
-    let quick = scale == Scale::Quick;
-    let depths: &[u32] = if quick { &DEPTHS_QUICK } else { &DEPTHS };
-    let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
-    let quoted = toml_list(scheds);
+/// The runs of one figure: their commands and reports.
+struct Runs {
+    commands: Vec<String>,
+    reports: Vec<(String, serde_json::Value)>,
+}
+
+/// PostMark SS on ReiserFS on `disk` with the drive `depth` deep and its write cache
+/// `cache` (`through`, `back`), under `scheds`: transactions/s per scheduler.
+#[allow(clippy::too_many_arguments)]
+fn postmark_point(
+    id: &str,
+    disk: &str,
+    depth: u32,
+    cache: &str,
+    scheds: &[&str],
+    runs: &mut Runs,
+    opts: &LabOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<f64>, LabError> {
+    let dir = opts.out.join(id);
+    let name = if cache == "through" { format!("{disk}-depth{depth}") } else { format!("{disk}-depth{depth}-{cache}") };
+    let text = format!(
+        "# {id}: PostMark SS on ReiserFS, {disk}, drive queue depth {depth}, write-{cache} (seeds/002 §6)\n\
+         name = \"{id}-{name}\"\n[guest]\nkernel = \"generic\"\nfs = \"reiserfs\"\nguest_scheduler = \"none\"\n\
+         memory_mb = 256\ntimeout_s = 5400\n[headway]\ndisk = \"{disk}\"\nschedulers = [{quoted}]\n\
+         queue_depth = {depth}\nwrite_cache = \"{cache}\"\nsize = \"16G\"\n\
+         [workload.postmark]\nnumber = 10000\ntransactions = 20000\nsize_min = 9216\nsize_max = 15360\n",
+        quoted = toml_list(scheds)
+    );
+    let (report, cmd) = run_written(&dir, &name, &text, &[], opts, log)?;
+    runs.commands.push(cmd);
+    let tps = scheds
+        .iter()
+        .map(|sched| {
+            let run = report.runs.iter().find(|r| r.scheduler == *sched);
+            run.and_then(|r| r.postmark.as_ref()).map_or(0.0, |p| p.transactions_per_s)
+        })
+        .collect();
+    runs.reports.push((name, serde_json::to_value(&report).unwrap_or_default()));
+    Ok(tps)
+}
+
+/// Transactions/s per disk, scheduler and depth with the write cache `cache`.
+fn depth_matrix(
+    id: &str,
+    cache: &str,
+    depths: &[u32],
+    scheds: &[&str],
+    runs: &mut Runs,
+    opts: &LabOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<[Vec<Vec<f64>>; 2], LabError> {
     let mut tps: [Vec<Vec<f64>>; 2] =
         [vec![vec![0.0; depths.len()]; scheds.len()], vec![vec![0.0; depths.len()]; scheds.len()]];
-    let mut commands = Vec::new();
-    let mut reports = Vec::new();
     for (d, (disk, _)) in DISKS.iter().enumerate() {
         for (k, depth) in depths.iter().enumerate() {
-            let name = format!("{disk}-depth{depth}");
-            let text = format!(
-                "# {id}: PostMark SS on ReiserFS, {disk}, drive queue depth {depth} (seeds/002 §6.1)\n\
-                 name = \"{id}-{name}\"\n[guest]\nkernel = \"generic\"\nfs = \"reiserfs\"\nguest_scheduler = \"none\"\n\
-                 memory_mb = 256\ntimeout_s = 5400\n[headway]\ndisk = \"{disk}\"\nschedulers = [{quoted}]\n\
-                 queue_depth = {depth}\nsize = \"16G\"\n\
-                 [workload.postmark]\nnumber = 10000\ntransactions = 20000\nsize_min = 9216\nsize_max = 15360\n",
-                id = FIGURE.id
-            );
-            let (report, cmd) = run_written(&dir, &name, &text, &[], opts, log)?;
-            commands.push(cmd);
-            for (s, sched) in scheds.iter().enumerate() {
-                let run = report.runs.iter().find(|r| r.scheduler == *sched);
-                tps[d][s][k] = run.and_then(|r| r.postmark.as_ref()).map_or(0.0, |p| p.transactions_per_s);
+            let point = postmark_point(id, disk, *depth, cache, scheds, runs, opts, log)?;
+            for (s, t) in point.into_iter().enumerate() {
+                tps[d][s][k] = t;
             }
-            reports.push((name, serde_json::to_value(&report).unwrap_or_default()));
         }
     }
-    let checks = judge_fig15(scheds, &tps);
-    let (outcome, verdict) = verdict_of(&checks, false);
+    Ok(tps)
+}
+
+/// A row per disk and scheduler: transactions/s at each depth.
+fn depth_rows(label: &str, depths: &[u32], scheds: &[&str], tps: &[Vec<Vec<f64>>; 2]) -> Vec<(String, String, String)> {
     let mut rows = Vec::new();
     for (d, (disk, paper_name)) in DISKS.iter().enumerate() {
         for (s, sched) in scheds.iter().enumerate() {
             rows.push((
                 format!(
-                    "{paper_name} ({disk}), {sched}: tx/s at depth {}",
+                    "{paper_name} ({disk}), {sched}: tx/s at depth {}{label}",
                     list(&depths.iter().map(|x| *x as f64).collect::<Vec<_>>(), 0)
                 ),
                 list(&tps[d][s], 1),
-                "Figure 15 (values not in the text)".into(),
+                "values not in the text".into(),
             ));
         }
     }
+    rows
+}
+
+fn fig16(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
+    let quick = scale == Scale::Quick;
+    let depths: &[u32] = if quick { &DEPTHS_QUICK } else { &DEPTHS };
+    let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
+    let mut runs = Runs { commands: Vec::new(), reports: Vec::new() };
+    let wb = depth_matrix(FIGURE16.id, "back", depths, scheds, &mut runs, opts, log)?;
+    let deepest = *depths.last().expect("depths");
+    let mut wt: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for (d, (disk, _)) in DISKS.iter().enumerate() {
+        wt[d] = postmark_point(FIGURE16.id, disk, deepest, "through", scheds, &mut runs, opts, log)?;
+    }
+    let checks = judge_fig16(scheds, depths, &wb, &wt);
+    let (outcome, verdict) = verdict_of(&checks, false);
+    let mut rows = depth_rows(", write-back", depths, scheds, &wb);
+    for (d, (disk, paper_name)) in DISKS.iter().enumerate() {
+        rows.push((
+            format!("{paper_name} ({disk}): tx/s write-through at depth {deepest} ({})", scheds.join(", ")),
+            list(&wt[d], 1),
+            "Figure 15 (values not in the text)".into(),
+        ));
+    }
+    rows.extend(check_rows(&checks));
+    let mut series = Vec::new();
+    for (d, (_, paper_name)) in DISKS.iter().enumerate() {
+        for (s, sched) in scheds.iter().enumerate() {
+            series.push((format!("{paper_name} {sched}"), wb[d][s].clone()));
+        }
+    }
+    Ok(FigureData {
+        id: FIGURE16.id.into(),
+        source: FIGURE16.source.into(),
+        title: FIGURE16.title.into(),
+        setting: "Real Linux guests (Debian's generic 6.1 kernel, 256 MB, guest scheduler none) on headway \
+                  serve's emulated cheetah-15k3 and cheetah-10k7 (the paper's 18 GB and 300 GB disks; their first \
+                  16 GB exported) with the drive's write-back cache: a write completes in the drive's buffer, a \
+                  full buffer refuses commands, FLUSH and FUA wait for the destage. The drive holds up to the \
+                  queue depth's commands and picks among them; PostMark SS (10,000 files of 9-15 KB, 20,000 \
+                  transactions) on ReiserFS. The write-through drive at the deepest queue (Figure 15's point) \
+                  runs too, for the paper's comparison of the two policies."
+            .into(),
+        commands: runs.commands,
+        scale_note: if quick { "depths 1, 4, 16 and Noop and Deadline only (full: 1-64, the four schedulers)".into() } else { String::new() },
+        x_label: "drive queue depth".into(),
+        y_label: "PostMark transactions/s".into(),
+        categories: depths.iter().map(|d| d.to_string()).collect(),
+        series,
+        paper_points: Vec::new(),
+        rows,
+        outcome,
+        verdict,
+        explanation: String::new(),
+        reports: runs.reports,
+    })
+}
+
+fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
+    let quick = scale == Scale::Quick;
+    let depths: &[u32] = if quick { &DEPTHS_QUICK } else { &DEPTHS };
+    let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
+    let mut runs = Runs { commands: Vec::new(), reports: Vec::new() };
+    let tps = depth_matrix(FIGURE.id, "through", depths, scheds, &mut runs, opts, log)?;
+    let (commands, reports) = (runs.commands, runs.reports);
+    let checks = judge_fig15(scheds, &tps);
+    let (outcome, verdict) = verdict_of(&checks, false);
+    let mut rows = depth_rows("", depths, scheds, &tps);
     rows.extend(check_rows(&checks));
     let mut series = Vec::new();
     for (d, (_, paper_name)) in DISKS.iter().enumerate() {
@@ -184,5 +358,28 @@ mod tests {
         // a missing point
         let missing = [vec![vec![0.0, 1.0, 1.0], vec![1.0; 3]], vec![vec![1.0; 3], vec![1.0; 3]]];
         assert!(!judge_fig15(&s, &missing)[0].held);
+    }
+
+    #[test]
+    fn fig16_statements_can_fail() {
+        let s = ["noop", "deadline"];
+        let depths = [1, 4, 16];
+        // the paper's shape: depth 1 best, noop degraded, depth 4 the dip, close to write-through
+        let wb = [
+            vec![vec![700.0, 600.0, 650.0], vec![720.0, 700.0, 715.0]],
+            vec![vec![600.0, 520.0, 560.0], vec![640.0, 600.0, 630.0]],
+        ];
+        let wt = [vec![680.0, 700.0], vec![590.0, 620.0]];
+        let ok = judge_fig16(&s, &depths, &wb, &wt);
+        assert!(ok.iter().all(|c| c.held), "{ok:?}");
+        // the opposite: a deeper queue helps, depth 16 the dip, write-through far behind
+        let rising = [
+            vec![vec![400.0, 600.0, 500.0], vec![400.0, 650.0, 600.0]],
+            vec![vec![300.0, 520.0, 480.0], vec![330.0, 600.0, 580.0]],
+        ];
+        let far = [vec![300.0, 300.0], vec![200.0, 200.0]];
+        let bad = judge_fig16(&s, &depths, &rising, &far);
+        assert_eq!(bad.iter().filter(|c| c.held).count(), 0, "{bad:?}");
+        assert!(!judge_fig16(&s, &depths, &wb, &[vec![0.0, 1.0], vec![1.0, 1.0]])[0].held);
     }
 }

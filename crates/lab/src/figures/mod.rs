@@ -102,6 +102,7 @@ pub struct LabFigure {
 pub fn figures() -> Vec<LabFigure> {
     let mut v = iopath::figures();
     v.push(iopath_queue::FIGURE);
+    v.push(iopath_queue::FIGURE16);
     v.push(htbs::FIGURE);
     v.push(andrew::FIGURE);
     v.push(gnuld::FIGURE);

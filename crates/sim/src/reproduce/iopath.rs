@@ -105,15 +105,6 @@ pub(super) fn figures() -> Vec<Figure> {
             title: "throughput against the drive's queue depth; the host scheduler's gap closing",
             status: Status::Available(fig15),
         },
-        Figure {
-            id: "iopath-fig16",
-            source: "seeds/002 §6.2, Figure 16",
-            title: "PostMark SS against the queue depth with the drive's write-back cache (18 GB and 300 GB)",
-            status: lab_later(
-                "not yet: iopath-fig15-postmark's lab runs with the emulated drive's `write_cache = \"back\"`; \
-                 no figure runs them yet",
-            ),
-        },
     ]
 }
 
