@@ -262,6 +262,17 @@ fn depth_rows(
     rows
 }
 
+/// A plotted series per disk and scheduler: transactions/s over the depths.
+fn depth_series(scheds: &[&str], tps: &[Vec<Vec<f64>>; 2]) -> Vec<(String, Vec<f64>)> {
+    let mut series = Vec::new();
+    for (d, (_, paper_name)) in DISKS.iter().enumerate() {
+        for (s, sched) in scheds.iter().enumerate() {
+            series.push((format!("{paper_name} {sched}"), tps[d][s].clone()));
+        }
+    }
+    series
+}
+
 /// PostMark's transactions per run (both figures).
 pub const TRANSACTIONS: f64 = 20_000.0;
 
@@ -322,12 +333,7 @@ fn fig16(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         ));
     }
     rows.extend(check_rows(&checks));
-    let mut series = Vec::new();
-    for (d, (_, paper_name)) in DISKS.iter().enumerate() {
-        for (s, sched) in scheds.iter().enumerate() {
-            series.push((format!("{paper_name} {sched}"), wb[d][s].clone()));
-        }
-    }
+    let series = depth_series(scheds, &wb);
     Ok(FigureData {
         id: FIGURE16.id.into(),
         source: FIGURE16.source.into(),
@@ -366,12 +372,7 @@ fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
     let (outcome, verdict) = verdict_of(&checks, false);
     let mut rows = depth_rows("", depths, scheds, &tps);
     rows.extend(check_rows(&checks));
-    let mut series = Vec::new();
-    for (d, (_, paper_name)) in DISKS.iter().enumerate() {
-        for (s, sched) in scheds.iter().enumerate() {
-            series.push((format!("{paper_name} {sched}"), tps[d][s].clone()));
-        }
-    }
+    let series = depth_series(scheds, &tps);
     Ok(FigureData {
         id: FIGURE.id.into(),
         source: FIGURE.source.into(),
