@@ -177,8 +177,9 @@ struct Runs {
 }
 
 /// PostMark SS on ReiserFS on `disk` with the drive `depth` deep and its write cache
-/// `cache` (`through`, `back`), under `scheds`: per scheduler, transactions/s and the drive's
-/// mean time per command (ms, over the server's whole trace: dispatch to completion).
+/// `cache` (`through`, `back`), under `scheds`: per scheduler, transactions/s, the drive's
+/// time per command (ms: the workload's seconds over the commands the server sent the drive
+/// in it; the drive is busy most of it) and those commands.
 #[allow(clippy::too_many_arguments)]
 fn postmark_point(
     id: &str,
@@ -189,7 +190,7 @@ fn postmark_point(
     runs: &mut Runs,
     opts: &LabOptions,
     log: &mut dyn FnMut(&str),
-) -> Result<Vec<(f64, f64)>, LabError> {
+) -> Result<Vec<[f64; 3]>, LabError> {
     let dir = opts.out.join(id);
     let name = if cache == "through" {
         format!("{disk}-depth{depth}")
@@ -211,17 +212,19 @@ fn postmark_point(
         .map(|sched| {
             let run = report.runs.iter().find(|r| r.scheduler == *sched);
             let tps = run.and_then(|r| r.postmark.as_ref()).map_or(0.0, |p| p.transactions_per_s);
-            let svc = run.and_then(|r| r.server.first()).map(|s| &s.served.service_ns);
-            let cmd_ms = svc.filter(|v| !v.is_empty()).map_or(0.0, |v| super::super::served::mean(v) / 1e6);
-            (tps, cmd_ms)
+            let w = run.and_then(|r| r.server.first()).map(|s| &s.workload).filter(|w| w.marked);
+            let cmds = w.map_or(0, |w| w.drive_reads + w.drive_writes) as f64;
+            let secs = w.map_or(0.0, |w| w.to_s - w.from_s);
+            let cmd_ms = if cmds > 0.0 { secs * 1e3 / cmds } else { 0.0 };
+            [tps, cmd_ms, cmds]
         })
         .collect();
     runs.reports.push((name, serde_json::to_value(&report).unwrap_or_default()));
     Ok(points)
 }
 
-/// Transactions/s, and the drive's mean ms per command, per disk, scheduler and depth with
-/// the write cache `cache`.
+/// Per disk, scheduler and depth with the write cache `cache`: transactions/s, the drive's
+/// ms per command and its commands ([`postmark_point`]).
 fn depth_matrix(
     id: &str,
     cache: &str,
@@ -230,19 +233,20 @@ fn depth_matrix(
     runs: &mut Runs,
     opts: &LabOptions,
     log: &mut dyn FnMut(&str),
-) -> Result<[[Vec<Vec<f64>>; 2]; 2], LabError> {
+) -> Result<[[Vec<Vec<f64>>; 2]; 3], LabError> {
     let zero = || vec![vec![0.0; depths.len()]; scheds.len()];
-    let (mut tps, mut cmd_ms) = ([zero(), zero()], [zero(), zero()]);
+    let mut m = [[zero(), zero()], [zero(), zero()], [zero(), zero()]];
     for (d, (disk, _)) in DISKS.iter().enumerate() {
         for (k, depth) in depths.iter().enumerate() {
             let point = postmark_point(id, disk, *depth, cache, scheds, runs, opts, log)?;
-            for (s, (t, ms)) in point.into_iter().enumerate() {
-                tps[d][s][k] = t;
-                cmd_ms[d][s][k] = ms;
+            for (s, values) in point.into_iter().enumerate() {
+                for (q, v) in values.into_iter().enumerate() {
+                    m[q][d][s][k] = v;
+                }
             }
         }
     }
-    Ok([tps, cmd_ms])
+    Ok(m)
 }
 
 /// A row per disk and scheduler: transactions/s at each depth.
@@ -269,11 +273,16 @@ fn depth_rows(
 }
 
 /// Why Figure 15 departs, from its points: per disk and scheduler, how much the deepest queue
-/// shortened the drive's mean command (`cmd_ms[disk][scheduler][depth]`) beside how much it
-/// raised transactions/s (`tps`, same layout), and the two disks' command times at the
-/// deepest queue. PostMark SS is disk-bound: its throughput follows the command time.
-pub fn fig15_explanation(scheds: &[&str], tps: &[Vec<Vec<f64>>; 2], cmd_ms: &[Vec<Vec<f64>>; 2]) -> String {
-    let all = tps.iter().chain(cmd_ms).flatten().flatten();
+/// shortened the drive's time per command (`cmd_ms[disk][scheduler][depth]`, the workload's
+/// seconds over its commands) beside how much it raised transactions/s (`tps`, same layout);
+/// and at the deepest queue the two disks' time per command and commands (`cmds`).
+pub fn fig15_explanation(
+    scheds: &[&str],
+    tps: &[Vec<Vec<f64>>; 2],
+    cmd_ms: &[Vec<Vec<f64>>; 2],
+    cmds: &[Vec<Vec<f64>>; 2],
+) -> String {
+    let all = tps.iter().chain(cmd_ms).chain(cmds).flatten().flatten();
     if scheds.is_empty() || all.clone().any(|v| *v <= 0.0 || !v.is_finite()) {
         return String::new();
     }
@@ -299,16 +308,22 @@ pub fn fig15_explanation(scheds: &[&str], tps: &[Vec<Vec<f64>>; 2], cmd_ms: &[Ve
     let deepest: Vec<String> = scheds
         .iter()
         .enumerate()
-        .map(|(s, sched)| format!("{sched} {:.2} against {:.2} ms", last(&cmd_ms[1][s]), last(&cmd_ms[0][s])))
+        .map(|(s, sched)| {
+            format!(
+                "{sched} {:.2} against {:.2} ms a command, {:.0} against {:.0} commands",
+                last(&cmd_ms[1][s]),
+                last(&cmd_ms[0][s]),
+                last(&cmds[1][s]),
+                last(&cmds[0][s])
+            )
+        })
         .collect();
     format!(
-        "PostMark SS waits on the disk, so its throughput follows the drive's time per command (the server's \
-         trace: dispatch to completion, every command of the run). From the shallowest queue to the deepest: \
-         {}. At the deepest queue a command takes on the 300 GB disk {} on the 18 GB one: the 10,000 rpm \
-         drive's longer revolution (6.0 against 4.0 ms), which a deep queue shortens but does not remove, \
-         keeps it behind.",
+        "PostMark SS keeps the drive busy, so its throughput follows the drive's time per command (the \
+         workload's seconds over the commands the server sent the drive) and how many commands it needs. \
+         From the shallowest queue to the deepest: {}. At the deepest queue, 300 GB against 18 GB: {}.",
         parts.join("; "),
-        deepest.join(", ")
+        deepest.join("; ")
     )
 }
 
@@ -366,12 +381,12 @@ fn fig16(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
     let depths: &[u32] = if quick { &DEPTHS_QUICK } else { &DEPTHS };
     let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
     let mut runs = Runs { commands: Vec::new(), reports: Vec::new() };
-    let [wb, _] = depth_matrix(FIGURE16.id, "back", depths, scheds, &mut runs, opts, log)?;
+    let [wb, _, _] = depth_matrix(FIGURE16.id, "back", depths, scheds, &mut runs, opts, log)?;
     let deepest = *depths.last().expect("depths");
     let mut wt: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for (d, (disk, _)) in DISKS.iter().enumerate() {
         let point = postmark_point(FIGURE16.id, disk, deepest, "through", scheds, &mut runs, opts, log)?;
-        wt[d] = point.into_iter().map(|(t, _)| t).collect();
+        wt[d] = point.into_iter().map(|p| p[0]).collect();
     }
     let checks = judge_fig16(scheds, depths, &wb, &wt);
     let (outcome, verdict) = verdict_of(&checks, false);
@@ -417,7 +432,7 @@ fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
     let depths: &[u32] = if quick { &DEPTHS_QUICK } else { &DEPTHS };
     let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
     let mut runs = Runs { commands: Vec::new(), reports: Vec::new() };
-    let [tps, cmd_ms] = depth_matrix(FIGURE.id, "through", depths, scheds, &mut runs, opts, log)?;
+    let [tps, cmd_ms, cmds] = depth_matrix(FIGURE.id, "through", depths, scheds, &mut runs, opts, log)?;
     let (commands, reports) = (runs.commands, runs.reports);
     let checks = judge_fig15(scheds, &tps);
     let (outcome, verdict) = verdict_of(&checks, false);
@@ -444,7 +459,7 @@ fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         rows,
         outcome,
         verdict,
-        explanation: if checks.iter().any(|c| !c.held) { fig15_explanation(scheds, &tps, &cmd_ms) } else { String::new() },
+        explanation: if checks.iter().any(|c| !c.held) { fig15_explanation(scheds, &tps, &cmd_ms, &cmds) } else { String::new() },
         reports,
     })
 }
@@ -484,7 +499,8 @@ mod tests {
         ];
         let cmd =
             [vec![vec![4.0, 3.0, 2.0], vec![3.6, 2.8, 2.4]], vec![vec![5.0, 3.5, 2.5], vec![4.4, 3.4, 2.9]]];
-        let e = fig15_explanation(&s, &tps, &cmd);
+        let n = [vec![vec![18000.0; 3], vec![18400.0; 3]], vec![vec![20000.0; 3], vec![20800.0; 3]]];
+        let e = fig15_explanation(&s, &tps, &cmd, &n);
         assert!(
             e.contains("18 GB: noop 4.00 -> 2.00 ms a command (2.00x shorter), 2.00x the transactions/s"),
             "{e}"
@@ -493,9 +509,9 @@ mod tests {
             e.contains("300 GB: noop 5.00 -> 2.50 ms a command (2.00x shorter), 2.20x the transactions/s"),
             "{e}"
         );
-        assert!(e.contains("deadline 2.90 against 2.40 ms"), "{e}");
+        assert!(e.contains("deadline 2.90 against 2.40 ms a command, 20800 against 18400 commands"), "{e}");
         let missing = [vec![vec![0.0, 1.0, 1.0], vec![1.0; 3]], vec![vec![1.0; 3], vec![1.0; 3]]];
-        assert!(fig15_explanation(&s, &missing, &cmd).is_empty());
+        assert!(fig15_explanation(&s, &missing, &cmd, &n).is_empty());
     }
 
     #[test]
