@@ -129,9 +129,8 @@ pub(crate) fn run(a: CompareArgs) -> Result<()> {
         let spec = RunSpec { schedulers: vec![name.clone()], ..run_args(&[])? };
         let simulated = simulate(&jobfile, spec)?;
         eprintln!("{name}: serving the job through fio's nbd engine ...");
-        let (served, trace) = serve_and_run(&a, &jobfile, name, capacity, &work)?;
+        let Served { per_job: served, trace, log } = serve_and_run(&a, &jobfile, name, capacity, &work)?;
         let (client_ns, gaps) = client_round_trip(&trace)?;
-        let log = work.join(format!("{}.serve.log", name.replace(':', "-")));
         let lag_ns = std::fs::read_to_string(&log).ok().and_then(|t| reply_lag_of(&t)).unwrap_or(0);
         let spec = RunSpec {
             schedulers: vec![name.clone()],
@@ -251,21 +250,30 @@ impl Drop for Server {
     }
 }
 
+/// What a served run left: per fio job entry its name and bandwidth; the server's trace and
+/// log files.
+struct Served {
+    per_job: Vec<(String, f64)>,
+    trace: PathBuf,
+    log: PathBuf,
+}
+
 /// `headway serve` of an emulated `a.serve_model` under `scheduler`, real fio's run of the
-/// job against it: per fio job entry its name and bandwidth, and the server's trace file.
+/// job against it.
 fn serve_and_run(
     a: &CompareArgs,
     jobfile: &JobFile,
     scheduler: &str,
     capacity: u64,
     work: &Path,
-) -> Result<(Vec<(String, f64)>, PathBuf)> {
-    let tag = scheduler.replace(':', "-");
+) -> Result<Served> {
+    let tag = headway_sim::scheduler_tag(scheduler);
     let socket = work.join(format!("{tag}.sock"));
     let export = work.join("export.img");
     let trace = work.join(format!("{tag}.trace"));
     let _ = std::fs::remove_file(&socket);
-    let log = std::fs::File::create(work.join(format!("{tag}.serve.log")))?;
+    let log_path = work.join(format!("{tag}.serve.log"));
+    let log = std::fs::File::create(&log_path)?;
     let mut cmd = Command::new(std::env::current_exe().context("finding the headway binary")?);
     cmd.args(["serve", "--export"])
         .arg(&export)
@@ -290,7 +298,7 @@ fn serve_and_run(
     let deadline = Instant::now() + StdDuration::from_secs(20);
     while std::os::unix::net::UnixStream::connect(&socket).is_err() {
         if let Some(status) = server.0.try_wait()? {
-            bail!("headway serve exited ({status}): see {}", work.join(format!("{tag}.serve.log")).display());
+            bail!("headway serve exited ({status}): see {}", log_path.display());
         }
         if Instant::now() > deadline {
             bail!("headway serve did not listen on {} within 20 s", socket.display());
@@ -320,7 +328,7 @@ fn serve_and_run(
             (j["jobname"].as_str().unwrap_or_default().to_string(), bw("read") + bw("write"))
         })
         .collect();
-    Ok((per_job, trace))
+    Ok(Served { per_job, trace, log: log_path })
 }
 
 /// The clients' round trip from the server's blkparse trace ([`Served::client_round_trips`]):

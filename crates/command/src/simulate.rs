@@ -63,14 +63,8 @@ pub(crate) fn run(a: Args) -> Result<()> {
     let cfg = SimConfig { jobfile, run };
     let mut iolog = IologOut::for_jobs(&cfg.jobfile, &cfg.run.schedulers);
     let wants_logs = cfg.jobfile.jobs.iter().any(|j| j.report.logs.any());
-    let mut fio = (!formats.is_empty() || wants_logs).then(|| {
-        let c = FioCollector::new(&cfg.jobfile, &cfg.run.schedulers);
-        if wants_logs {
-            c.with_logs()
-        } else {
-            c
-        }
-    });
+    let mut fio = (!formats.is_empty() || wants_logs)
+        .then(|| FioCollector::new(&cfg.jobfile, &cfg.run.schedulers).with_logs());
     let logged = a.per_request.is_some() || iolog.is_some() || fio.is_some();
     let report = if !logged {
         with_progress(cfg.run.schedulers.len(), |progress| simulate(&cfg, progress))?
@@ -150,9 +144,7 @@ fn write_fio(to: &Path, schedulers: &[String], docs: &[String]) -> Result<()> {
         return write_output(to, format!("[\n{}\n]\n", body.join(",\n")));
     }
     for (name, doc) in schedulers.iter().zip(docs) {
-        let mut path = to.as_os_str().to_owned();
-        path.push(format!(".{}", name.replace(':', "-")));
-        let path = PathBuf::from(path);
+        let path = headway_sim::per_run_path(to, name, true);
         write_output(&path, doc)?;
         eprintln!("fio output: wrote {}", path.display());
     }

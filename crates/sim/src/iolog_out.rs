@@ -109,11 +109,7 @@ impl IologOut {
     }
 
     fn path(&self, log: &Log, run: usize) -> PathBuf {
-        if self.schedulers.len() == 1 {
-            PathBuf::from(&log.path)
-        } else {
-            PathBuf::from(format!("{}.{}", log.path, self.schedulers[run].replace(':', "-")))
-        }
+        crate::per_run_path(log.path.as_ref(), &self.schedulers[run], self.schedulers.len() > 1)
     }
 
     /// Write every log.
@@ -126,10 +122,7 @@ impl IologOut {
                 let err = |source| IologError { path: path.display().to_string(), source };
                 let mut lines = std::mem::take(&mut log.runs[run]);
                 lines.sort_by_key(|l| l.submit_ns);
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(err)?;
-                }
-                let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(err)?);
+                let mut out = std::io::BufWriter::new(crate::create_file(&path).map_err(err)?);
                 write_log(&mut out, &log.files, &lines).map_err(err)?;
                 out.flush().map_err(err)?;
                 written.push(path);

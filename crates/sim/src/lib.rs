@@ -196,6 +196,32 @@ pub fn simulate_with(
     Ok(Report::new(runs))
 }
 
+/// A scheduler's name as it goes into a file name: `:` written `-` (`stream:deadline` ->
+/// `stream-deadline`).
+pub fn scheduler_tag(scheduler: &str) -> String {
+    scheduler.replace(':', "-")
+}
+
+/// The file a run of `scheduler` writes for `base`: `base` itself when it is the only run,
+/// else `base.SCHEDULER` ([`scheduler_tag`]).
+pub fn per_run_path(base: &std::path::Path, scheduler: &str, several: bool) -> std::path::PathBuf {
+    if !several {
+        return base.to_path_buf();
+    }
+    let mut p = base.as_os_str().to_owned();
+    p.push(".");
+    p.push(scheduler_tag(scheduler));
+    p.into()
+}
+
+/// A new file at `path`, its directory made first.
+pub(crate) fn create_file(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::File::create(path)
+}
+
 /// What every run of one configuration shares: the drive model's fitted service curve and
 /// the page-cache parameters (used by [`simulate`] and [`trace::replay`]).
 pub(crate) struct Shared {

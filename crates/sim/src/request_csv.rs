@@ -39,10 +39,7 @@ pub struct RequestCsv {
 impl RequestCsv {
     pub fn create(path: &Path, schedulers: &[String]) -> Result<RequestCsv, CsvError> {
         let err = |source| CsvError { path: path.display().to_string(), source };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(err)?;
-        }
-        let file = File::create(path).map_err(err)?;
+        let file = crate::create_file(path).map_err(err)?;
         let mut out = BufWriter::with_capacity(1 << 16, file);
         writeln!(out, "{HEADER}").map_err(err)?;
         Ok(RequestCsv {

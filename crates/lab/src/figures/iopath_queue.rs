@@ -327,6 +327,58 @@ pub fn fig15_explanation(
     )
 }
 
+/// The settings the figures' reports describe.
+const SETTING15: &str = "Real Linux guests (Debian's generic 6.1 kernel, 256 MB, guest scheduler none) on headway \
+                  serve's emulated cheetah-15k3 and cheetah-10k7 (the paper's 18 GB and 300 GB disks; their first \
+                  16 GB exported), the emulated drive holding up to the queue depth's commands and picking \
+                  among them; PostMark SS (10,000 files of 9-15 KB, 20,000 transactions against the paper's \
+                  100,000) on ReiserFS.";
+const SETTING16: &str = "Real Linux guests (Debian's generic 6.1 kernel, 256 MB, guest scheduler none) on headway \
+                  serve's emulated cheetah-15k3 and cheetah-10k7 (the paper's 18 GB and 300 GB disks; their first \
+                  16 GB exported) with the drive's write-back cache: a write completes in the drive's buffer, a \
+                  full buffer refuses commands, FLUSH and FUA wait for the destage. The drive holds up to the \
+                  queue depth's commands and picks among them; PostMark SS (10,000 files of 9-15 KB, 20,000 \
+                  transactions) on ReiserFS. The write-through drive at the deepest queue (Figure 15's point) \
+                  runs too, for the paper's comparison of the two policies.";
+
+/// A depth figure's report: its runs, series and rows, judged by `checks`.
+#[allow(clippy::too_many_arguments)]
+fn depth_figure(
+    fig: &LabFigure,
+    setting: &str,
+    quick: bool,
+    depths: &[u32],
+    series: Vec<(String, Vec<f64>)>,
+    rows: Vec<(String, String, String)>,
+    checks: &[Check],
+    explanation: String,
+    runs: Runs,
+) -> FigureData {
+    let (outcome, verdict) = verdict_of(checks, false);
+    FigureData {
+        id: fig.id.into(),
+        source: fig.source.into(),
+        title: fig.title.into(),
+        setting: setting.into(),
+        commands: runs.commands,
+        scale_note: if quick {
+            "depths 1, 4, 16 and Noop and Deadline only (full: 1-64, the four schedulers)".into()
+        } else {
+            String::new()
+        },
+        x_label: "drive queue depth".into(),
+        y_label: "PostMark transactions/s".into(),
+        categories: depths.iter().map(|d| d.to_string()).collect(),
+        series,
+        paper_points: Vec::new(),
+        rows,
+        outcome,
+        verdict,
+        explanation,
+        reports: runs.reports,
+    }
+}
+
 /// A plotted series per disk and scheduler: transactions/s over the depths.
 fn depth_series(scheds: &[&str], tps: &[Vec<Vec<f64>>; 2]) -> Vec<(String, Vec<f64>)> {
     let mut series = Vec::new();
@@ -389,7 +441,6 @@ fn fig16(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         wt[d] = point.into_iter().map(|p| p[0]).collect();
     }
     let checks = judge_fig16(scheds, depths, &wb, &wt);
-    let (outcome, verdict) = verdict_of(&checks, false);
     let mut rows = depth_rows(", write-back", depths, scheds, &wb);
     for (d, (disk, paper_name)) in DISKS.iter().enumerate() {
         rows.push((
@@ -400,31 +451,9 @@ fn fig16(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
     }
     rows.extend(check_rows(&checks));
     let series = depth_series(scheds, &wb);
-    Ok(FigureData {
-        id: FIGURE16.id.into(),
-        source: FIGURE16.source.into(),
-        title: FIGURE16.title.into(),
-        setting: "Real Linux guests (Debian's generic 6.1 kernel, 256 MB, guest scheduler none) on headway \
-                  serve's emulated cheetah-15k3 and cheetah-10k7 (the paper's 18 GB and 300 GB disks; their first \
-                  16 GB exported) with the drive's write-back cache: a write completes in the drive's buffer, a \
-                  full buffer refuses commands, FLUSH and FUA wait for the destage. The drive holds up to the \
-                  queue depth's commands and picks among them; PostMark SS (10,000 files of 9-15 KB, 20,000 \
-                  transactions) on ReiserFS. The write-through drive at the deepest queue (Figure 15's point) \
-                  runs too, for the paper's comparison of the two policies."
-            .into(),
-        commands: runs.commands,
-        scale_note: if quick { "depths 1, 4, 16 and Noop and Deadline only (full: 1-64, the four schedulers)".into() } else { String::new() },
-        x_label: "drive queue depth".into(),
-        y_label: "PostMark transactions/s".into(),
-        categories: depths.iter().map(|d| d.to_string()).collect(),
-        series,
-        paper_points: Vec::new(),
-        rows,
-        explanation: if checks.iter().any(|c| !c.held) { fig16_explanation(&wb, &wt) } else { String::new() },
-        outcome,
-        verdict,
-        reports: runs.reports,
-    })
+    let explanation =
+        if checks.iter().any(|c| !c.held) { fig16_explanation(&wb, &wt) } else { String::new() };
+    Ok(depth_figure(&FIGURE16, SETTING16, quick, depths, series, rows, &checks, explanation, runs))
 }
 
 fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
@@ -433,35 +462,16 @@ fn fig15(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
     let scheds: &[&str] = if quick { &SCHEDULERS_QUICK } else { &SCHEDULERS };
     let mut runs = Runs { commands: Vec::new(), reports: Vec::new() };
     let [tps, cmd_ms, cmds] = depth_matrix(FIGURE.id, "through", depths, scheds, &mut runs, opts, log)?;
-    let (commands, reports) = (runs.commands, runs.reports);
     let checks = judge_fig15(scheds, &tps);
-    let (outcome, verdict) = verdict_of(&checks, false);
     let mut rows = depth_rows("", depths, scheds, &tps);
     rows.extend(check_rows(&checks));
     let series = depth_series(scheds, &tps);
-    Ok(FigureData {
-        id: FIGURE.id.into(),
-        source: FIGURE.source.into(),
-        title: FIGURE.title.into(),
-        setting: "Real Linux guests (Debian's generic 6.1 kernel, 256 MB, guest scheduler none) on headway \
-                  serve's emulated cheetah-15k3 and cheetah-10k7 (the paper's 18 GB and 300 GB disks; their first \
-                  16 GB exported), the emulated drive holding up to the queue depth's commands and picking \
-                  among them; PostMark SS (10,000 files of 9-15 KB, 20,000 transactions against the paper's \
-                  100,000) on ReiserFS."
-            .into(),
-        commands,
-        scale_note: if quick { "depths 1, 4, 16 and Noop and Deadline only (full: 1-64, the four schedulers)".into() } else { String::new() },
-        x_label: "drive queue depth".into(),
-        y_label: "PostMark transactions/s".into(),
-        categories: depths.iter().map(|d| d.to_string()).collect(),
-        series,
-        paper_points: Vec::new(),
-        rows,
-        outcome,
-        verdict,
-        explanation: if checks.iter().any(|c| !c.held) { fig15_explanation(scheds, &tps, &cmd_ms, &cmds) } else { String::new() },
-        reports,
-    })
+    let explanation = if checks.iter().any(|c| !c.held) {
+        fig15_explanation(scheds, &tps, &cmd_ms, &cmds)
+    } else {
+        String::new()
+    };
+    Ok(depth_figure(&FIGURE, SETTING15, quick, depths, series, rows, &checks, explanation, runs))
 }
 
 #[cfg(test)]

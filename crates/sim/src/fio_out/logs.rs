@@ -124,7 +124,7 @@ impl RunLogs {
                     let path =
                         log_path(prefix, &spec.name, scheduler, KINDS[kind], l.per_job.then_some(number));
                     Some(*by_path.entry(path.clone()).or_insert_with(|| {
-                        let created = create(&path);
+                        let created = crate::create_file(&path);
                         let (out, err) = match created {
                             Ok(f) => (Some(BufWriter::with_capacity(1 << 16, f)), None),
                             Err(e) => (None, Some(e)),
@@ -133,14 +133,13 @@ impl RunLogs {
                         files.len() - 1
                     }))
                 };
-                let hist = if l.hist.is_some() { open(&l.hist, HIST) } else { None };
                 let f = [
                     open(&l.bw, BW),
                     open(&l.lat, SLAT),
                     open(&l.lat, CLAT),
                     open(&l.lat, LAT),
                     open(&l.iops, IOPS),
-                    hist,
+                    open(&l.hist, HIST),
                 ];
                 let fixed = |d: usize| {
                     let (lo, hi) = spec.bs_bounds(d);
@@ -302,7 +301,7 @@ fn log_path(prefix: &str, job: &str, scheduler: Option<&str>, kind: &str, number
     let mut name = prefix.to_string();
     if let Some(s) = scheduler {
         name.push('.');
-        name.push_str(&s.replace(':', "-"));
+        name.push_str(&crate::scheduler_tag(s));
     }
     name.push('_');
     name.push_str(kind);
@@ -311,13 +310,6 @@ fn log_path(prefix: &str, job: &str, scheduler: Option<&str>, kind: &str, number
     }
     name.push_str(".log");
     PathBuf::from(name)
-}
-
-fn create(path: &std::path::Path) -> std::io::Result<File> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    File::create(path)
 }
 
 #[cfg(test)]

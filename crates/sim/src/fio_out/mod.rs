@@ -89,20 +89,17 @@ impl DirStats {
         percentile_of(&self.hist, p)
     }
 
-    fn add(&mut self, o: &DirStats, side_by_side: bool) {
+    /// A job running beside this one summed in (fio's group figures): latencies merged,
+    /// bandwidth and IOPS samples added as rates.
+    fn add(&mut self, o: &DirStats) {
         self.io_bytes += o.io_bytes;
         self.total_ios += o.total_ios;
         self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
         self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
         self.hist.merge(&o.hist);
-        if side_by_side {
-            self.bw.add_parallel(&o.bw);
-            self.iops.add_parallel(&o.iops);
-        } else {
-            self.bw.merge(&o.bw);
-            self.iops.merge(&o.iops);
-        }
+        self.bw.add_parallel(&o.bw);
+        self.iops.add_parallel(&o.iops);
         if o.total_ios > 0 {
             self.min_bs = if self.min_bs == 0 { o.min_bs } else { self.min_bs.min(o.min_bs) };
             self.max_bs = self.max_bs.max(o.max_bs);
@@ -358,7 +355,7 @@ impl<'f> FioCollector<'f> {
     }
 
     /// Also write the jobs' fio logs (their `write_*_log` options), one set per scheduler
-    /// run ([`logs`] names the files). `false` when no job asks for one.
+    /// run ([`logs`] names the files); none when no job asks for one.
     pub fn with_logs(mut self) -> Self {
         let several = self.schedulers.len() > 1;
         for (run, name) in self.schedulers.iter().enumerate() {
@@ -445,12 +442,6 @@ fn run_stats(file: &JobFile, clones: &[CloneInfo], accs: Vec<CloneAcc>, run: &Ru
         });
     }
     let groups = group_stats(&entries);
-    for e in &mut entries {
-        let g = &groups[e.groupid as usize];
-        for (d, gd) in e.dirs.iter_mut().zip(&g.dirs) {
-            d.bw_agg = bw_agg(d.bw.mean(), gd.agg_bw);
-        }
-    }
     let mut jobs: Vec<JobStats> = Vec::new();
     for e in entries {
         let reported = file.jobs[e.spec].report.group_reporting;
@@ -463,12 +454,11 @@ fn run_stats(file: &JobFile, clones: &[CloneInfo], accs: Vec<CloneAcc>, run: &Ru
             _ => jobs.push(e),
         }
     }
+    // each entry (a job, or a group's jobs summed) against its group
     for j in &mut jobs {
-        if j.jobs > 1 {
-            let g = &groups[j.groupid as usize];
-            for (d, gd) in j.dirs.iter_mut().zip(&g.dirs) {
-                d.bw_agg = bw_agg(d.bw.mean(), gd.agg_bw);
-            }
+        let g = &groups[j.groupid as usize];
+        for (d, gd) in j.dirs.iter_mut().zip(&g.dirs) {
+            d.bw_agg = bw_agg(d.bw.mean(), gd.agg_bw);
         }
     }
     RunStats { scheduler: run.scheduler.clone(), jobs, groups, disk_util: vec![disk_util(run)] }
@@ -490,7 +480,7 @@ fn bw_agg(mean_kib: f64, group_bw: u64) -> f64 {
 /// Job `e` summed into the group's entry `into`.
 fn add_job(into: &mut JobStats, e: &JobStats) {
     for (a, b) in into.dirs.iter_mut().zip(&e.dirs) {
-        a.add(b, true);
+        a.add(b);
     }
     into.jobs += e.jobs;
     into.job_runtime_ms = into.job_runtime_ms.max(e.job_runtime_ms);
