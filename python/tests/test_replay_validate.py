@@ -10,7 +10,7 @@ import pytest
 import headway
 from test_simulate import cli
 
-VALID = "../shared/reference/disksim-valid"
+VALID = "data/disksim-valid"
 
 
 def traces():
@@ -90,7 +90,7 @@ def test_replay_errors_name_file_and_line(trace_files, tmp_path):
 def valid(root):
     d = root / VALID
     if not d.is_dir():
-        pytest.fail(f"{d} (the DiskSim reference data, shared/reference beside the repository) is missing")
+        pytest.fail(f"{d} (the DiskSim reference data, data/ in the repository) is missing")
     return d
 
 

@@ -10,9 +10,9 @@
 #   (`headway simulate --json`), and the small ones with `--per-request` too;
 # * `headway reproduce all` (each figure's JSON and Markdown report);
 # * every sweep file in experiments/sweeps/ (the CSV table);
-# * `headway validate` of every drive in ../shared/reference/disksim-valid (JSON and
+# * `headway validate` of every drive in data/disksim-valid (JSON and
 #   per-request CSV);
-# * `headway replay` of DiskSim's three synthetic traces (../shared/reference/disksim-oracle)
+# * `headway replay` of DiskSim's three synthetic traces (data/disksim-oracle)
 #   on an imported DiskSim drive (JSON and per-request CSV).
 # A change of results on purpose (a model fix, a new scheduler in the list) updates the
 # manifest in the same commit, and says why there.
@@ -21,8 +21,7 @@ mode=${1:?usage: golden.sh check|update HEADWAY}
 HEADWAY=$(realpath "${2:?usage: golden.sh check|update HEADWAY}")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MANIFEST=$ROOT/tests/golden/manifest.sha256
-SHARED=${SHARED:-$ROOT/../shared}
-REF=$SHARED/reference
+REF=$ROOT/data
 [[ -d $REF/disksim-valid && -d $REF/disksim-oracle ]] || { echo "golden: $REF (DiskSim's reference data) is missing" >&2; exit 1; }
 OUT=$(mktemp -d /tmp/headway-golden.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT

@@ -534,11 +534,10 @@ fn a_closed_stdout_ends_quietly() {
 /// directory with a TRACE, a file without one, and a directory without pairs.
 #[test]
 fn validate_scores_a_directory_of_drives() {
-    let reference =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+    let reference = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid");
     assert!(
         reference.exists(),
-        "{} missing: the DiskSim reference data (shared/reference beside the repository)",
+        "{} missing: the DiskSim reference data (data/ in the repository)",
         reference.display()
     );
     let dir = std::env::temp_dir().join(format!("headway-validate-suite-{}", std::process::id()));
@@ -606,6 +605,19 @@ fn validate_scores_a_directory_of_drives() {
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     fails_with(&["validate", empty.to_str().unwrap()], &["no NAME.parv with a NAME.trace"]);
+    // a pair that cannot be scored is listed with its reason; the others are still scored
+    std::fs::write(dir.join("broken.parv"), "disksim_global Global {\n  Init Seed = oops\n}\n").unwrap();
+    std::fs::copy(&trace, dir.join("broken.trace")).unwrap();
+    let o = headway(&["validate", dir.to_str().unwrap()]);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(!o.status.success(), "{out}{err}");
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert!(
+        rows.len() == 2 && rows[0].starts_with("cheetah9LP") && rows[1].starts_with("hp_c2247a"),
+        "{out}"
+    );
+    assert!(err.contains("broken: not scored:") && err.contains("broken.parv:"), "{err}");
+    assert!(err.contains("1 of 3 drives could not be scored"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -37,8 +37,13 @@ pub struct ReplayArgs {
     window: usize,
     /// Keep the trace's times as they are instead of starting at its first request (a trace
     /// of `headway serve --trace` then replays with the emulated drive's rotational phase)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "relative_times")]
     absolute_times: bool,
+    /// Start at the trace's first request even for a DiskSim trace (whose times are kept
+    /// by default: DiskSim's clock starts at the trace's time 0, and so does the drive's
+    /// rotational phase)
+    #[arg(long)]
+    relative_times: bool,
     /// Contexts reported as jobs of their own; the rest share a job named `others`
     #[arg(long, value_name = "N", default_value_t = feed::DEFAULT_MAX_JOBS)]
     max_jobs: usize,
@@ -73,7 +78,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             wrap: a.wrap,
             skip_bad: a.skip_bad,
             max_jobs: a.max_jobs,
-            absolute_times: a.absolute_times,
+            absolute_times: a.absolute_times || (format.keeps_times() && !a.relative_times),
         },
     };
     let (report, summary) = match &a.per_request {

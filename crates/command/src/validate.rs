@@ -9,10 +9,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use headway_validate::Score;
 
-/// `headway validate DIR`: every pair of the directory, one line each.
+/// `headway validate DIR`: every pair of the directory, one line each. A pair that fails
+/// (a drive file headway cannot load, a malformed trace) is listed with its reason after
+/// the table and the others are still scored; the command then fails, naming how many.
 fn run_suite(dir: &Path, json: Option<&PathBuf>) -> Result<()> {
     let pairs = headway_validate::suite(dir)?;
     let mut values = Vec::new();
+    let mut failures = Vec::new();
     // JSON on standard output stands alone: no table around it
     let table = !json.is_some_and(|p| crate::is_stdout(p));
     if table {
@@ -21,9 +24,15 @@ fn run_suite(dir: &Path, json: Option<&PathBuf>) -> Result<()> {
             "drive", "requests", "demerit ms", "binned ms", "mean sim ms", "mean meas ms"
         );
     }
-    for (parv, trace) in pairs {
-        let s = headway_validate::score(&parv.display().to_string(), &trace)?;
+    for (parv, trace) in &pairs {
         let stem = parv.file_stem().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let s = match headway_validate::score(&parv.display().to_string(), trace) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push((stem, format!("{:#}", anyhow::Error::from(e))));
+                continue;
+            }
+        };
         if table {
             println!(
                 "{:<24} {:>8} {:>12.6} {:>14.6} {:>12.3} {:>12.3}",
@@ -35,6 +44,17 @@ fn run_suite(dir: &Path, json: Option<&PathBuf>) -> Result<()> {
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&values).expect("plain values") + "\n";
         crate::write_output(path, text)?;
+    }
+    for (stem, why) in &failures {
+        eprintln!("{stem}: not scored: {why}");
+    }
+    if !failures.is_empty() {
+        bail!(
+            "validate {}: {} of {} drives could not be scored (listed above)",
+            dir.display(),
+            failures.len(),
+            pairs.len()
+        );
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! * `wd5000aaks` (default): the disk of the Stream Scheduling paper (seeds/000 Section 3).
 //! * `hd080hj`: the disk of the HTBS paper (seeds/004 Section 5).
 //! * `cheetah9lp`, `ibm18es`: DiskSim 4.0's validated models of two real drives, with
-//!   measured traces beside them in shared/reference/disksim-valid.
+//!   measured traces beside them in data/disksim-valid.
 //! * `deskstar-34gxp`: the IDE disk of the Anticipatory Scheduling paper (seeds/001
 //!   Section 4), matched to what the paper measured on it: sequential 64 KiB reads at
 //!   21.7 MB/s, 3.0 ms a block (paper: about 21 MB/s, 3 ms).
@@ -130,6 +130,7 @@ fn wd5000aaks() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -171,6 +172,7 @@ fn hd080hj() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -231,6 +233,7 @@ fn deskstar_34gxp() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -286,6 +289,7 @@ fn cheetah_15k3() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -335,6 +339,7 @@ fn cheetah_10k7() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -392,6 +397,7 @@ fn cheetah9lp() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     }
@@ -438,6 +444,7 @@ fn ibm18es() -> DiskSpec {
         },
         layout: None,
         min_seek: Duration::ZERO,
+        disksim: false,
         bus_protocol: BusProtocol::default(),
         queue: None,
     }

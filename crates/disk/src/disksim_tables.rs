@@ -1,5 +1,5 @@
-//! Numbers transcribed from DiskSim 4.0's validation files (shared/reference/disksim-valid,
-//! CMU's DiskSim distribution; see COPYING.disksim there). Generated once from the `.model`
+//! Numbers transcribed from DiskSim 4.0's validation files (data/disksim-valid,
+//! CMU's DiskSim distribution; see data/COPYING.disksim). Generated once from the `.model`
 //! zone blocks and the `.seek` curves by a throw-away script; edit by hand only to fix a
 //! transcription.
 

@@ -77,6 +77,20 @@
 //! (or right at its end, with `CacheSpec::reuse_adjacent_segment`) reuses it and reads
 //! only what it lacks. Writes invalidate every segment they overlap.
 //!
+//! ## DiskSim's angle (`DiskSpec::disksim`, DiskSim imports)
+//! DiskSim 4.0 keeps the angle under the head as a running sum of 2^-32 revolutions,
+//! advanced at each sector event (`disk_buffer_sector_done`) by the rotation since the
+//! last one, truncated to a multiple of 2^-24 revolution (`dm_rotate`). The time between
+//! two sector events is itself a truncated rotation (`dm_xfertime`), so each event loses
+//! almost exactly one 2^-24 step (the zone's exact loss is computed here as DiskSim's
+//! integer arithmetic gives it), and the first event after a seek or head switch, which
+//! folds in the residual rotation and the latency, about 1.5 steps. Idle time costs
+//! nothing more (it is reduced modulo the revolution before the rotation). Its platters
+//! therefore fall behind true rotation by the number of sectors that have passed under
+//! the head: the requests' own, read-ahead's and destaged ones; 1.3 ms after 500 s of
+//! random reads on an ibm18es. With the flag, [`Hdd`] counts the same events and turns
+//! its platters by `t - lag`; a built-in drive has the exact angle.
+//!
 //! ## For a drive with a command queue ([`crate::drive`])
 //! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:
 //!   the same lookup as step 2 (hit, continuation, miss) and the same positioning as step 3
@@ -217,6 +231,8 @@ struct Stream {
     seg: usize,
     origin_lbn: u64,
     origin_time: u64,
+    /// The first sector read ahead whose sector event is not yet in DiskSim's angle lag.
+    counted: u64,
     zone: usize,
     stop: u64,
     /// When the frontier reaches `stop`.
@@ -256,6 +272,38 @@ pub struct Hdd {
     read_segs: usize,
     lru: Lru,
     stream: Option<Stream>,
+    /// DiskSim's angle (`spec.disksim`): the lag one sector event adds, per zone, in
+    /// 2^-40 revolution (empty without the flag).
+    sector_lag: Vec<u64>,
+    /// The lag so far, 2^-40 revolution, and as time modulo the revolution.
+    lag_units: u64,
+    lag_ns: u64,
+}
+
+/// A revolution in DiskSim's angle-lag units (2^-40 revolution: 2^-32, DiskSim's angle
+/// unit, with 8 more bits for the fractions of a step).
+const LAG_UNIT_BITS: u32 = 40;
+/// The lag of a positioning's first sector event: half a step for the residual rotation's
+/// truncation (uniform), one for the latency's (2^-24 revolution = 2^16 units).
+const POSITIONING_LAG: u64 = 3 << 15;
+
+/// Per zone of `geo`, the angle one of DiskSim's sector events loses, in 2^-40 revolution:
+/// the true rotation during DiskSim's time per sector less what `dm_rotate` credits for it.
+/// DiskSim's period is `60000 / rpm` ms in whole picoseconds (`R`); a sector is
+/// `w = 2^32 / spt` angle units wide; its time is `(w >> 12) * R >> 20` ps
+/// (`dm_xfertime` through `dm_rottime`); `dm_rotate(x) = ((x << 24) / R) << 8`.
+fn disksim_sector_lag(rpm: u32, geo: &Geometry) -> Vec<u64> {
+    let r = (1000.0 / (rpm as f64 / 60.0) * 1e9) as u128;
+    geo.zones
+        .iter()
+        .map(|z| {
+            let w = (1u128 << 32) / z.spt.max(1) as u128;
+            let xfer = ((w >> 12) * r) >> 20;
+            let credited = ((xfer << 24) / r) << (8 + LAG_UNIT_BITS - 32);
+            let turned = (xfer << LAG_UNIT_BITS) / r;
+            turned.saturating_sub(credited) as u64
+        })
+        .collect()
 }
 
 impl Hdd {
@@ -276,6 +324,9 @@ impl Hdd {
         let c = spec.cache;
         let segs = if c.enabled() { vec![Segment::default(); c.segments as usize] } else { Vec::new() };
         Ok(Hdd {
+            sector_lag: if spec.disksim { disksim_sector_lag(spec.rpm, &geo) } else { Vec::new() },
+            lag_units: 0,
+            lag_ns: 0,
             rev: spec.revolution().0,
             rev_div: FastDiv::new(spec.revolution().0),
             head_switch: spec.head_switch.0,
@@ -833,6 +884,7 @@ impl Hdd {
         let wait = self.rot_wait(&cur, t);
         let pos = mv + wait;
         t += wait;
+        self.lag(cur.zone as usize, 0, 1);
         let mut lbn = start;
         let mut track_end;
         let mut at_mark = u64::MAX;
@@ -861,6 +913,7 @@ impl Hdd {
                 _ => t += z.slot_start(cur.slot as u64 + n) - z.slot_start(cur.slot as u64),
             }
             lbn += n;
+            self.lag(cur.zone as usize, n, 0);
             if lbn >= end {
                 break;
             }
@@ -871,6 +924,7 @@ impl Hdd {
                 self.head_switch
             };
             t += self.rot_wait(&next, t);
+            self.lag(next.zone as usize, 0, 1);
             cur = next;
         }
         debug_assert!(t >= t0 && rev > 0);
@@ -880,11 +934,33 @@ impl Hdd {
         (t, dcyl, pos, wait, first, at_mark.min(t))
     }
 
+    /// DiskSim's angle (`disksim`): `sectors` sector events in `zone` after
+    /// `positionings` seeks or head switches.
+    #[inline]
+    fn lag(&mut self, zone: usize, sectors: u64, positionings: u64) {
+        let Some(&per) = self.sector_lag.get(zone) else { return };
+        self.lag_units += sectors * per + positionings * POSITIONING_LAG;
+        self.lag_ns = ((self.lag_units as u128 * self.rev as u128) >> LAG_UNIT_BITS) as u64 % self.rev;
+    }
+
+    /// DiskSim's angle: the sector events of read-ahead from `st.counted` up to `front`
+    /// (each track it moved on to is a head switch or a one-cylinder seek).
+    fn lag_read_ahead(&mut self, st: &Stream, front: u64) {
+        if self.sector_lag.is_empty() || front <= st.counted {
+            return;
+        }
+        let (a, b) = (self.geo.locate(st.counted), self.geo.locate(front - 1));
+        let tracks = |l: &Location| l.cylinder as u64 * self.spec.surfaces as u64 + l.head as u64;
+        let switches = tracks(&b).saturating_sub(tracks(&a));
+        self.lag(a.zone as usize, front - st.counted, switches);
+    }
+
     /// Time from `t` until the start of `loc`'s slot passes under the head.
     #[inline]
     fn rot_wait(&self, loc: &Location, t: u64) -> u64 {
         let target = self.geo.zones[loc.zone as usize].slot_start(loc.slot as u64);
-        let phase = self.rev_div.rem(t);
+        // DiskSim's platters (`disksim`) are where true ones were `lag_ns` earlier
+        let phase = self.rev_div.rem(t + self.rev - self.lag_ns);
         if target >= phase {
             target - phase
         } else {
@@ -922,7 +998,8 @@ impl Hdd {
             return;
         }
         let zone = self.geo.zone_index(origin);
-        let mut st = Stream { seg, origin_lbn: origin, origin_time: t, zone, stop, stop_time: 0 };
+        let mut st =
+            Stream { seg, origin_lbn: origin, origin_time: t, counted: origin, zone, stop, stop_time: 0 };
         st.stop_time = self.stream_time_at(&st, stop);
         self.stream = Some(st);
     }
@@ -942,6 +1019,7 @@ impl Hdd {
         if front >= st.stop {
             // Stopped at its limit: the data so far is the segment; resume from `front`
             // when that sector next passes under the head (the arm is still on its track).
+            self.lag_read_ahead(&st, front);
             let seg = &mut self.segs[st.seg];
             seg.start = seg.start.max(front.saturating_sub(self.seg_sectors));
             seg.end = front;
@@ -971,6 +1049,7 @@ impl Hdd {
     fn stop_stream(&mut self, now: u64) {
         let Some(st) = self.stream.take() else { return };
         let front = self.frontier(&st, now);
+        self.lag_read_ahead(&st, front);
         let seg = &mut self.segs[st.seg];
         seg.start = seg.start.max(front.saturating_sub(self.seg_sectors));
         seg.end = front;
@@ -1451,6 +1530,74 @@ mod tests {
             out
         };
         assert_eq!(run(), run());
+    }
+
+    /// DiskSim's angle (`disksim`): each sector passing under the head sets the platters
+    /// back by just under 1/2^24 revolution (0.997-1.0 of it: DiskSim's truncated sector
+    /// time), each positioning by 1.5/2^24; a later random read waits that much longer
+    /// than on the exact drive (modulo a revolution). No read-ahead here (cache off), so
+    /// only the requests' own sectors count.
+    #[test]
+    fn disksim_angle_lags_a_step_per_sector_event() {
+        let spec =
+            DiskSpec { cache: crate::spec::CacheSpec::DISABLED, ..builtin::builtin("cheetah9lp").unwrap() };
+        let mut exact = Hdd::new(spec.clone());
+        let mut ds = Hdd::new(DiskSpec { disksim: true, ..spec });
+        let rev = exact.rev;
+        let step = rev as f64 / (1u64 << 24) as f64;
+        // the first access: no lag yet, the same answer
+        let a = exact.access(Time(1_000_000), 500_000, 8, Dir::Read);
+        assert_eq!(a, ds.access(Time(1_000_000), 500_000, 8, Dir::Read));
+        let (mut t, mut sectors, mut tracks) = (a.done.0, 8u64, 1u64);
+        // long reads: many tracks each
+        for (i, lbn) in [(0, 2_000_000u64), (1, 7_000_000), (2, 12_000_000)] {
+            let n = 4000 + 1000 * i;
+            let (a, b) = (
+                exact.access(Time(t), lbn, n as u32, Dir::Read),
+                ds.access(Time(t), lbn, n as u32, Dir::Read),
+            );
+            let geo = exact.geometry();
+            let track = |x: u64| {
+                let l = geo.locate(x);
+                l.cylinder as u64 * spec_surfaces(&exact) + l.head as u64
+            };
+            tracks += track(lbn + n - 1) - track(lbn) + 1;
+            sectors += n;
+            assert!(b.done >= a.done);
+            t = b.done.0 + 50_000_000;
+        }
+        let (a, b) =
+            (exact.access(Time(t), 3_333_333, 8, Dir::Read), ds.access(Time(t), 3_333_333, 8, Dir::Read));
+        let late = (b.done.0 + rev - a.done.0) % rev;
+        let (lo, hi) = (
+            (0.997 * sectors as f64 + 1.5 * tracks as f64) * step,
+            (sectors as f64 + 1.5 * tracks as f64) * step,
+        );
+        assert!(
+            late as f64 >= lo - 2.0 && late as f64 <= hi + 2.0,
+            "{late} ns late, expected {lo:.0}..{hi:.0}"
+        );
+        assert!(late > 2_000, "{late}");
+    }
+
+    fn spec_surfaces(h: &Hdd) -> u64 {
+        h.spec().surfaces as u64
+    }
+
+    /// DiskSim's sector time and rotate arithmetic on real figures: an ibm18es track of 390
+    /// sectors (7200 rpm) loses 255.6 of the 256 angle units a 2^-24 step holds.
+    #[test]
+    fn disksim_sector_lag_is_just_under_a_step() {
+        let spec = builtin::builtin("ibm18es").unwrap();
+        let geo = Geometry::new(&spec, spec.head_switch.0, 0);
+        let lags = disksim_sector_lag(7200, &geo);
+        for (z, &l) in geo.zones.iter().zip(&lags) {
+            let step = 1u64 << (LAG_UNIT_BITS - 24);
+            assert!(l <= step && l as f64 >= 0.997 * step as f64, "spt {}: {l} of {step}", z.spt);
+        }
+        let z390 = geo.zones.iter().position(|z| z.spt == 390).expect("a 390-sector zone");
+        let units = lags[z390] as f64 / (1u64 << (LAG_UNIT_BITS - 32)) as f64;
+        assert!((units - 255.6).abs() < 0.1, "{units}");
     }
 
     #[test]

@@ -64,3 +64,13 @@ pub use spec::{
     BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Overheads, QueueSpec,
     SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };
+
+/// The DiskSim 4.0 reference data the repository carries (`data/` at its root, DiskSim's
+/// copyright notice beside it): `disksim-valid/` (the validation drives with their measured
+/// traces) and `disksim-oracle/` (DiskSim's own per-request answers). A path fixed at build
+/// time, for the project's tests and benchmarks; a test that needs the data asserts that
+/// it is there.
+#[doc(hidden)]
+pub fn reference_data() -> std::path::PathBuf {
+    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data")).to_path_buf()
+}

@@ -85,8 +85,8 @@ mod tests {
         assert_eq!(e.to_string(), format!("importing {}", dir.join("missing.PARV").display()));
         assert!(std::error::Error::source(&e).is_some());
         std::fs::remove_dir_all(&dir).unwrap();
-        // DiskSim's reference data beside the repository: a real file imports
-        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        // DiskSim's reference data in the repository: a real file imports
+        let valid = crate::reference_data().join("disksim-valid");
         let spec = resolve_from(&valid, "cheetah9LP.parv").unwrap();
         assert_eq!(spec, import(&valid.join("cheetah9LP.parv")).unwrap());
     }

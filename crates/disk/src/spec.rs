@@ -322,6 +322,13 @@ pub struct DiskSpec {
     /// length" and scheduling policy); informational: `--queue-depth` sets the simulated one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSpec>,
+    /// Behave as DiskSim 4.0's disk module does where it departs from a drive's physics
+    /// (DiskSim imports; see [`crate::hdd`]): its angle under the head falls behind true
+    /// rotation by about 1/2^24 of a revolution per sector passing under the head and 1.5
+    /// times that per positioning. `false`: the angle is exact, absolute time modulo the
+    /// revolution.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disksim: bool,
 }
 
 /// A drive's command queue as specified.

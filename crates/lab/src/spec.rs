@@ -884,7 +884,7 @@ mod tests {
     /// `headway.disk` takes what `--disk` takes; a parameter file is read beside the spec.
     #[test]
     fn disk_may_be_a_parameter_file_beside_the_spec() {
-        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        let valid = headway_disk::reference_data().join("disksim-valid");
         let s = Spec::parse(&valid.join("lab.toml"), "[headway]\ndisk = \"cheetah9LP.parv\"\n").unwrap();
         assert_eq!(s.headway.disk, valid.join("cheetah9LP.parv").display().to_string());
         assert_eq!(headway_disk::resolve(&s.headway.disk).unwrap().name, "cheetah9LP");

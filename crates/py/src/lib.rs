@@ -188,7 +188,13 @@ fn replay_json(
                 ..RunSpec::new(resolve_disk(disk)?).with_schedulers(&schedulers)
             },
             mode,
-            options: feed::FeedOptions { window, wrap, skip_bad, max_jobs, absolute_times: false },
+            options: feed::FeedOptions {
+                window,
+                wrap,
+                skip_bad,
+                max_jobs,
+                absolute_times: format.keeps_times(),
+            },
         })
     })()
     .map_err(|f| f.into_py(py))?;

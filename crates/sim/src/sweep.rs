@@ -665,7 +665,7 @@ mod tests {
     #[test]
     fn grid_disk_names_a_builtin_or_a_parameter_file() {
         let d = tmp("disk");
-        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        let valid = headway_disk::reference_data().join("disksim-valid");
         for f in ["cheetah9LP.parv", "cheetah9LP.diskspecs", "cheetah9LP.model", "cheetah9LP.seek"] {
             std::fs::copy(valid.join(f), d.join(f)).unwrap();
         }

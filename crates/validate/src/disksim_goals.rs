@@ -1,16 +1,16 @@
-//! The DiskSim must-shows on DiskSim's own validation data (`../shared/reference/
-//! disksim-valid` beside the repository; the tests fail without it): per drive, headway's
+//! The DiskSim must-shows on DiskSim's own validation data (`data/disksim-valid` in the
+//! repository; the tests fail without it): per drive, headway's
 //! demerit at most DiskSim 4.0's. The drives headway does not meet yet are `#[ignore]`d
 //! (`make disksim-goals` runs them) and guarded by `open_gaps_do_not_widen`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::score::score;
 
-/// The DiskSim reference data (`shared/reference` beside the repository): missing, the
+/// The DiskSim reference data (`data/` in the repository): missing, the
 /// test that asks for it fails.
 fn reference() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+    let dir = headway_disk::reference_data().join("disksim-valid");
     assert!(dir.exists(), "{} missing: the DiskSim reference data", dir.display());
     dir
 }

@@ -22,6 +22,10 @@ pub enum ValidateError {
     /// A trace request past the drive's last sector (`request` counts from 1).
     #[error("request {request} ({sector}+{sectors}) beyond the drive's {capacity} sectors")]
     Beyond { request: usize, sector: u64, sectors: u32, capacity: u64 },
+    /// A replay of DiskSim's trace that failed or disagrees with DiskSim's answer file in
+    /// the number of requests.
+    #[error("replaying {trace}: {why}")]
+    Replay { trace: String, why: String },
     /// A suite directory that cannot be listed.
     #[error("reading {}", dir.display())]
     ReadDir {

@@ -32,13 +32,14 @@
 //! [`Score::per_request_csv`] are what `--json` and `--per-request` write.
 //!
 //! ## The must-shows
-//! One test per drive of `../shared/reference/disksim-valid` asserts headway's demerit at
+//! One test per drive of `data/disksim-valid` asserts headway's demerit at
 //! most DiskSim 4.0's; those headway does not meet yet are `#[ignore]`d (`make
 //! disksim-goals` runs them) and guarded by `open_gaps_do_not_widen`.
 
 pub mod demerit;
 pub mod demerit_binned;
 mod error;
+pub mod oracle;
 pub mod replay;
 pub mod score;
 pub mod suite;
@@ -46,9 +47,12 @@ pub mod trace;
 
 #[cfg(test)]
 mod disksim_goals;
+#[cfg(test)]
+mod oracle_goals;
 
 pub use demerit::{demerit, QUANTILES};
 pub use error::ValidateError;
+pub use oracle::Agreement;
 pub use replay::{replay, Replay};
 pub use score::{score, score_spec, Score};
 pub use suite::suite;

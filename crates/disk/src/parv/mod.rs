@@ -25,6 +25,7 @@
 //! | `Fast write level` 0/1/2, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags |
 //! | (no parameter: `disk_buffer_select_read_segment`'s rule) a read starting at a stopped segment's end takes a fresh segment | `CacheSpec::reuse_adjacent_segment` = false |
 //! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
+//! | (no parameter: `disk_buffer_sector_done`'s running sum of truncated rotations) the angle under the head lags true rotation by about 2^-24 revolution per sector event | `DiskSpec::disksim` = true |
 //!
 //! Accepted and ignored, because they do not change a single drive's service times in
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
@@ -750,6 +751,8 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         cache: CacheSpec::DISABLED,
         layout: Some(layout),
         min_seek: Duration::ZERO,
+        // DiskSim's angle bookkeeping comes with every import
+        disksim: true,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };

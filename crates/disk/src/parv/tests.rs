@@ -1,9 +1,9 @@
 use super::*;
 
-/// The DiskSim reference data (`shared/reference` beside the repository): missing, the
+/// The DiskSim reference data (`data/` in the repository): missing, the
 /// test that asks for it fails.
 fn reference() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+    let dir = crate::reference_data().join("disksim-valid");
     assert!(dir.exists(), "{} missing: the DiskSim reference data", dir.display());
     dir
 }

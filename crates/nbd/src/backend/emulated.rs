@@ -175,7 +175,7 @@ mod tests {
         let m = Emulated::new("WD5000AAKS").unwrap();
         assert_eq!(m.capacity_bytes(), 976_773_168 * 512);
         // a DiskSim parameter file, as `--disk` takes it
-        let valid = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/disksim-valid");
+        let valid = headway_disk::reference_data().join("disksim-valid");
         let m = Emulated::new(valid.join("cheetah9LP.parv").to_str().unwrap()).unwrap();
         assert_eq!(m.spec().name, "cheetah9LP");
     }

@@ -81,6 +81,12 @@ impl std::str::FromStr for Format {
 }
 
 impl Format {
+    /// Whether a replay keeps the trace's times by default: DiskSim's do, since DiskSim's
+    /// clock (and with it its drives' rotational phase) starts at the trace's time 0.
+    pub fn keeps_times(self) -> bool {
+        self == Format::Disksim
+    }
+
     pub const NAMES: &'static str =
         "blkparse, blktrace (binary NAME.blktrace.N files), iolog (fio iolog v2/v3), msr, spc (umass), disksim, fiu";
 

@@ -1,0 +1,159 @@
+//! DiskSim parity request by request (`data/disksim-oracle`): the must-show is headway's
+//! mean response within 2% of DiskSim's and at least 90% of requests within 0.1 ms of
+//! DiskSim's answer, on every drive and trace DiskSim finished. The pairs headway does not
+//! meet yet are `#[ignore]`d (`make disksim-goals` runs them) and guarded by
+//! `oracle_agreement_does_not_widen` at today's figures.
+
+use std::path::PathBuf;
+
+use crate::oracle::{open_loop, validation, Agreement};
+
+fn data() -> PathBuf {
+    let dir = headway_disk::reference_data();
+    assert!(dir.join("disksim-oracle").is_dir(), "{} missing: the DiskSim reference data", dir.display());
+    dir
+}
+
+/// headway beside DiskSim on DiskSim's open-loop `trace`, on drive `stem`.
+fn synthetic(stem: &str, trace: &str) -> Agreement {
+    let d = data();
+    let a = open_loop(
+        d.join(format!("disksim-valid/{stem}.parv")).to_str().unwrap(),
+        &d.join(format!("disksim-oracle/{trace}.trace")),
+        &d.join(format!("disksim-oracle/{stem}.{trace}.disksim")),
+    )
+    .unwrap();
+    eprintln!(
+        "{stem} {trace}: DiskSim {:.3} ms, headway {:.3} ms ({:+.1}%), {:.1}% within 0.1 ms",
+        a.disksim_mean_ms,
+        a.headway_mean_ms,
+        100.0 * a.mean_error(),
+        100.0 * a.within
+    );
+    a
+}
+
+/// headway's validation replay beside DiskSim's simulated times on drive `stem`.
+fn valid(stem: &str) -> Agreement {
+    let d = data();
+    let a = validation(
+        d.join(format!("disksim-valid/{stem}.parv")).to_str().unwrap(),
+        &d.join(format!("disksim-valid/{stem}.trace")),
+        &d.join(format!("disksim-oracle/{stem}.valid.disksim")),
+    )
+    .unwrap();
+    eprintln!(
+        "{stem} validation: DiskSim {:.3} ms, headway {:.3} ms ({:+.1}%), {:.1}% within 0.1 ms",
+        a.disksim_mean_ms,
+        a.headway_mean_ms,
+        100.0 * a.mean_error(),
+        100.0 * a.within
+    );
+    a
+}
+
+/// The must-show, one test per pair DiskSim finished: mean within 2%, 90% within 0.1 ms.
+macro_rules! matches_disksim {
+    ($($(#[$attr:meta])* $test:ident: $stem:literal, $trace:literal;)*) => {$(
+        $(#[$attr])*
+        #[test]
+        fn $test() {
+            let a = synthetic($stem, $trace);
+            assert!(
+                a.mean_error().abs() <= 0.02 && a.within >= 0.90,
+                "{} {}: mean {:+.1}%, {:.1}% within 0.1 ms",
+                $stem, $trace, 100.0 * a.mean_error(), 100.0 * a.within
+            );
+        }
+    )*};
+}
+
+mod per_request {
+    use super::*;
+    matches_disksim! {
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        atlas_iii_seq_streams: "atlas_III", "seq-streams";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        barracuda_mixed_bursts: "barracuda", "mixed-bursts";
+        barracuda_idle_random: "barracuda", "idle-random";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        barracuda_seq_streams: "barracuda", "seq-streams";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        cheetah4lp_mixed_bursts: "cheetah4LP", "mixed-bursts";
+        cheetah4lp_idle_random: "cheetah4LP", "idle-random";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        cheetah4lp_seq_streams: "cheetah4LP", "seq-streams";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        cheetah9lp_mixed_bursts: "cheetah9LP", "mixed-bursts";
+        cheetah9lp_idle_random: "cheetah9LP", "idle-random";
+        cheetah9lp_seq_streams: "cheetah9LP", "seq-streams";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        ibm18es_mixed_bursts: "ibm18es", "mixed-bursts";
+        ibm18es_idle_random: "ibm18es", "idle-random";
+        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
+        ibm18es_seq_streams: "ibm18es", "seq-streams";
+    }
+}
+
+/// Today's per-request figures (BENCHMARKS.md, "DiskSim per request"), as floors: the
+/// share within 0.1 ms may not drop by more than a point, the mean error not grow by more
+/// than a point. Raise them as the model closes the gaps.
+#[test]
+fn oracle_agreement_does_not_widen() {
+    // (drive, trace, share within 0.1 ms today, |mean error| today)
+    const TODAY: [(&str, &str, f64, f64); 13] = [
+        ("atlas_III", "seq-streams", 0.37, 0.364),
+        ("barracuda", "mixed-bursts", 0.004, 0.013),
+        ("barracuda", "idle-random", 0.939, 0.004),
+        ("barracuda", "seq-streams", 0.023, 0.026),
+        ("cheetah4LP", "mixed-bursts", 0.441, 0.037),
+        ("cheetah4LP", "idle-random", 0.977, 0.002),
+        ("cheetah4LP", "seq-streams", 0.419, 0.07),
+        ("cheetah9LP", "mixed-bursts", 0.177, 0.636),
+        ("cheetah9LP", "idle-random", 0.972, 0.009),
+        ("cheetah9LP", "seq-streams", 0.974, 0.002),
+        ("ibm18es", "mixed-bursts", 0.068, 0.865),
+        ("ibm18es", "idle-random", 0.968, 0.013),
+        ("ibm18es", "seq-streams", 0.899, 0.26),
+    ];
+    let mut worse = Vec::new();
+    for (stem, trace, within, error) in TODAY {
+        let a = synthetic(stem, trace);
+        if a.within < within - 0.01 || a.mean_error().abs() > error + 0.01 {
+            worse.push(format!(
+                "{stem} {trace}: {:.1}% within 0.1 ms (was {:.1}%), mean {:+.1}% (was ±{:.1}%)",
+                100.0 * a.within,
+                100.0 * within,
+                100.0 * a.mean_error(),
+                100.0 * error
+            ));
+        }
+    }
+    assert!(worse.is_empty(), "{}", worse.join("\n"));
+}
+
+/// On the validation traces: DiskSim's own simulated times, per request (the figures are
+/// reported in BENCHMARKS.md and held here the same way).
+#[test]
+fn validation_agreement_does_not_widen() {
+    const TODAY: [(&str, f64, f64); 6] = [
+        ("atlas_III", 0.973, 0.001),
+        ("barracuda", 0.978, 0.002),
+        ("cheetah4LP", 0.983, 0.001),
+        ("cheetah9LP", 0.974, 0.001),
+        ("hp_c2247a", 0.999, 0.001),
+        ("ibm18es", 0.992, 0.001),
+    ];
+    let mut worse = Vec::new();
+    for (stem, within, error) in TODAY {
+        let a = valid(stem);
+        if a.within < within - 0.01 || a.mean_error().abs() > error + 0.01 {
+            worse.push(format!(
+                "{stem}: {:.1}% within 0.1 ms, mean {:+.1}%",
+                100.0 * a.within,
+                100.0 * a.mean_error()
+            ));
+        }
+    }
+    assert!(worse.is_empty(), "{}", worse.join("\n"));
+}
