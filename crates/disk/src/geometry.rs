@@ -165,6 +165,13 @@ impl Remap {
 }
 
 impl ZoneRow {
+    /// Whether some of the zone's slots hold no LBN (empty space, slips, spares): a track
+    /// may then hold fewer LBNs than `spt`.
+    #[inline]
+    pub fn remapped(&self) -> bool {
+        self.remap != NO_REMAP
+    }
+
     /// ns from the index mark to the start of slot `p` (p may exceed spt: wraps linearly).
     #[inline]
     pub fn slot_start(&self, p: u64) -> u64 {

@@ -91,6 +91,23 @@
 //! random reads on an ibm18es. With the flag, [`Hdd`] counts the same events and turns
 //! its platters by `t - lag`; a built-in drive has the exact angle.
 //!
+//! ## DiskSim's fast writes (`DiskSpec::disksim`, DiskSim imports)
+//! DiskSim 4.0 (`disk_write_arrive`, `disk_buffer_select_write_segment`,
+//! `disk_buffer_sector_done`, `disk_release_hda`) takes a fast write into its buffer at
+//! once only when the heads are free (or only reading ahead), or when the write *appends*
+//! to the segment being destaged: it starts where that segment ends, `Combine seq writes`
+//! is on, it fits, and no earlier appended write is still waiting for the heads. Any other
+//! write is refused: it waits until the heads are free (the destage and its rewrites done),
+//! then its data crosses the bus (`max(heads free, overhead + write disconnect)` +
+//! reselect + data preparation) and its media write starts from the heads' release (or
+//! its command overhead, if later); a sector not yet buffered when its slot comes round
+//! is written a revolution later, so such a write usually loses one. An appended write
+//! completes as its data is buffered; the destage in progress writes its sectors too
+//! while they are there in time (it stops at the first one that is not), and then the
+//! appended write, never having moved its own cursor, writes all its sectors again: the
+//! heads come back round to its first sector. Until that rewrite starts, a further
+//! sequential write is refused, so appends alternate: accepted, refused, accepted.
+//!
 //! ## For a drive with a command queue ([`crate::drive`])
 //! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:
 //!   the same lookup as step 2 (hit, continuation, miss) and the same positioning as step 3
@@ -113,6 +130,20 @@ struct WriteData {
     from: u64,
     per: u64,
     first: u64,
+}
+
+/// DiskSim's dirty segment while its writes reach the media (`disksim` fast writes).
+#[derive(Copy, Clone, Debug)]
+struct WriteBack {
+    /// The sector after the segment's last write: where an append must start.
+    end: u64,
+    /// The first sector of the write whose pass is the last one scheduled.
+    owner_start: u64,
+    /// When that pass writes its last sector (the heads are free then).
+    pass_end: u64,
+    /// An appended write waits for its rewrite pass until then (a further append before
+    /// it is refused); 0: none waiting.
+    waiting_until: u64,
 }
 
 /// What serving one request cost.
@@ -272,6 +303,8 @@ pub struct Hdd {
     read_segs: usize,
     lru: Lru,
     stream: Option<Stream>,
+    /// DiskSim's fast writes (`disksim`): the segment being destaged.
+    write_back: Option<WriteBack>,
     /// DiskSim's angle (`spec.disksim`): the lag one sector event adds, per zone, in
     /// 2^-40 revolution (empty without the flag).
     sector_lag: Vec<u64>,
@@ -324,6 +357,7 @@ impl Hdd {
         let c = spec.cache;
         let segs = if c.enabled() { vec![Segment::default(); c.segments as usize] } else { Vec::new() };
         Ok(Hdd {
+            write_back: None,
             sector_lag: if spec.disksim { disksim_sector_lag(spec.rpm, &geo) } else { Vec::new() },
             lag_units: 0,
             lag_ns: 0,
@@ -636,6 +670,7 @@ impl Hdd {
         // Miss: the head is needed here (once a destage has finished with it).
         let over = self.overhead_read(false);
         self.stop_stream(now);
+        self.write_back = None;
         // a partial hit: the drive sends what it has and reads the rest
         let media_start = partial.map_or(s, |i| self.segs[i].end.max(s));
         let t0 = (now + over).max(self.arm_free);
@@ -774,6 +809,9 @@ impl Hdd {
                 cache_hit: false,
             };
         }
+        if self.spec.disksim {
+            return self.disksim_fast_write(now, s, e);
+        }
         // Fast write: into the buffer now (level 1: once the previous destage is done),
         // onto the media behind the completion.
         let start = if fast == FastWrite::Sequential { now.max(self.arm_free) } else { now };
@@ -798,6 +836,141 @@ impl Hdd {
             positioning: Duration(pos),
             cache_hit: true,
         }
+    }
+
+    /// A fast write of `s..e` arriving at `now` under DiskSim's rules (see the module doc):
+    /// taken at once on free heads, appended to the segment being destaged, or refused
+    /// until the heads are free.
+    fn disksim_fast_write(&mut self, now: u64, s: u64, e: u64) -> Access {
+        let p = self.spec.bus_protocol;
+        let over = self.overhead_write(true);
+        let n = e - s;
+        let busy = now < self.arm_free;
+        let append = self.write_back.filter(|w| {
+            busy && self.spec.cache.combine_sequential_writes
+                && s == w.end
+                && now >= w.waiting_until
+                && s - w.owner_start < self.seg_sectors
+        });
+        let (xfer_start, media_end, dcyl, pos) = match append {
+            Some(w) => {
+                let xfer_start = now + over + p.data_prep.0;
+                let data = self.write_data(xfer_start, n);
+                let owner_end = self.write_on(w.pass_end, s, e, data);
+                let (end, dcyl, pos, _, _, _) = self.media(owner_end, s, e, true, Some(data), e);
+                self.write_back =
+                    Some(WriteBack { end: e, owner_start: s, pass_end: end, waiting_until: owner_end });
+                (xfer_start, end, dcyl, pos)
+            }
+            None => {
+                let (arm_start, xfer_start) = if busy {
+                    let free = self.arm_free;
+                    (
+                        free.max(now + over),
+                        free.max(now + over + p.write_disconnect.0) + p.reselect_first.0 + p.data_prep.0,
+                    )
+                } else {
+                    (now + over, now + over + p.data_prep.0)
+                };
+                let data = self.write_data(xfer_start, n);
+                let (end, dcyl, pos, _, _, _) = self.media(arm_start, s, e, true, Some(data), e);
+                self.write_back = Some(WriteBack { end: e, owner_start: s, pass_end: end, waiting_until: 0 });
+                (xfer_start, end, dcyl, pos)
+            }
+        };
+        self.arm_free = media_end;
+        if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
+            self.keep_write_data(s, e);
+        }
+        Access {
+            done: Time(xfer_start + self.bus_w * n + self.spec.overheads.write_completion.0),
+            seek_cylinders: dcyl,
+            positioning: Duration(pos),
+            cache_hit: true,
+        }
+    }
+
+    /// A destage pass that has just written the sector before `s` (at `t`) writes on into
+    /// `s..e` while each sector is buffered by the time its slot comes round (`data`),
+    /// and stops at the first that is not; returns when it stops (the heads are then over
+    /// that sector's track).
+    fn write_on(&mut self, t: u64, s: u64, e: u64, data: WriteData) -> u64 {
+        let mut t = t;
+        let prev = self.geo.locate(s.saturating_sub(1));
+        let mut cur = self.geo.locate(s);
+        if (cur.cylinder, cur.head) == (prev.cylinder, prev.head) {
+            // the slot after the last one written is coming round now
+            t += self.slots_ahead(&prev, &cur);
+        } else {
+            let (mv, _) = self.move_time(prev.cylinder, prev.head, &cur, true);
+            t += mv;
+            t += self.rot_wait(&cur, t);
+            self.lag(cur.zone as usize, 0, 1);
+        }
+        self.head_cyl = cur.cylinder;
+        self.head_head = cur.head;
+        self.head_track_end = 0;
+        let mut lbn = s;
+        while lbn < e {
+            if data.from + (lbn - s + 1).max(data.first) * data.per > t {
+                break;
+            }
+            let z = &self.geo.zones[cur.zone as usize];
+            t += z.slot_start(cur.slot as u64 + 1) - z.slot_start(cur.slot as u64);
+            self.lag(cur.zone as usize, 1, 0);
+            lbn += 1;
+            if lbn == e {
+                break;
+            }
+            let next = self.geo.locate(lbn);
+            if (next.cylinder, next.head) != (cur.cylinder, cur.head) {
+                let (mv, _) = self.move_time(cur.cylinder, cur.head, &next, true);
+                t += mv;
+                t += self.rot_wait(&next, t);
+                self.lag(next.zone as usize, 0, 1);
+                self.head_cyl = next.cylinder;
+                self.head_head = next.head;
+            } else {
+                t += self.slots_ahead(&cur, &next);
+            }
+            cur = next;
+        }
+        t
+    }
+
+    /// How many of the `want` LBNs from `lbn` (at `loc`) lie on its track: all, unless the
+    /// track's remaining slots include some that hold no LBN (spares at a track's or a
+    /// range's end, slips) and the run reaches past its last LBN.
+    #[inline]
+    fn lbns_on_track(&self, lbn: u64, loc: &Location, want: u64) -> u64 {
+        let last = (lbn + want).min(self.capacity()) - 1;
+        let on = |x: u64| {
+            let l = self.geo.locate(x);
+            (l.cylinder, l.head) == (loc.cylinder, loc.head)
+        };
+        if on(last) {
+            return last + 1 - lbn;
+        }
+        // the last LBN on the track: in lbn..last (lbn is on it, last is not)
+        let (mut lo, mut hi) = (lbn, last);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if on(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo + 1 - lbn
+    }
+
+    /// Time from the end of `a`'s slot until the start of `b`'s, on the same track.
+    #[inline]
+    fn slots_ahead(&self, a: &Location, b: &Location) -> u64 {
+        let z = &self.geo.zones[a.zone as usize];
+        let from = a.slot as u64 + 1;
+        let to = if (b.slot as u64) < from { b.slot as u64 + z.spt as u64 } else { b.slot as u64 };
+        z.slot_start(to) - z.slot_start(from)
     }
 
     /// How a write of `n` sectors whose data starts crossing the bus at `from` reaches the
@@ -890,8 +1063,16 @@ impl Hdd {
         let mut at_mark = u64::MAX;
         loop {
             let z = &self.geo.zones[cur.zone as usize];
-            track_end = lbn + (z.spt - cur.sector) as u64;
-            let n = (end - lbn).min((z.spt - cur.sector) as u64);
+            let slots = (z.spt - cur.sector) as u64;
+            let n = if z.remapped() {
+                // a track may hold fewer LBNs than slots: the run ends at its last LBN (and
+                // where the track ends is left to a lookup)
+                track_end = 0;
+                self.lbns_on_track(lbn, &cur, (end - lbn).min(slots))
+            } else {
+                track_end = lbn + slots;
+                (end - lbn).min(slots)
+            };
             if ready.is_none() && lbn < mark && mark <= lbn + n {
                 at_mark = t + z.slot_start(cur.slot as u64 + (mark - lbn)) - z.slot_start(cur.slot as u64);
             }
@@ -944,15 +1125,15 @@ impl Hdd {
     }
 
     /// DiskSim's angle: the sector events of read-ahead from `st.counted` up to `front`
-    /// (each track it moved on to is a head switch or a one-cylinder seek).
+    /// (each track it moved on to is a head switch or a one-cylinder seek: as many as
+    /// track lengths it read, on average; one more or less is half a nanosecond).
     fn lag_read_ahead(&mut self, st: &Stream, front: u64) {
         if self.sector_lag.is_empty() || front <= st.counted {
             return;
         }
-        let (a, b) = (self.geo.locate(st.counted), self.geo.locate(front - 1));
-        let tracks = |l: &Location| l.cylinder as u64 * self.spec.surfaces as u64 + l.head as u64;
-        let switches = tracks(&b).saturating_sub(tracks(&a));
-        self.lag(a.zone as usize, front - st.counted, switches);
+        let n = front - st.counted;
+        let spt = self.geo.zones[st.zone].spt as u64;
+        self.lag(st.zone, n, (n + spt / 2) / spt);
     }
 
     /// Time from `t` until the start of `loc`'s slot passes under the head.
@@ -1578,6 +1759,30 @@ mod tests {
             "{late} ns late, expected {lo:.0}..{hi:.0}"
         );
         assert!(late > 2_000, "{late}");
+    }
+
+    /// DiskSim's fast-write rules on its own answers: the first thirteen requests of its
+    /// `mixed-bursts` trace on cheetah9LP (writes refused while a destage runs, appends
+    /// accepted and refused in turn, a read behind the destage), one command at a time
+    /// as DiskSim's FCFS driver sends them, each response to the microsecond.
+    #[test]
+    fn disksim_fast_writes_answer_as_disksim_does() {
+        let data = crate::reference_data();
+        let spec = crate::parv::import(&data.join("disksim-valid/cheetah9LP.parv")).unwrap();
+        let mut h = Hdd::new(spec);
+        let text =
+            std::fs::read_to_string(data.join("disksim-oracle/cheetah9LP.mixed-bursts.disksim")).unwrap();
+        let mut free = 0u64;
+        for (i, line) in text.lines().take(13).enumerate() {
+            let f: Vec<f64> = line.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            let (arrival, disksim) = ((f[0] * 1e6).round() as u64, f[1]);
+            let dir = if f[4] == 1.0 { Dir::Read } else { Dir::Write };
+            let now = arrival.max(free);
+            let a = h.access(Time(now), f[2] as u64, f[3] as u32, dir);
+            free = a.done.0;
+            let ours = (a.done.0 - arrival) as f64 / 1e6;
+            assert!((ours - disksim).abs() < 0.002, "request {i}: {ours:.6} ms, DiskSim {disksim:.6} ms");
+        }
     }
 
     fn spec_surfaces(h: &Hdd) -> u64 {

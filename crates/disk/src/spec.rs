@@ -251,6 +251,11 @@ pub struct CacheSpec {
     /// with `read_ahead_to_track_end` reads ahead one track less). DiskSim imports: no.
     #[serde(default = "yes")]
     pub reuse_adjacent_segment: bool,
+    /// A fast write that continues the write being destaged joins its segment instead of
+    /// waiting for the heads (DiskSim's "Combine seq writes"; only with `DiskSpec::disksim`,
+    /// whose write rules it belongs to).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub combine_sequential_writes: bool,
 }
 
 fn yes() -> bool {
@@ -269,6 +274,7 @@ impl CacheSpec {
         read_ahead_to_track_end: false,
         dedicated_write_segment: false,
         reuse_adjacent_segment: true,
+        combine_sequential_writes: false,
     };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0

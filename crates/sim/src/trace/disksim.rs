@@ -9,36 +9,47 @@ use std::fmt::Write as _;
 
 use headway_sched::Dir;
 
-use super::{num, LineParser, Parsed, Record};
+use super::{LineParser, Parsed, Record};
 
 pub struct Disksim;
 
 impl LineParser for Disksim {
     fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
-        let mut f = line.split_whitespace();
+        // ASCII fields split by hand: this runs once per trace line, millions of times
+        let mut f = line.as_bytes().split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty());
         let Some(ts) = f.next() else { return Ok(Parsed::Blank) };
-        if ts.starts_with('#') {
+        if ts[0] == b'#' {
             return Ok(Parsed::Ignored);
         }
-        let time = super::decimal_ns(ts, 1_000_000)
-            .ok_or_else(|| format!("time `{ts}` is not a number of milliseconds"))?;
-        let devno: u32 = num(f.next(), "devno")?;
-        let blkno: u64 = num(f.next(), "blkno")?;
-        let bcount: u32 = num(f.next(), "bcount")?;
+        let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+        let time = super::decimal_ns_bytes(ts, 1_000_000)
+            .ok_or_else(|| format!("time `{}` is not a number of milliseconds", text(ts)))?;
+        let mut int = |what: &str| -> Result<u64, String> {
+            let t = f.next().ok_or_else(|| format!("missing {what}"))?;
+            super::dec_u64(t).ok_or_else(|| format!("{what} `{}` is not a number", text(t)))
+        };
+        let devno = int("devno")?;
+        let blkno = int("blkno")?;
+        let bcount = u32::try_from(int("bcount")?).map_err(|_| "bcount is too large".to_string())?;
         let fl = f.next().ok_or("missing flags")?;
-        let flags = match fl.strip_prefix("0x").or_else(|| fl.strip_prefix("0X")) {
-            Some(h) => u64::from_str_radix(h, 16).ok(),
-            None => fl.parse().ok(),
+        let flags = match fl.strip_prefix(b"0x").or_else(|| fl.strip_prefix(b"0X")) {
+            Some(h) => std::str::from_utf8(h).ok().and_then(|h| u64::from_str_radix(h, 16).ok()),
+            None => super::dec_u64(fl),
         }
-        .ok_or_else(|| format!("flags `{fl}` is not a number"))?;
+        .ok_or_else(|| format!("flags `{}` is not a number", text(fl)))?;
         if let Some(extra) = f.next() {
-            return Err(format!("unexpected `{extra}` after the flags"));
+            return Err(format!("unexpected `{}` after the flags", text(extra)));
         }
         if bcount == 0 {
             return Ok(Parsed::Ignored);
         }
         let dir = if flags & 1 == 1 { Dir::Read } else { Dir::Write };
-        let _ = write!(key, "dev{devno}");
+        key.push_str("dev");
+        if devno < 10 {
+            key.push((b'0' + devno as u8) as char);
+        } else {
+            let _ = write!(key, "{devno}");
+        }
         Ok(Parsed::Io(Record { time, response: 0, sector: blkno, len: bcount, dir, sync: dir == Dir::Read }))
     }
 }

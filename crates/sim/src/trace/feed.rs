@@ -180,6 +180,8 @@ pub struct Feed {
     eof: bool,
     ctxs: Vec<Ctx>,
     keys: HashMap<Box<str>, u32>,
+    /// The previous record's key and context (the common case: the same again).
+    last_key: Option<(Box<str>, u32)>,
     buffered: usize,
     starved: VecDeque<u32>,
     total_bytes: Option<u64>,
@@ -211,6 +213,7 @@ impl Feed {
             eof: false,
             ctxs: Vec::new(),
             keys: HashMap::new(),
+            last_key: None,
             buffered: 0,
             starved: VecDeque::new(),
             stats: FeedStats::default(),
@@ -326,16 +329,11 @@ impl Feed {
             sector = sector.min(cap - r.len as u64);
             self.stats.wrapped += 1;
         }
-        let ctx = match self.keys.get(self.records.key()) {
-            Some(&c) => c,
-            None => {
-                let c = self.ctxs.len() as u32;
-                let label: Box<str> = self.records.key().into();
-                self.keys.insert(label.clone(), c);
-                let state = if self.mode == Mode::Closed { State::Fresh } else { State::Busy };
-                self.ctxs.push(Ctx { label, queue: VecDeque::new(), prev: (0, 0), inflight: 0, state });
-                c
-            }
+        let key = self.records.key();
+        let ctx = match self.last_key.as_ref().filter(|(k, _)| **k == *key) {
+            // most records come from the context the previous one did
+            Some(&(_, c)) => c,
+            None => self.context_of_key(),
         };
         let flush = r.len == 0;
         if flush {
@@ -354,6 +352,23 @@ impl Feed {
             sync: r.sync,
             flush,
         }))
+    }
+
+    /// The context number of the last record's key, a new one at its first appearance.
+    fn context_of_key(&mut self) -> u32 {
+        let c = match self.keys.get(self.records.key()) {
+            Some(&c) => c,
+            None => {
+                let c = self.ctxs.len() as u32;
+                let label: Box<str> = self.records.key().into();
+                self.keys.insert(label.clone(), c);
+                let state = if self.mode == Mode::Closed { State::Fresh } else { State::Busy };
+                self.ctxs.push(Ctx { label, queue: VecDeque::new(), prev: (0, 0), inflight: 0, state });
+                c
+            }
+        };
+        self.last_key = Some((self.records.key().into(), c));
+        c
     }
 
     fn at_eof(&mut self) {

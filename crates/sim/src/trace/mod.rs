@@ -192,30 +192,56 @@ pub fn byte_span(offset: u64, bytes: u64) -> Option<(u64, u32)> {
 /// A non-negative decimal number (`12`, `0.000123`, `3.5e-3`) times `unit` (ns per unit),
 /// in integer ns; exact for plain decimals up to nanoseconds.
 pub fn decimal_ns(s: &str, unit: u64) -> Option<u64> {
-    if s.contains(['e', 'E']) {
-        let v: f64 = s.parse().ok()?;
-        return (v.is_finite() && v >= 0.0).then(|| (v * unit as f64).round() as u64);
+    decimal_ns_bytes(s.as_bytes(), unit)
+}
+
+/// [`decimal_ns`] of ASCII bytes: one pass over the digits (a trace has millions of
+/// these); an exponent falls back to a float parse.
+pub(crate) fn decimal_ns_bytes(b: &[u8], unit: u64) -> Option<u64> {
+    let mut i = 0;
+    let mut whole: u64 = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        whole = whole.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?;
+        i += 1;
     }
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
-    if !digits(int) || !digits(frac) {
-        return None;
-    }
-    let whole: u64 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let int_digits = i;
     let mut ns = whole.checked_mul(unit)?;
-    // fractional part: digit k is worth unit / 10^k
-    let mut scale = unit;
-    for b in frac.bytes() {
-        scale /= 10;
-        if scale == 0 {
-            break;
+    let mut frac_digits = 0;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        // fractional part: digit k is worth unit / 10^k
+        let mut scale = unit;
+        while i < b.len() && b[i].is_ascii_digit() {
+            scale /= 10;
+            ns = ns.checked_add((b[i] - b'0') as u64 * scale)?;
+            i += 1;
+            frac_digits += 1;
         }
-        ns = ns.checked_add((b - b'0') as u64 * scale)?;
     }
-    Some(ns)
+    if i < b.len() {
+        if matches!(b[i], b'e' | b'E') {
+            let v: f64 = std::str::from_utf8(b).ok()?.parse().ok()?;
+            return (v.is_finite() && v >= 0.0).then(|| (v * unit as f64).round() as u64);
+        }
+        return None;
+    }
+    (int_digits + frac_digits > 0).then_some(ns)
+}
+
+/// An unsigned decimal integer of ASCII digits (no sign, no spaces), `None` if it is not
+/// one or overflows.
+pub(crate) fn dec_u64(t: &[u8]) -> Option<u64> {
+    if t.is_empty() || t.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in t {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((b - b'0') as u64)?;
+    }
+    Some(v)
 }
 
 /// Parse a number field, naming it in the error.
