@@ -132,6 +132,21 @@ struct WriteData {
     first: u64,
 }
 
+/// Where DiskSim's read-ahead is ([`Hdd::stream_walk`]).
+#[derive(Copy, Clone, Debug)]
+struct StreamAt {
+    /// The first sector not yet read.
+    front: u64,
+    /// When its next event falls (a sector's end, a switch's end, the first sector of a
+    /// new track); 0 once it has stopped at its limit.
+    next_event: u64,
+    /// The track the arm is over (or moving to).
+    cylinder: u32,
+    head: u32,
+    /// When every sector before the walk's `x` was read (`u64::MAX` if not by `t`).
+    at: u64,
+}
+
 /// DiskSim's dirty segment while its writes reach the media (`disksim` fast writes).
 #[derive(Copy, Clone, Debug)]
 struct WriteBack {
@@ -305,6 +320,13 @@ pub struct Hdd {
     stream: Option<Stream>,
     /// DiskSim's fast writes (`disksim`): the segment being destaged.
     write_back: Option<WriteBack>,
+    /// DiskSim's read transfer (`disksim`): after the last `media` of a read, the earliest
+    /// its bus transfer can end, stalling at each gap in the media (a head switch or seek
+    /// and the rotational wait to the next track's first sector).
+    bus_floor: u64,
+    /// DiskSim's `disk_seek_stoptime` (`disksim`): when the stopped read-ahead's pending
+    /// event falls; the next seek starts that much after its command's arrival later.
+    seek_stop: u64,
     /// DiskSim's angle (`spec.disksim`): the lag one sector event adds, per zone, in
     /// 2^-40 revolution (empty without the flag).
     sector_lag: Vec<u64>,
@@ -358,6 +380,8 @@ impl Hdd {
         let segs = if c.enabled() { vec![Segment::default(); c.segments as usize] } else { Vec::new() };
         Ok(Hdd {
             write_back: None,
+            bus_floor: 0,
+            seek_stop: 0,
             sector_lag: if spec.disksim { disksim_sector_lag(spec.rpm, &geo) } else { Vec::new() },
             lag_units: 0,
             lag_ns: 0,
@@ -593,8 +617,11 @@ impl Hdd {
             // A read a little ahead of the frontier, within the read-ahead limit, is also
             // served by the running read-ahead: the drive reads on until the data arrives
             // instead of repositioning (a strided reader's next block).
-            let ahead = front < s && s <= st.stop && front < st.stop;
-            if (vstart <= s && s <= front) || ahead {
+            let ahead = front < s && s <= st.stop && front < st.stop && !self.spec.disksim;
+            // (DiskSim: only a read starting inside the data read so far, not at the
+            // frontier or ahead of it, is served by the read-ahead)
+            let inside = if self.spec.disksim { vstart <= s && s < front } else { vstart <= s && s <= front };
+            if inside || ahead {
                 if e <= front {
                     return ReadPath::StreamHit { front };
                 }
@@ -662,6 +689,11 @@ impl Hdd {
                 if i < self.read_segs {
                     self.lru.touch(i);
                 }
+                if self.spec.disksim {
+                    // DiskSim's `disk_activate_read`: the hit takes the heads from the
+                    // read-ahead, which stops for good ("Read-ahead on idle hit" aside)
+                    self.stop_stream(now);
+                }
                 let over = self.overhead_read(true);
                 return self.hit(now, over, e - s);
             }
@@ -677,7 +709,16 @@ impl Hdd {
         let mark = self.read_watermark_end(s, e, media_start);
         let (media_end, dcyl, pos, wait, first, at_mark) = self.media(t0, media_start, e, false, None, mark);
         let slot = self.geo.zones[first.zone as usize].slot_start(1);
-        let done = self.read_miss_done(now, over, at_mark, s, e, media_end);
+        let done = match partial {
+            // DiskSim ("Immed transfer partial hit"): the buffered part goes out at once, as
+            // a hit's would; the bus then waits for the media at each gap
+            Some(_) if self.spec.disksim && media_start > s => {
+                let send = now + self.overhead_read(true) + self.spec.bus_protocol.data_prep.0;
+                (send + self.bus_time(e - s)).max(media_end + self.bus).max(self.bus_floor)
+                    + self.spec.overheads.read_completion.0
+            }
+            _ => self.read_miss_done(now, over, at_mark, s, e, media_end),
+        };
         self.arm_free = media_end;
         if !self.segs.is_empty() {
             let i = partial.unwrap_or_else(|| self.lru.oldest());
@@ -735,7 +776,8 @@ impl Hdd {
         };
         let reselect =
             at_mark.min(media_end).max(now + over + disconnect) + p.reselect_first.0 + p.data_prep.0;
-        (reselect + self.bus_time(e - s)).max(media_end + self.bus) + self.spec.overheads.read_completion.0
+        (reselect + self.bus_time(e - s)).max(media_end + self.bus).max(self.bus_floor)
+            + self.spec.overheads.read_completion.0
     }
 
     #[inline]
@@ -1053,7 +1095,10 @@ impl Hdd {
         let mut cur = self.geo.locate(start);
         let first = cur;
         let (mv, dcyl) = self.move_time(self.head_cyl, self.head_head, &cur, write);
-        let mut t = t0 + mv;
+        // DiskSim's `disk_check_hda`: the command overhead and the stopped read-ahead's
+        // pending event both delay the seek, added
+        let stop = std::mem::take(&mut self.seek_stop).saturating_sub(self.last_now.0);
+        let mut t = t0 + stop + mv;
         let wait = self.rot_wait(&cur, t);
         let pos = mv + wait;
         t += wait;
@@ -1061,8 +1106,16 @@ impl Hdd {
         let mut lbn = start;
         let mut track_end;
         let mut at_mark = u64::MAX;
+        self.bus_floor = 0;
         loop {
             let z = &self.geo.zones[cur.zone as usize];
+            if ready.is_none() && self.spec.disksim {
+                // DiskSim's bus sends what is buffered and waits at each gap: from the end of
+                // this track's first sector the rest of the request takes `end - lbn` bus
+                // sectors
+                let first_in = t + z.slot_start(cur.slot as u64 + 1) - z.slot_start(cur.slot as u64);
+                self.bus_floor = self.bus_floor.max(first_in + (end - lbn) * self.bus);
+            }
             let slots = (z.spt - cur.sector) as u64;
             let n = if z.remapped() {
                 // a track may hold fewer LBNs than slots: the run ends at its last LBN (and
@@ -1229,6 +1282,24 @@ impl Hdd {
     /// read, the arm is over the frontier's track.
     fn stop_stream(&mut self, now: u64) {
         let Some(st) = self.stream.take() else { return };
+        if self.spec.disksim {
+            // DiskSim's `disk_buffer_stopable_access`: the read-ahead's pending event (the
+            // sector under the head, the first sector after a switch, the switch itself)
+            // still happens, and the next seek waits for it (`disk_seek_stoptime`); the arm
+            // is over that event's track
+            let at = self.stream_walk(&st, now, u64::MAX);
+            self.lag_read_ahead(&st, at.front);
+            if !self.spec.cache.stop_read_ahead_in_sector {
+                self.seek_stop = at.next_event;
+            }
+            let seg = &mut self.segs[st.seg];
+            seg.start = seg.start.max(at.front.saturating_sub(self.seg_sectors));
+            seg.end = at.front;
+            self.head_cyl = at.cylinder;
+            self.head_head = at.head;
+            self.head_track_end = 0;
+            return;
+        }
         let front = self.frontier(&st, now);
         self.lag_read_ahead(&st, front);
         let seg = &mut self.segs[st.seg];
@@ -1245,9 +1316,73 @@ impl Hdd {
         }
     }
 
+    /// DiskSim's read-ahead sector by sector (`disksim`; its `disk_buffer_sector_done`):
+    /// from the end of sector `st.origin_lbn - 1` at `st.origin_time`, one LBN per slot to
+    /// its track's last LBN, then a head switch or seek and the rotational wait for the next
+    /// track's first LBN, up to `st.stop`. Walks until time `t` or until every sector before
+    /// `x` is read, whichever comes first.
+    fn stream_walk(&self, st: &Stream, t: u64, x: u64) -> StreamAt {
+        let until = x.min(st.stop);
+        let mut lbn = st.origin_lbn;
+        let mut time = st.origin_time;
+        let mut prev = self.geo.locate(lbn.saturating_sub(1));
+        let at = |front, next_event, loc: &Location, at| StreamAt {
+            front,
+            next_event,
+            cylinder: loc.cylinder,
+            head: loc.head,
+            at,
+        };
+        loop {
+            if lbn >= until {
+                return at(lbn, 0, &prev, time);
+            }
+            let cur = self.geo.locate(lbn);
+            if (cur.cylinder, cur.head) != (prev.cylinder, prev.head) {
+                let (mv, _) = self.move_time(prev.cylinder, prev.head, &cur, false);
+                let done = time + mv;
+                if t < done {
+                    return at(lbn, done, &cur, u64::MAX);
+                }
+                let first = done + self.rot_wait(&cur, done);
+                if t < first {
+                    return at(lbn, first, &cur, u64::MAX);
+                }
+                time = first;
+            } else {
+                time += self.slots_ahead(&prev, &cur);
+                if t < time {
+                    return at(lbn, time, &cur, u64::MAX);
+                }
+            }
+            let z = &self.geo.zones[cur.zone as usize];
+            let slots = ((z.spt - cur.sector) as u64).min(until - lbn);
+            let n = if z.remapped() { self.lbns_on_track(lbn, &cur, slots) } else { slots };
+            let span = |k: u64| z.slot_start(cur.slot as u64 + k) - z.slot_start(cur.slot as u64);
+            if t < time + span(n) {
+                // inside the run: the sectors done by t, and when the next one ends
+                let mut k = (((t - time) as u128) << 32).checked_div(z.slot_fp as u128).unwrap_or(0) as u64;
+                k = k.min(n - 1);
+                while k > 0 && time + span(k) > t {
+                    k -= 1;
+                }
+                while time + span(k + 1) <= t {
+                    k += 1;
+                }
+                return at(lbn + k, time + span(k + 1), &cur, u64::MAX);
+            }
+            time += span(n);
+            lbn += n;
+            prev = self.geo.locate(lbn - 1);
+        }
+    }
+
     /// How far read-ahead has got at `t`: the first sector not yet read.
     #[inline]
     fn frontier(&self, st: &Stream, t: u64) -> u64 {
+        if self.spec.disksim {
+            return self.stream_walk(st, t, u64::MAX).front;
+        }
         if t >= st.stop_time {
             return st.stop;
         }
@@ -1269,6 +1404,9 @@ impl Hdd {
 
     /// When read-ahead will have read every sector before `x` (x >= origin).
     fn stream_time_at(&self, st: &Stream, x: u64) -> u64 {
+        if self.spec.disksim {
+            return self.stream_walk(st, u64::MAX, x).at;
+        }
         let (mut lbn, mut time, mut zi) = (st.origin_lbn, st.origin_time, st.zone);
         loop {
             let z = &self.geo.zones[zi];

@@ -256,6 +256,11 @@ pub struct CacheSpec {
     /// whose write rules it belongs to).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub combine_sequential_writes: bool,
+    /// Read-ahead stops at once when the heads are wanted, in the middle of a sector
+    /// (DiskSim's "Stop prefetch in sector"); otherwise (with `DiskSpec::disksim`) the next
+    /// seek waits for its pending event (the sector under the head, a track switch).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_read_ahead_in_sector: bool,
 }
 
 fn yes() -> bool {
@@ -275,6 +280,7 @@ impl CacheSpec {
         dedicated_write_segment: false,
         reuse_adjacent_segment: true,
         combine_sequential_writes: false,
+        stop_read_ahead_in_sector: false,
     };
     pub const fn enabled(&self) -> bool {
         self.segments > 0 && self.segment_sectors > 0

@@ -32,9 +32,11 @@
 //! [`Score::per_request_csv`] are what `--json` and `--per-request` write.
 //!
 //! ## The must-shows
-//! One test per drive of `data/disksim-valid` asserts headway's demerit at
-//! most DiskSim 4.0's; those headway does not meet yet are `#[ignore]`d (`make
-//! disksim-goals` runs them) and guarded by `open_gaps_do_not_widen`.
+//! Per drive of `data/disksim-valid`, headway's demerit at most DiskSim 4.0's, like for
+//! like: DiskSim's own per-request answers (`data/disksim-oracle/NAME.valid.disksim`)
+//! scored with the same estimator (`disksim_goals`). Request by request against DiskSim's
+//! answers on its synthetic traces: [`oracle`], with the figures held in `oracle_goals`
+//! (the pairs not met yet are `#[ignore]`d; `make disksim-goals` runs them).
 
 pub mod demerit;
 pub mod demerit_binned;

@@ -71,17 +71,14 @@ macro_rules! matches_disksim {
 mod per_request {
     use super::*;
     matches_disksim! {
-        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         atlas_iii_seq_streams: "atlas_III", "seq-streams";
         #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         barracuda_mixed_bursts: "barracuda", "mixed-bursts";
         barracuda_idle_random: "barracuda", "idle-random";
-        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         barracuda_seq_streams: "barracuda", "seq-streams";
         #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         cheetah4lp_mixed_bursts: "cheetah4LP", "mixed-bursts";
         cheetah4lp_idle_random: "cheetah4LP", "idle-random";
-        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         cheetah4lp_seq_streams: "cheetah4LP", "seq-streams";
         #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         cheetah9lp_mixed_bursts: "cheetah9LP", "mixed-bursts";
@@ -90,7 +87,6 @@ mod per_request {
         #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         ibm18es_mixed_bursts: "ibm18es", "mixed-bursts";
         ibm18es_idle_random: "ibm18es", "idle-random";
-        #[ignore = "open: see oracle_agreement_does_not_widen for today's figures"]
         ibm18es_seq_streams: "ibm18es", "seq-streams";
     }
 }
@@ -102,19 +98,19 @@ mod per_request {
 fn oracle_agreement_does_not_widen() {
     // (drive, trace, share within 0.1 ms today, |mean error| today)
     const TODAY: [(&str, &str, f64, f64); 13] = [
-        ("atlas_III", "seq-streams", 0.373, 0.363),
-        ("barracuda", "mixed-bursts", 0.001, 0.038),
-        ("barracuda", "idle-random", 0.966, 0.006),
-        ("barracuda", "seq-streams", 0.023, 0.025),
-        ("cheetah4LP", "mixed-bursts", 0.608, 0.002),
-        ("cheetah4LP", "idle-random", 0.977, 0.002),
-        ("cheetah4LP", "seq-streams", 0.419, 0.07),
-        ("cheetah9LP", "mixed-bursts", 0.546, 0.002),
-        ("cheetah9LP", "idle-random", 0.983, 0.002),
-        ("cheetah9LP", "seq-streams", 0.974, 0.002),
-        ("ibm18es", "mixed-bursts", 0.249, 0.004),
-        ("ibm18es", "idle-random", 0.984, 0.003),
-        ("ibm18es", "seq-streams", 0.899, 0.26),
+        ("atlas_III", "seq-streams", 0.914, 0.006),
+        ("barracuda", "mixed-bursts", 0.086, 0.03),
+        ("barracuda", "idle-random", 0.999, 0.001),
+        ("barracuda", "seq-streams", 1.0, 0.001),
+        ("cheetah4LP", "mixed-bursts", 0.61, 0.002),
+        ("cheetah4LP", "idle-random", 1.0, 0.001),
+        ("cheetah4LP", "seq-streams", 1.0, 0.001),
+        ("cheetah9LP", "mixed-bursts", 0.557, 0.002),
+        ("cheetah9LP", "idle-random", 1.0, 0.001),
+        ("cheetah9LP", "seq-streams", 1.0, 0.001),
+        ("ibm18es", "mixed-bursts", 0.249, 0.002),
+        ("ibm18es", "idle-random", 0.999, 0.001),
+        ("ibm18es", "seq-streams", 0.991, 0.007),
     ];
     let mut worse = Vec::new();
     for (stem, trace, within, error) in TODAY {
@@ -137,12 +133,12 @@ fn oracle_agreement_does_not_widen() {
 #[test]
 fn validation_agreement_does_not_widen() {
     const TODAY: [(&str, f64, f64); 6] = [
-        ("atlas_III", 0.974, 0.001),
-        ("barracuda", 0.982, 0.002),
-        ("cheetah4LP", 0.983, 0.001),
-        ("cheetah9LP", 0.975, 0.001),
-        ("hp_c2247a", 0.999, 0.001),
-        ("ibm18es", 0.992, 0.001),
+        ("atlas_III", 1.0, 0.001),
+        ("barracuda", 1.0, 0.001),
+        ("cheetah4LP", 1.0, 0.001),
+        ("cheetah9LP", 1.0, 0.001),
+        ("hp_c2247a", 0.998, 0.002),
+        ("ibm18es", 1.0, 0.001),
     ];
     let mut worse = Vec::new();
     for (stem, within, error) in TODAY {

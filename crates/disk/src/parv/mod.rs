@@ -22,7 +22,7 @@
 //! | `Bulk sector transfer time`, and the `Read/Write block transfer time` of the `disksim_bus` the drive hangs off in the `.parv`'s `topology` | `bus_per_sector` (reads) and `bus_protocol.write_per_sector`: the slower of the drive's and the bus's rate, as `disk_get_blktranstime` takes it |
 //! | `Use separate write segment` | `CacheSpec::dedicated_write_segment` (reads get the other segments) |
 //! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3: to the read-ahead limit; 4, the DEC scheme: to the end of the track after the request, or the next one when the segment began on an earlier track) | [`CacheSpec`] |
-//! | `Fast write level` 0/1/2, `Combine seq writes`, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags (fast writes under DiskSim's controller rules: `DiskSpec::disksim`) |
+//! | `Fast write level` 0/1/2, `Combine seq writes`, `Stop prefetch in sector`, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags (fast writes under DiskSim's controller rules: `DiskSpec::disksim`) |
 //! | (no parameter: `disk_buffer_select_read_segment`'s rule) a read starting at a stopped segment's end takes a fresh segment | `CacheSpec::reuse_adjacent_segment` = false |
 //! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
 //! | (no parameter: `disk_buffer_sector_done`'s running sum of truncated rotations) the angle under the head lags true rotation by about 2^-24 revolution per sector event | `DiskSpec::disksim` = true |
@@ -36,7 +36,7 @@
 //! read transfer holds the bus, which is what DiskSim does too whenever the disconnect
 //! and reselect overheads are zero or the bus is slower than the media, as in every
 //! reference drive), `Low (write) water mark` (it only matters for writes longer than a
-//! segment), `Disconnect write if seek`, precision switches (`Calc sector by sector`, `Stop prefetch in sector`, `Read directly
+//! segment), `Disconnect write if seek`, precision switches (`Calc sector by sector`, `Read directly
 //! to buffer`, `Immed transfer partial hit`, `Read-ahead over requested`: DiskSim reads
 //! it only when `Maximum read-ahead` is 0, or at -1), write-buffer
 //! bookkeeping headway does per request anyway (`Maximum number of write segments`,
@@ -483,10 +483,12 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
             // DiskSim's segment selection: no match for a read starting at a segment's end
             reuse_adjacent_segment: false,
             combine_sequential_writes: f.flag_or("Combine seq writes", false)?,
+            stop_read_ahead_in_sector: f.flag_or("Stop prefetch in sector", false)?,
         }
     } else {
         f.ignore(&[
             "Combine seq writes",
+            "Stop prefetch in sector",
             "Allow read hits on write data",
             "Read any free blocks",
             "Read-ahead on idle hit",
@@ -546,7 +548,6 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
         "Low (write) water mark",
         "Disconnect write if seek",
         "Calc sector by sector",
-        "Stop prefetch in sector",
         "Read directly to buffer",
         "Immed transfer partial hit",
         "Read-ahead over requested",
