@@ -16,22 +16,23 @@
 //! mark; the spindle is at `t mod rev` (see [`crate::hdd`]). Per-zone slot times are 32.32
 //! fixed point, so no division is needed per access.
 //!
-//! With a [`crate::spec::Layout`] (DiskSim imports, `dm_layout_g1`): zones start at their
-//! stated cylinders, the first LBN of a zone sits `first_block_offset` slots past the index
-//! mark, the zone's first `empty_front` sectors hold no LBN, slipped sectors (tracks, under
-//! track sparing) are skipped so every later LBN of the zone (of the sparing range) moves
-//! one on, and spare sectors at the end of each zone or range hold no LBN. A slip moves
-//! the LBNs physically, so their angular slots move with them. Defects (remapped sectors)
-//! are not modelled.
+//! With a [`crate::spec::Layout`] (DiskSim imports, `dm_layout_g1`): zones sit at their
+//! stated cylinders and take LBNs in the order listed; a zone's first track starts
+//! `first_block_offset` slots past the index mark; the sparing scheme decides which
+//! sectors hold no LBN (empty front, spares, slips) and where defects move LBNs, and the
+//! mapping scheme which head holds each surface: see [`crate::layout`], which also gives
+//! the skew rule those layouts follow.
 
-use crate::spec::{DiskSpec, Sparing};
+use crate::layout::{surfaces, ZoneMap};
+use crate::spec::{DiskSpec, Mapping};
 
 /// Where an LBN lives on the platters.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Location {
     pub cylinder: u32,
     pub head: u32,
-    /// Logical index within the track (0 = the track's first LBN).
+    /// Sector index within the track, before skew: 0 is where the track's first LBN sits
+    /// when the layout skips nothing on the track.
     pub sector: u32,
     /// Physical angular slot (0 = index mark), after skew.
     pub slot: u32,
@@ -60,113 +61,21 @@ pub(crate) struct ZoneRow {
     pub stream_fp: u64,
     /// Sectors per ns when streaming, 32.32 fixed point (inverse of `stream_fp`).
     pub stream_inv: u64,
-    /// Slot of the zone's first LBN ("Offset of first block").
+    /// Slot of the zone's first sector, sector 0 of its first track ("Offset of first
+    /// block"; the zone's first LBN, unless the layout skips sectors at its front).
     pub offset: u32,
-    /// Index into `Geometry::remaps` when the zone has empty space, slips or spares.
+    /// Index into `Geometry::maps` when the zone's LBNs do not simply take its sectors in
+    /// order with heads in order (empty space, slips, spares inside the zone, defects, a
+    /// non-conventional mapping scheme; see [`ZoneMap`]).
     pub remap: u32,
 }
 
 const NO_REMAP: u32 = u32::MAX;
 
-/// LBN <-> physical sector index within one zone, for zones with empty space at the front,
-/// slips or spares. `adj[i] = slips[i] - i` (within the slip's range): the number of slips
-/// before the physical position of logical index `t` is the number of `adj` entries <= `t`.
-#[derive(Clone, Debug)]
-pub(crate) struct Remap {
-    dead: u64,
-    unit: Unit,
-    slips: Vec<u64>,
-    adj: Vec<u64>,
-}
-
-#[derive(Copy, Clone, Debug)]
-enum Unit {
-    /// Slips are sectors; the zone's LBNs shift past them.
-    Sectors,
-    /// Slips are sectors; each range of `blks` physical sectors holds `lbns` LBNs.
-    Range { blks: u64, lbns: u64 },
-    /// Slips are whole tracks of `spt` sectors.
-    Tracks { spt: u64 },
-}
-
-impl Remap {
-    fn new(dead: u64, unit: Unit, slips: &[u32]) -> Remap {
-        let slips: Vec<u64> = slips.iter().map(|&s| s as u64).collect();
-        let adj = match unit {
-            Unit::Range { blks, .. } => {
-                let mut out = Vec::with_capacity(slips.len());
-                let (mut range, mut i) = (u64::MAX, 0);
-                for &s in &slips {
-                    if s / blks != range {
-                        range = s / blks;
-                        i = 0;
-                    }
-                    out.push(s - i);
-                    i += 1;
-                }
-                out
-            }
-            _ => slips.iter().enumerate().map(|(i, &s)| s - i as u64).collect(),
-        };
-        Remap { dead, unit, slips, adj }
-    }
-
-    /// Physical index (from the zone's first sector) of the zone's LBN number `l`.
-    #[inline]
-    fn phys(&self, l: u64) -> u64 {
-        let t = l + self.dead;
-        match self.unit {
-            Unit::Sectors => t + self.adj.partition_point(|&a| a <= t) as u64,
-            Unit::Range { blks, lbns } => {
-                let (r, w) = (t / lbns, t % lbns);
-                let key = r * blks + w;
-                let k = self.adj.partition_point(|&a| a <= key) - self.adj.partition_point(|&a| a < r * blks);
-                r * blks + w + k as u64
-            }
-            Unit::Tracks { spt } => {
-                let tr = t / spt;
-                (tr + self.adj.partition_point(|&a| a <= tr) as u64) * spt + t % spt
-            }
-        }
-    }
-
-    /// Inverse of `phys`: `None` for slipped, spare and empty sectors.
-    fn logical(&self, p: u64) -> Option<u64> {
-        let t = match self.unit {
-            Unit::Sectors => {
-                if self.slips.binary_search(&p).is_ok() {
-                    return None;
-                }
-                p - self.slips.partition_point(|&s| s < p) as u64
-            }
-            Unit::Range { blks, lbns } => {
-                if self.slips.binary_search(&p).is_ok() {
-                    return None;
-                }
-                let r = p / blks;
-                let k =
-                    self.slips.partition_point(|&s| s < p) - self.slips.partition_point(|&s| s < r * blks);
-                let w = p % blks - k as u64;
-                if w >= lbns {
-                    return None;
-                }
-                r * lbns + w
-            }
-            Unit::Tracks { spt } => {
-                let tr = p / spt;
-                if self.slips.binary_search(&tr).is_ok() {
-                    return None;
-                }
-                (tr - self.slips.partition_point(|&s| s < tr) as u64) * spt + p % spt
-            }
-        };
-        t.checked_sub(self.dead)
-    }
-}
-
 impl ZoneRow {
-    /// Whether some of the zone's slots hold no LBN (empty space, slips, spares): a track
-    /// may then hold fewer LBNs than `spt`.
+    /// Whether the zone's LBNs are not simply laid out slot after slot, track after track
+    /// (empty space, slips, spares, defects, reversed heads): a track may then hold fewer
+    /// LBNs than `spt`, so a run on it must be checked.
     #[inline]
     pub fn remapped(&self) -> bool {
         self.remap != NO_REMAP
@@ -197,7 +106,11 @@ pub struct Geometry {
     pub(crate) capacity: u64,
     pub(crate) cylinders: u32,
     pub(crate) rev_ns: u64,
-    pub(crate) remaps: Vec<Remap>,
+    pub(crate) maps: Vec<ZoneMap>,
+    mapping: Mapping,
+    /// `(first cylinder, one past the last, zone index)` of each zone, by first cylinder
+    /// (zones may be listed in any cylinder order).
+    by_cylinder: Vec<(u32, u32, u32)>,
     /// Zone of the first LBN of each `1 << lut_shift`-sector bucket: a zone lookup is one
     /// table read plus a step or two forward, instead of a branchy binary search.
     zone_lut: Vec<u16>,
@@ -233,6 +146,11 @@ impl FastDiv {
         }
         (q, r)
     }
+    /// The divisor.
+    #[inline]
+    pub(crate) fn d(&self) -> u64 {
+        self.d
+    }
     #[inline]
     pub(crate) fn rem(&self, a: u64) -> u64 {
         self.divrem(a).1
@@ -246,8 +164,10 @@ impl Geometry {
         let rev = spec.revolution().0;
         let surfaces = spec.surfaces;
         let mut zones = Vec::with_capacity(spec.zones.len());
-        let mut remaps = Vec::new();
+        let (mut maps, mut by_cylinder) = (Vec::new(), Vec::new());
         let (mut lbn, mut cyl) = (0u64, 0u32);
+        // one past the highest cylinder an LBN takes
+        let mut reached = 0u32;
         for (zi, z) in spec.zones.iter().enumerate() {
             if lbn >= spec.capacity_sectors {
                 break;
@@ -255,25 +175,28 @@ impl Geometry {
             let spt = z.sectors_per_track as u64;
             let spc = spt * surfaces as u64;
             let (mut offset, mut remap, mut lbns) = (0, NO_REMAP, spc * z.cylinders as u64);
+            let mut map = None;
             if let Some(l) = &spec.layout {
                 let zl = &l.zones[zi];
                 cyl = zl.first_cylinder;
                 offset = zl.first_block_offset;
                 lbns = zl.lbns(l.sparing, z.cylinders, surfaces, z.sectors_per_track);
-                let unit = match l.sparing {
-                    Sparing::Tracks => Some(Unit::Tracks { spt }),
-                    Sparing::Range { cylinders: r } => {
-                        Some(Unit::Range { blks: spc * r as u64, lbns: spc * r as u64 - zl.spares as u64 })
-                    }
-                    _ if zl.empty_front > 0 || !zl.slips.is_empty() => Some(Unit::Sectors),
-                    _ => None,
-                };
-                if let Some(unit) = unit {
-                    remap = remaps.len() as u32;
-                    remaps.push(Remap::new(zl.empty_front as u64, unit, &zl.slips));
+                map = ZoneMap::new(l.sparing, zl, z, surfaces, lbns);
+                if map.is_none() && l.mapping != Mapping::Conventional {
+                    // the head order alone takes the general path
+                    map = Some(ZoneMap::plain());
                 }
             }
             let end = (lbn + lbns).min(spec.capacity_sectors);
+            let last_phys = match &map {
+                Some(m) => m.max_phys(end - lbn),
+                None => end - lbn - 1,
+            };
+            reached = reached.max(cyl + (last_phys / spc) as u32 + 1);
+            if let Some(m) = map {
+                remap = maps.len() as u32;
+                maps.push(m);
+            }
             // A switch that the skew covers costs exactly the skew; one it does not cover
             // costs the skew plus a revolution.
             let gap = |skew: u32, t: u64| -> u64 {
@@ -308,15 +231,15 @@ impl Geometry {
                 offset,
                 remap,
             });
+            by_cylinder.push((cyl, cyl + z.cylinders, zones.len() as u32 - 1));
             lbn = end;
             cyl += z.cylinders;
         }
-        let last = zones.last().expect("validated: at least one zone");
-        let used_cyls = if spec.layout.is_some() {
-            spec.cylinders()
-        } else {
-            last.first_cyl + ((last.end_lbn - last.first_lbn).div_ceil(last.sectors_per_cyl)) as u32
-        };
+        assert!(!zones.is_empty(), "validated: at least one zone");
+        // a layout's cylinder count covers every zone (and LBNs the forward rule puts past
+        // them); without one, the zones are contiguous from cylinder 0
+        let used_cyls = if spec.layout.is_some() { spec.cylinders().max(reached) } else { reached };
+        by_cylinder.sort_unstable();
         assert!(zones.len() <= u16::MAX as usize, "too many zones");
         let cap = spec.capacity_sectors;
         let mut lut_shift = 0;
@@ -332,7 +255,9 @@ impl Geometry {
             capacity: cap,
             cylinders: used_cyls,
             rev_ns: rev,
-            remaps,
+            maps,
+            mapping: spec.layout.as_ref().map_or(Mapping::Conventional, |l| l.mapping),
+            by_cylinder,
             zone_lut,
             lut_shift,
         }
@@ -380,9 +305,9 @@ impl Geometry {
         debug_assert!(lbn < self.capacity, "lbn {lbn} beyond capacity {}", self.capacity);
         let zi = self.zone_index(lbn);
         let z = &self.zones[zi];
-        let mut p = lbn - z.first_lbn;
+        let p = lbn - z.first_lbn;
         if z.remap != NO_REMAP {
-            p = self.remaps[z.remap as usize].phys(p);
+            return self.locate_mapped(z, zi, p);
         }
         let (c, r) = z.div_cyl.divrem(p);
         let (head, sector) = z.div_spt.divrem(r);
@@ -401,18 +326,48 @@ impl Geometry {
         }
     }
 
+    /// [`Geometry::locate`] in a zone with a [`ZoneMap`]: LBN number `l` of zone `zi`. Kept
+    /// out of line: inlined, it slows the plain zones' path (every built-in drive's).
+    #[inline(never)]
+    fn locate_mapped(&self, z: &ZoneRow, zi: usize, l: u64) -> Location {
+        let map = &self.maps[z.remap as usize];
+        let (c, r) = z.div_cyl.divrem(map.phys(l));
+        let (ordinal, sector) = z.div_spt.divrem(r);
+        let head = surfaces::head(self.mapping, ordinal as u32, self.surfaces, z.first_cyl, c);
+        let spt = z.spt as u64;
+        let turn = z.offset as u64
+            + c * z.cyl_skew_step as u64
+            + ordinal * z.track_skew as u64
+            + map.skew_extra(c, head);
+        let mut slot = sector + z.div_spt.rem(turn);
+        if slot >= spt {
+            slot -= spt;
+        }
+        Location {
+            cylinder: z.first_cyl + c as u32,
+            head,
+            sector: sector as u32,
+            slot: slot as u32,
+            zone: zi as u32,
+        }
+    }
+
     /// Inverse of [`Geometry::locate`] (ignores `slot`): the LBN at a cylinder, head and
-    /// logical sector, or `None` outside the addressable range.
+    /// sector, or `None` where no LBN is (outside the zones, spare, slipped or empty
+    /// sectors, defects whose LBN moved away). A sector the layout gives two LBNs (see
+    /// [`crate::layout`]) answers one of them.
     pub fn lbn_of(&self, cylinder: u32, head: u32, sector: u32) -> Option<u64> {
-        let zi = self.zones.partition_point(|z| z.first_cyl <= cylinder).checked_sub(1)?;
-        let z = &self.zones[zi];
-        if head >= self.surfaces || sector >= z.spt {
+        let i = self.by_cylinder.partition_point(|&(first, ..)| first <= cylinder);
+        let (_, end, zi) = self.by_cylinder[i.checked_sub(1)?];
+        let z = &self.zones[zi as usize];
+        if cylinder >= end || head >= self.surfaces || sector >= z.spt {
             return None;
         }
-        let mut l =
-            (cylinder - z.first_cyl) as u64 * z.sectors_per_cyl + head as u64 * z.spt as u64 + sector as u64;
+        let c = (cylinder - z.first_cyl) as u64;
+        let ordinal = surfaces::head(self.mapping, head, self.surfaces, z.first_cyl, c);
+        let mut l = c * z.sectors_per_cyl + ordinal as u64 * z.spt as u64 + sector as u64;
         if z.remap != NO_REMAP {
-            l = self.remaps[z.remap as usize].logical(l)?;
+            l = self.maps[z.remap as usize].logical(l, z.end_lbn - z.first_lbn)?;
         }
         let lbn = z.first_lbn + l;
         (lbn < z.end_lbn).then_some(lbn)

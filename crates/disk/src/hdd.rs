@@ -283,6 +283,8 @@ struct Stream {
     stop: u64,
     /// When the frontier reaches `stop`.
     stop_time: u64,
+    /// The track the arm is over once the frontier reaches `stop` (`disksim`).
+    stop_track: (u32, u32),
 }
 
 /// A simulated hard disk. See the module docs for the model.
@@ -1153,7 +1155,7 @@ impl Hdd {
             }
             let next = self.geo.locate(lbn);
             t += if next.cylinder != cur.cylinder {
-                self.seek.time(next.cylinder - cur.cylinder).0
+                self.seek.time(next.cylinder.abs_diff(cur.cylinder)).0
             } else {
                 self.head_switch
             };
@@ -1232,9 +1234,17 @@ impl Hdd {
             return;
         }
         let zone = self.geo.zone_index(origin);
-        let mut st =
-            Stream { seg, origin_lbn: origin, origin_time: t, counted: origin, zone, stop, stop_time: 0 };
-        st.stop_time = self.stream_time_at(&st, stop);
+        let mut st = Stream {
+            seg,
+            origin_lbn: origin,
+            origin_time: t,
+            counted: origin,
+            zone,
+            stop,
+            stop_time: 0,
+            stop_track: (0, 0),
+        };
+        self.set_stop(&mut st, stop);
         self.stream = Some(st);
     }
 
@@ -1266,15 +1276,18 @@ impl Hdd {
             self.start_stream(st.seg, front, t, e);
             return;
         }
-        // Rebase to the frontier's zone so later lookups stay O(1).
-        while st.zone + 1 < self.geo.zones.len() && self.geo.zones[st.zone].end_lbn <= front {
+        // Rebase to the frontier's zone so later lookups stay O(1) (DiskSim's sector-exact
+        // read-ahead keeps its origin: the walk starts there).
+        while !self.spec.disksim
+            && st.zone + 1 < self.geo.zones.len()
+            && self.geo.zones[st.zone].end_lbn <= front
+        {
             let z = &self.geo.zones[st.zone];
             st.origin_time += z.stream_time(z.end_lbn - st.origin_lbn);
             st.origin_lbn = z.end_lbn;
             st.zone += 1;
         }
-        st.stop = want;
-        st.stop_time = self.stream_time_at(&st, want);
+        self.set_stop(&mut st, want);
         self.stream = Some(st);
     }
 
@@ -1316,12 +1329,31 @@ impl Hdd {
         }
     }
 
+    /// Read-ahead now runs until every sector before `stop` is read: when that is, and
+    /// (`disksim`) the track the arm is then over.
+    fn set_stop(&self, st: &mut Stream, stop: u64) {
+        st.stop = stop;
+        st.stop_time = u64::MAX;
+        if self.spec.disksim {
+            let at = self.stream_walk(st, u64::MAX, stop);
+            st.stop_time = at.at;
+            st.stop_track = (at.cylinder, at.head);
+        } else {
+            st.stop_time = self.stream_time_at(st, stop);
+        }
+    }
+
     /// DiskSim's read-ahead sector by sector (`disksim`; its `disk_buffer_sector_done`):
     /// from the end of sector `st.origin_lbn - 1` at `st.origin_time`, one LBN per slot to
     /// its track's last LBN, then a head switch or seek and the rotational wait for the next
     /// track's first LBN, up to `st.stop`. Walks until time `t` or until every sector before
     /// `x` is read, whichever comes first.
     fn stream_walk(&self, st: &Stream, t: u64, x: u64) -> StreamAt {
+        if t >= st.stop_time && x >= st.stop {
+            // read-ahead has reached its limit
+            let (cylinder, head) = st.stop_track;
+            return StreamAt { front: st.stop, next_event: 0, cylinder, head, at: st.stop_time };
+        }
         let until = x.min(st.stop);
         let mut lbn = st.origin_lbn;
         let mut time = st.origin_time;
@@ -1373,7 +1405,13 @@ impl Hdd {
             }
             time += span(n);
             lbn += n;
-            prev = self.geo.locate(lbn - 1);
+            // the run's last sector: on cur's track, n - 1 slots on (a further run starts on
+            // another track, so only its track and slot are needed)
+            prev = Location {
+                sector: cur.sector + n as u32 - 1,
+                slot: ((cur.slot as u64 + n - 1) % z.spt as u64) as u32,
+                ..cur
+            };
         }
     }
 

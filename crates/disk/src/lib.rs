@@ -19,6 +19,7 @@
 //! | piece | module | source |
 //! |---|---|---|
 //! | zoned geometry, LBN -> cylinder/head/sector, track and cylinder skew | [`geometry`] | Ruemmler & Wilkes, "An introduction to disk drive modeling" (IEEE Computer 1994); DiskSim's `dm_layout_g1` without sparing |
+//! | DiskSim's sparing and mapping schemes: spares, slips, defects, head order | [`layout`] | DiskSim 4.0's `dm_layout_g1` (every scheme it accepts) |
 //! | seek curve: measured table or three-point formula | `seek.rs` | DiskSim "extracted" curves (Worthington et al., SIGMETRICS 1995); Lee & Katz (SIGMETRICS 1993) three-point curve |
 //! | rotation from absolute time, media transfer per zone, head switch, write settle | [`hdd`] | Ruemmler & Wilkes; DiskSim `dm_mech_g1` |
 //! | per-command overheads after read/write, bus transfer per sector | [`hdd`], [`spec`] | DiskSim's `disksim_disk` parameters |
@@ -35,7 +36,8 @@
 //! [`Drive`] puts a command queue and a write cache in front of an [`Hdd`]: at depth 1 with
 //! write-through it is exactly `Hdd::access`, one command after another.
 //!
-//! Not modelled yet (later issues): disk arrays, remapped defects.
+//! Not modelled yet (later issues): disk arrays; DiskSim's separate access to the replacement
+//! of a remapped (defective) sector (where the defect moves the LBN is: see [`layout`]).
 
 pub mod array;
 pub mod builtin;
@@ -44,6 +46,7 @@ mod disksim_tables;
 pub mod drive;
 pub mod geometry;
 pub mod hdd;
+pub mod layout;
 pub mod parv;
 pub mod resolve;
 pub(crate) mod seek;
@@ -61,7 +64,7 @@ pub use hdd::{Access, Arm, Estimate, Hdd};
 pub use parv::{import as import_disksim, is_parameter_file, ImportError};
 pub use resolve::{resolve, resolve_from, ResolveError};
 pub use spec::{
-    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Overheads, QueueSpec,
+    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Mapping, Overheads, QueueSpec,
     SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };
 

@@ -351,21 +351,115 @@ pub struct QueueSpec {
     pub scheduler: String,
 }
 
-/// How spare sectors are set aside (DiskSim's "Sparing scheme used", the schemes its
-/// validated drives use).
+/// How spare sectors are set aside, and how slips and defects move LBNs (DiskSim's
+/// "Sparing scheme used": each variant's number is DiskSim's). Each rule is explained in
+/// its module under [`crate::layout`]; slips and defects are zone-relative physical sector
+/// indices (track indices under [`Sparing::Tracks`]) with the surface counted in LBN
+/// order.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Sparing {
-    /// No spares; slips still shift the LBNs after them.
+    /// 0: no spares; slips shift the LBNs after them as under scheme 10. A headway
+    /// extension: DiskSim 4.0 itself refuses scheme 0 when it loads the file.
     None,
-    /// `spares` whole tracks at the end of each zone; slips are whole tracks (scheme 1).
+    /// 1: `spares` whole tracks at the end of each zone; slips are whole tracks.
     Tracks,
-    /// `spares` sectors at the end of each zone, slips shift LBNs within it (scheme 9).
-    Zone,
-    /// `spares` sectors at the end of every `cylinders`-cylinder range (scheme 8).
-    Range { cylinders: u32 },
-    /// Spares at the end of the disk: slips shift every later LBN of the zone (scheme 7).
+    /// 2: `spares` sectors at the end of every cylinder.
+    SectorsPerCylinder,
+    /// 3: `spares` sectors at the end of every track.
+    SectorsPerTrack,
+    /// 4: as 2, and every slip also pushes the zone's later cylinders on.
+    SectorsPerCylinderSlipToEnd,
+    /// 5: as 2 (DiskSim's forward mapping ignores "at the front").
+    SectorsPerCylinderFront,
+    /// 6: as 4 (likewise).
+    SectorsPerCylinderFrontSlipToEnd,
+    /// 7: spares at the end of the disk: slips shift every later LBN of the zone.
     End,
+    /// 8: `spares` sectors at the end of every `cylinders`-cylinder range.
+    Range { cylinders: u32 },
+    /// 9: `spares` sectors at the end of each zone; slips shift LBNs within it.
+    Zone,
+    /// 10: as 9, but slips use up capacity rather than spares.
+    ZoneSlipToEnd,
+}
+
+impl Sparing {
+    /// The scheme of DiskSim's "Sparing scheme used" = `n` (`range`: "Rangesize for
+    /// sparing", read by scheme 8 only).
+    pub fn from_disksim(n: u32, range: u32) -> Option<Sparing> {
+        Some(match n {
+            0 => Sparing::None,
+            1 => Sparing::Tracks,
+            2 => Sparing::SectorsPerCylinder,
+            3 => Sparing::SectorsPerTrack,
+            4 => Sparing::SectorsPerCylinderSlipToEnd,
+            5 => Sparing::SectorsPerCylinderFront,
+            6 => Sparing::SectorsPerCylinderFrontSlipToEnd,
+            7 => Sparing::End,
+            8 => Sparing::Range { cylinders: range },
+            9 => Sparing::Zone,
+            10 => Sparing::ZoneSlipToEnd,
+            _ => return None,
+        })
+    }
+
+    /// DiskSim's number for this scheme.
+    pub fn disksim_number(self) -> u32 {
+        match self {
+            Sparing::None => 0,
+            Sparing::Tracks => 1,
+            Sparing::SectorsPerCylinder => 2,
+            Sparing::SectorsPerTrack => 3,
+            Sparing::SectorsPerCylinderSlipToEnd => 4,
+            Sparing::SectorsPerCylinderFront => 5,
+            Sparing::SectorsPerCylinderFrontSlipToEnd => 6,
+            Sparing::End => 7,
+            Sparing::Range { .. } => 8,
+            Sparing::Zone => 9,
+            Sparing::ZoneSlipToEnd => 10,
+        }
+    }
+
+    /// Schemes 2, 4, 5, 6: spares on every cylinder (their slips also turn the skew).
+    pub fn per_cylinder(self) -> bool {
+        matches!(
+            self,
+            Sparing::SectorsPerCylinder
+                | Sparing::SectorsPerCylinderSlipToEnd
+                | Sparing::SectorsPerCylinderFront
+                | Sparing::SectorsPerCylinderFrontSlipToEnd
+        )
+    }
+
+    /// Schemes 4, 6, 7: a slip pushes the LBNs of every later cylinder of the zone.
+    pub fn slip_to_end(self) -> bool {
+        matches!(
+            self,
+            Sparing::SectorsPerCylinderSlipToEnd | Sparing::SectorsPerCylinderFrontSlipToEnd | Sparing::End
+        )
+    }
+}
+
+/// Which head holds each surface of a cylinder in LBN order (DiskSim's "LBN-to-PBN
+/// mapping scheme"; see [`crate::layout`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mapping {
+    /// 0: LBNs take heads 0, 1, ... on every cylinder.
+    #[default]
+    Conventional,
+    /// 1: heads in reverse order on the odd cylinders of each zone (counted from the
+    /// zone's first), so a cylinder switch stays on the same surface.
+    ReverseOddCylindersInZone,
+    /// 2: heads in reverse order on odd-numbered cylinders (absolute numbers).
+    ReverseOddCylinders,
+}
+
+impl Mapping {
+    fn is_conventional(&self) -> bool {
+        *self == Mapping::Conventional
+    }
 }
 
 /// Physical placement of one zone ([`Layout`]).
@@ -373,37 +467,91 @@ pub enum Sparing {
 pub struct ZoneLayout {
     /// Absolute first cylinder (cylinders between zones hold no LBNs).
     pub first_cylinder: u32,
-    /// Slot of the zone's first LBN on its first track, in sectors ("Offset of first block").
+    /// Slot of the zone's first physical sector on its first track, in sectors ("Offset
+    /// of first block").
     pub first_block_offset: u32,
     /// Sectors at the zone's front that hold no LBN ("Empty space at zone front").
     pub empty_front: u32,
     /// Spare sectors (tracks for [`Sparing::Tracks`]) per sparing unit.
     pub spares: u32,
     /// Slipped (skipped) sectors, as physical indices counted from the zone's first sector
-    /// (track indices for [`Sparing::Tracks`]), increasing.
+    /// (track indices for [`Sparing::Tracks`]), in the file's order: DiskSim counts them
+    /// in one pass over the list as written, duplicates included.
     pub slips: Vec<u32>,
+    /// `(defect, replacement)` pairs in the file's order, in the units of `slips`: the LBN
+    /// the sparing scheme puts on `defect` moves to `replacement`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defects: Vec<(u32, u32)>,
 }
 
 /// Zone placement, sparing and slips (one [`ZoneLayout`] per zone of the spec).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     pub sparing: Sparing,
+    #[serde(default, skip_serializing_if = "Mapping::is_conventional")]
+    pub mapping: Mapping,
     pub zones: Vec<ZoneLayout>,
-    /// Total cylinders of the drive (the seek curve's full stroke is this minus one).
+    /// Total cylinders of the drive (the seek curve's full stroke is this minus one); at
+    /// least one past every zone's last cylinder.
     pub cylinders: u32,
 }
 
 impl ZoneLayout {
-    /// LBNs this zone holds (DiskSim's "blocks in band").
+    /// LBNs this zone holds (DiskSim's "blocks in band"); 0 when the spares, slips and
+    /// empty front use up more than the zone.
     pub fn lbns(&self, sparing: Sparing, cylinders: u32, surfaces: u32, spt: u32) -> u64 {
         let phys = cylinders as u64 * surfaces as u64 * spt as u64;
-        let lost = match sparing {
-            Sparing::None | Sparing::End => self.slips.len() as u64,
-            Sparing::Tracks => self.spares as u64 * spt as u64,
-            Sparing::Zone => self.spares as u64,
-            Sparing::Range { cylinders: r } => self.spares as u64 * (cylinders / r.max(1)) as u64,
+        phys.saturating_sub(self.empty_front as u64 + self.lost(sparing, cylinders, surfaces, spt))
+    }
+
+    /// Sectors the sparing scheme takes from the zone's LBN count.
+    fn lost(&self, sparing: Sparing, cylinders: u32, surfaces: u32, spt: u32) -> u64 {
+        let (p, k, n) = (self.spares as u64, self.slips.len() as u64, cylinders as u64);
+        match sparing {
+            Sparing::None | Sparing::End => k,
+            Sparing::Tracks => p * spt as u64,
+            Sparing::SectorsPerCylinder | Sparing::SectorsPerCylinderFront => p * n,
+            Sparing::SectorsPerTrack => p * n * surfaces as u64,
+            Sparing::SectorsPerCylinderSlipToEnd | Sparing::SectorsPerCylinderFrontSlipToEnd => p * n + k,
+            Sparing::Range { cylinders: r } => p * (n / r.max(1) as u64),
+            Sparing::Zone => p,
+            Sparing::ZoneSlipToEnd => p + k,
+        }
+    }
+
+    /// Why the zone cannot be mapped, if it cannot (see [`DiskSpec::validate`]).
+    pub(crate) fn check(&self, sparing: Sparing, z: &Zone, surfaces: u32) -> Result<(), String> {
+        let (t, p) = (z.sectors_per_track as u64, self.spares as u64);
+        let b = t * surfaces as u64;
+        if self.first_block_offset >= z.sectors_per_track {
+            return Err("first-block offset beyond the track".into());
+        }
+        // each sparing unit must keep at least one LBN
+        let unit = match sparing {
+            Sparing::SectorsPerTrack => Some(("track", t)),
+            Sparing::End if p > 0 => Some(("cylinder", b)),
+            s if s.per_cylinder() => Some(("cylinder", b)),
+            Sparing::Range { cylinders: 0 } => return Err("sparing range of 0 cylinders".into()),
+            Sparing::Range { cylinders: r } => Some(("sparing range", b * r as u64)),
+            _ => None,
         };
-        phys.saturating_sub(self.empty_front as u64 + lost)
+        if let Some((what, size)) = unit {
+            if p >= size {
+                return Err(format!("{p} spares leave no LBN on a {size}-sector {what}"));
+            }
+        }
+        if sparing == Sparing::Tracks && self.slips.len() + self.defects.len() > self.spares as usize {
+            return Err(format!(
+                "{} slipped and {} remapped tracks outnumber the {} spare tracks",
+                self.slips.len(),
+                self.defects.len(),
+                self.spares
+            ));
+        }
+        if self.lbns(sparing, z.cylinders, surfaces, z.sectors_per_track) == 0 {
+            return Err("spares, slips and empty space leave no LBN".into());
+        }
+        Ok(())
     }
 }
 
@@ -542,25 +690,28 @@ impl DiskSpec {
             if l.zones.len() != self.zones.len() {
                 return Err(SpecError::Layout("one zone layout per zone".into()));
             }
-            let mut next = 0u32;
             for (i, (z, zl)) in self.zones.iter().zip(&l.zones).enumerate() {
-                if zl.first_cylinder < next {
-                    return Err(SpecError::Layout(format!("zone {i} overlaps the previous zone")));
-                }
-                next = zl.first_cylinder + z.cylinders;
-                if zl.first_block_offset >= z.sectors_per_track {
-                    return Err(SpecError::Layout(format!("zone {i}: first-block offset beyond the track")));
-                }
-                if zl.slips.windows(2).any(|w| w[0] >= w[1]) {
-                    return Err(SpecError::Layout(format!("zone {i}: slips must increase")));
-                }
-                if let Sparing::Range { cylinders: 0 } = l.sparing {
-                    return Err(SpecError::Layout("sparing range of 0 cylinders".into()));
+                zl.check(l.sparing, z, self.surfaces)
+                    .map_err(|e| SpecError::Layout(format!("zone {i}: {e}")))?;
+            }
+            // zones take LBNs in list order, but may sit in any cylinder order
+            let mut spans: Vec<(u32, u32, usize)> = l
+                .zones
+                .iter()
+                .zip(&self.zones)
+                .enumerate()
+                .map(|(i, (zl, z))| (zl.first_cylinder, zl.first_cylinder + z.cylinders, i))
+                .collect();
+            spans.sort_unstable();
+            for w in spans.windows(2) {
+                if w[1].0 < w[0].1 {
+                    return Err(SpecError::Layout(format!("zone {} overlaps zone {}", w[1].2, w[0].2)));
                 }
             }
-            if next > l.cylinders {
+            let end = spans.last().map_or(0, |s| s.1);
+            if end > l.cylinders {
                 return Err(SpecError::Layout(format!(
-                    "zones reach cylinder {next}, beyond the {} cylinders",
+                    "zones reach cylinder {end}, beyond the {} cylinders",
                     l.cylinders
                 )));
             }
@@ -746,6 +897,41 @@ mod tests {
             assert!(st(z.track_skew) >= s.head_switch.0);
             assert!(z.cylinder_skew > z.track_skew);
         }
+    }
+
+    /// Layout zones: any cylinder order, no shared cylinder, room for an LBN in every
+    /// sparing unit; a layout without a mapping scheme reads back as the conventional one.
+    #[test]
+    fn layout_validation_and_serde() {
+        let mut s = crate::builtin("wd5000aaks").unwrap();
+        s.zones = vec![Zone::new(2, 4), Zone::new(1, 4)];
+        s.capacity_sectors = 8;
+        let zl = |first| ZoneLayout { first_cylinder: first, ..ZoneLayout::default() };
+        let layout = |sparing, firsts: [u32; 2]| Layout {
+            sparing,
+            mapping: Mapping::ReverseOddCylinders,
+            zones: vec![zl(firsts[0]), zl(firsts[1])],
+            cylinders: 3,
+        };
+        s.surfaces = 2;
+        s.layout = Some(layout(Sparing::Zone, [1, 0]));
+        assert_eq!(s.validate(), Ok(()));
+        s.layout = Some(layout(Sparing::Zone, [0, 1]));
+        assert!(matches!(s.validate(), Err(SpecError::Layout(e)) if e.contains("overlaps")));
+        let mut l = layout(Sparing::SectorsPerTrack, [1, 0]);
+        l.zones[1].spares = 4;
+        s.layout = Some(l);
+        assert!(matches!(s.validate(), Err(SpecError::Layout(e)) if e.contains("no LBN")));
+        s.layout = Some(layout(Sparing::Tracks, [1, 0]));
+        s.layout.as_mut().unwrap().zones[0].slips = vec![1];
+        assert!(matches!(s.validate(), Err(SpecError::Layout(e)) if e.contains("outnumber")));
+        let json = r#"{"sparing":"zone","zones":[{"first_cylinder":0,"first_block_offset":0,"empty_front":0,"spares":0,"slips":[3,1]}],"cylinders":9}"#;
+        let back: Layout = serde_json::from_str(json).unwrap();
+        assert_eq!((back.mapping, back.zones[0].slips.clone()), (Mapping::Conventional, vec![3, 1]));
+        for n in 0..=10 {
+            assert_eq!(Sparing::from_disksim(n, 2).unwrap().disksim_number(), n);
+        }
+        assert_eq!(Sparing::from_disksim(11, 2), None);
     }
 
     #[test]

@@ -5,14 +5,18 @@
 //!   relative to the including file), with file:line on every node.
 //! * [`import`]: the `disksim_disk` block (the one a `.parv` instantiates, or the only one)
 //!   and its `dm_disk` model (`Model = source NAME.model`), with the extracted seek curve
-//!   (`Full seek curve = NAME.seek`) or the HPL seek formula.
+//!   (`Full seek curve = NAME.seek`) or the HPL seek formula (evaluated out to the last
+//!   zone's cylinders).
+//! * `layout.rs`: the `dm_layout_g1` block (zones, sparing and mapping schemes, angles).
 //!
 //! ## What maps to what
 //! | DiskSim | headway |
 //! |---|---|
-//! | `Number of data surfaces`, `Number of cylinders`, `Block count`, `Rotation speed (in rpms)` | `surfaces`, layout cylinders, `capacity_sectors` (the zones' LBN count if smaller), `rpm` |
-//! | zones: first/last cylinder, blocks per track, track/cylinder skew, offset of first block, empty space at zone front, spares, slips | [`Zone`] + [`ZoneLayout`] (skews rounded to whole sectors) |
-//! | `Sparing scheme used` 0, 1, 7, 8 (+ `Rangesize for sparing`), 9 | [`Sparing`] `None`, `Tracks`, `End`, `Range`, `Zone` |
+//! | `Number of data surfaces`, `Number of cylinders`, `Block count`, `Rotation speed (in rpms)` | `surfaces`; layout cylinders: the larger of `Number of cylinders` and one past the highest zone's last cylinder (DiskSim never compares the two); `capacity_sectors` (the zones' LBN count if smaller); `rpm` |
+//! | `dm_layout_g1` zones (in LBN order, in any cylinder order, no two sharing a cylinder): first and last cylinder (both inclusive), blocks per track, empty space at zone front, spares, `slips` and `defects` (kept in file order) | [`Zone`] + [`ZoneLayout`](crate::spec::ZoneLayout) |
+//! | `Offset of first block`, `Skew for track switch`, `Skew for cylinder switch`, and `Skew units` (in the layout before its `Zones`, or in a zone: each reaches the angles after it) | whole slots: sectors truncated toward zero and wrapped around the track, as DiskSim does; revolutions only within 10^-6 revolution of a whole sector |
+//! | `LBN-to-PBN mapping scheme` 0, 1, 2 | [`Mapping`](crate::spec::Mapping) `Conventional`, `ReverseOddCylindersInZone`, `ReverseOddCylinders` |
+//! | `Sparing scheme used` 0-10 (+ `Rangesize for sparing`, read by scheme 8 only) | [`Sparing`](crate::spec::Sparing): 1 `Tracks`, 2 `SectorsPerCylinder`, 3 `SectorsPerTrack`, 4 `SectorsPerCylinderSlipToEnd`, 5 `SectorsPerCylinderFront`, 6 `SectorsPerCylinderFrontSlipToEnd`, 7 `End`, 8 `Range`, 9 `Zone`, 10 `ZoneSlipToEnd`; 0 `None`, headway's "no spares" (DiskSim 4.0 itself refuses scheme 0 while loading). Each is mapped as [`crate::layout`] explains, also where DiskSim's own mapping contradicts itself (it aborts when such an LBN is accessed; headway maps it where DiskSim's forward rule puts it) |
 //! | `Seek type = extracted` + `.seek` file | [`SeekModel::Table`] |
 //! | `Seek type = hpl` / `hplplus10` (`HPL seek equation values`, `First ten seek times`) | a `Table` with one knot per cylinder distance: `a + b*sqrt(d)` below the boundary, `c + e*d` from it; `hplplus10` takes distances 1-10 from the list |
 //! | `Head switch time`, `Add. write settling delay`, `Minimum seek delay` | `head_switch`, `write_settle`, `min_seek` (writes only, as `disk_check_hda` applies it) |
@@ -44,16 +48,22 @@
 //! matter with a reordering scheduler). Features headway does not model are accepted only
 //! at their neutral value (0): sneaky and almost read hits, write prebuffering,
 //! preseeking, never disconnecting, immediate buffer read/write, minimum read-ahead, rpm
-//! error; defects only
-//! as pairs remapped in place. Any
-//! other key is an error naming its file, line and key.
+//! error. Any other key is an error naming its file, line and key, and so is every value
+//! headway cannot model or DiskSim itself cannot load: a mapping scheme other than 0-2, a
+//! sparing scheme other than 0-10, scheme 8 without a `Rangesize for sparing` >= 1, a zone
+//! whose last cylinder is below its first or that shares a cylinder with another, zero
+//! blocks per track or surfaces, spares that leave a sparing unit without an LBN, track
+//! sparing with more slips and defects than spare tracks, an odd `defects` list, a
+//! `Skew units` other than sectors and revolutions, and an angle in revolutions that is
+//! not a whole number of sectors.
 
+mod layout;
 pub mod syntax;
 
 use crate::disksim_tables::{SeekKnot, ZoneRow};
 use crate::spec::{
-    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Overheads, QueueSpec,
-    SeekModel, Sparing, SpecError, Zone, ZoneLayout,
+    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Overheads, QueueSpec, SeekModel,
+    SpecError, Zone,
 };
 use headway_sched::Duration;
 use std::fmt;
@@ -169,6 +179,10 @@ impl<'a> Fields<'a> {
         let i = self.block.entries.iter().position(|e| e.key == key)?;
         self.used[i] = true;
         Some(&self.block.entries[i].value)
+    }
+    /// Where `key` first appears in the block (DiskSim applies parameters in file order).
+    fn index(&self, key: &str) -> Option<usize> {
+        self.block.entries.iter().position(|e| e.key == key)
     }
     fn need(&mut self, key: &str) -> Result<&'a Value> {
         match self.take(key) {
@@ -573,7 +587,11 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
 /// The `dm_disk` block: geometry and mechanics (overheads, bus and cache left default).
 fn map_model(model: &Block) -> Result<DiskSpec> {
     let mut f = Fields::new(model);
-    let surfaces = f.uint("Number of data surfaces")?;
+    let sv = f.need("Number of data surfaces")?;
+    let surfaces = uint(sv, "Number of data surfaces")?;
+    if surfaces == 0 {
+        return err(sv.pos(), "`Number of data surfaces` must be at least 1");
+    }
     let cylinders = f.uint("Number of cylinders")?;
     let block_count = f.num("Block count")? as u64;
 
@@ -581,76 +599,9 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
     if layout_b.ty != "dm_layout_g1" {
         return err(&layout_b.at, format!("unsupported layout model `{}` (dm_layout_g1 only)", layout_b.ty));
     }
-    let mut l = Fields::new(layout_b);
-    let mapping = l.need("LBN-to-PBN mapping scheme")?;
-    if uint(mapping, "LBN-to-PBN mapping scheme")? != 0 {
-        return err(mapping.pos(), "`LBN-to-PBN mapping scheme`: only 0 (conventional) is supported");
-    }
-    let sv = l.need("Sparing scheme used")?;
-    let range = l.uint_or("Rangesize for sparing", 1)?;
-    let sparing = match uint(sv, "Sparing scheme used")? {
-        0 => Sparing::None,
-        1 => Sparing::Tracks,
-        7 => Sparing::End,
-        8 => Sparing::Range { cylinders: range.max(1) },
-        9 => Sparing::Zone,
-        n => return err(sv.pos(), format!("`Sparing scheme used` = {n}: not supported (0, 1, 7, 8, 9)")),
-    };
-    let mut rows: Vec<ZoneRow> = Vec::new();
-    let mut zone_layouts = Vec::new();
-    for zv in l.list("Zones")? {
-        let Value::Block(zb) = zv else { return err(zv.pos(), "`Zones` must list dm_layout_g1_zone blocks") };
-        if zb.ty != "dm_layout_g1_zone" {
-            return err(&zb.at, format!("unexpected `{}` in `Zones`", zb.ty));
-        }
-        let mut z = Fields::new(zb);
-        let first = z.uint("First cylinder number")?;
-        let last = z.uint("Last cylinder number")?;
-        if last < first || last >= cylinders {
-            return err(&zb.at, format!("zone cylinders {first}..{last} outside 0..{cylinders}"));
-        }
-        let spt = z.uint("Blocks per track")?;
-        let whole =
-            |z: &mut Fields, k: &str| -> Result<u32> { Ok(z.num_or(k, 0.0)?.round().max(0.0) as u32) };
-        let offset = whole(&mut z, "Offset of first block")?;
-        let empty = z.uint_or("Empty space at zone front", 0)?;
-        let ts = whole(&mut z, "Skew for track switch")?;
-        let cs = whole(&mut z, "Skew for cylinder switch")?;
-        let spares = z.uint_or("Number of spares", 0)?;
-        let mut slips = Vec::new();
-        if let Some(v) = z.take("slips") {
-            let Value::List(items, _) = v else { return err(v.pos(), "`slips` must be a [ list ]") };
-            for it in items {
-                slips.push(uint(it, "slips")?);
-            }
-        }
-        slips.sort_unstable();
-        slips.dedup();
-        if let Some(v) = z.take("defects") {
-            // (defect, replacement) pairs; a sector "remapped" to itself changes nothing
-            let Value::List(items, _) = v else { return err(v.pos(), "`defects` must be a [ list ]") };
-            let pairs: Vec<u32> = items.iter().map(|x| uint(x, "defects")).collect::<Result<_>>()?;
-            if !pairs.len().is_multiple_of(2) || pairs.chunks(2).any(|p| p[0] != p[1]) {
-                return err(
-                    v.pos(),
-                    "`defects`: remapped defects are not supported (only pairs remapped in place)",
-                );
-            }
-        }
-        z.finish()?;
-        rows.push((first, last, spt, ts % spt.max(1), cs % spt.max(1)));
-        zone_layouts.push(ZoneLayout {
-            first_cylinder: first,
-            first_block_offset: offset % spt.max(1),
-            empty_front: empty,
-            spares,
-            slips,
-        });
-    }
-    l.finish()?;
-    if rows.is_empty() {
-        return err(&layout_b.at, "no zones");
-    }
+    let (layout, rows) = layout::map_layout(layout_b, surfaces, cylinders)?;
+    // the seek curve covers every zone, also past `Number of cylinders`
+    let cylinders = layout.cylinders;
 
     let mech = f.block("Mechanical Model")?;
     if mech.ty != "dm_mech_g1" {
@@ -735,7 +686,6 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
     f.finish()?;
 
     let zones = zones_from_rows(&rows);
-    let layout = Layout { sparing, zones: zone_layouts, cylinders };
     let mut spec = DiskSpec {
         name: String::new(),
         description: String::new(),

@@ -1,4 +1,8 @@
 use super::*;
+use crate::spec::Sparing;
+
+mod layout;
+mod layout_cases;
 
 /// The DiskSim reference data (`data/` in the repository): missing, the
 /// test that asks for it fails.
@@ -141,8 +145,12 @@ fn slips_spares_and_empty_space_in_the_mapping() {
             prev = Some((loc.cylinder, loc.head, loc.sector));
             lbn += step;
         }
-        // every slipped sector of zone 1 maps to no LBN (sector-sliping schemes)
-        if matches!(l.sparing, Sparing::Zone | Sparing::End | Sparing::Range { .. }) {
+        // every slipped sector of zone 1 maps to no LBN (sector-slipping schemes, slips
+        // listed in increasing order: see `atlas_unsorted_slips_map_as_disksim_counts_them`)
+        let increasing = |v: &[u32]| v.windows(2).all(|w| w[0] < w[1]);
+        if matches!(l.sparing, Sparing::Zone | Sparing::End | Sparing::Range { .. })
+            && increasing(&l.zones[1].slips)
+        {
             let zl = &l.zones[1];
             let spt = s.zones[1].sectors_per_track;
             for &p in zl.slips.iter().take(20) {
@@ -152,6 +160,34 @@ fn slips_spares_and_empty_space_in_the_mapping() {
             }
         }
     }
+}
+
+/// atlas_III's zone 1 (cylinders 616..1823, scheme 7) lists its slips out of order.
+/// DiskSim counts them in one pass in file order, so a few LBNs on cylinders 847..855 land
+/// one or two sectors earlier than sorted slips would put them, some on a slipped sector
+/// (DiskSim aborts when those are accessed). Expected values from the rules of DiskSim's
+/// `dm_layout_g1` (zone-relative LBN, cylinder, head, sector).
+#[test]
+fn atlas_unsorted_slips_map_as_disksim_counts_them() {
+    let s = import(&reference().join("atlas_III.parv")).unwrap();
+    let l = s.layout.as_ref().unwrap();
+    assert!(l.zones[1].slips.windows(2).any(|w| w[0] > w[1]), "atlas_III zone 1 lists its slips unsorted");
+    let h = crate::Hdd::new(s.clone());
+    let g = h.geometry();
+    let first = g.zone_first_lbn(1);
+    #[rustfmt::skip]
+    let expect = [
+        (584232, 847, 8, 100), (586750, 848, 8, 99), (586751, 848, 8, 100), (589268, 849, 8, 98),
+        (589269, 849, 8, 99), (589270, 849, 8, 100), (599341, 853, 8, 96), (599345, 853, 8, 100),
+        (604383, 855, 8, 100), (604384, 855, 8, 102), (0, 616, 0, 0), (406794, 777, 4, 66),
+        (406795, 777, 4, 70), (3044134, 1823, 9, 251),
+    ];
+    for (x, c, hd, sec) in expect {
+        let loc = g.locate(first + x);
+        assert_eq!((loc.cylinder, loc.head, loc.sector), (c, hd, sec), "zone 1 LBN {x}");
+    }
+    // LBN 584232 of the zone sits on slipped sector 584236 (cylinder 231 of the zone)
+    assert!(l.zones[1].slips.contains(&(231 * 2520 + 8 * 252 + 100)));
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
