@@ -332,6 +332,8 @@ pub struct Hdd {
     /// DiskSim's angle (`spec.disksim`): the lag one sector event adds, per zone, in
     /// 2^-40 revolution (empty without the flag).
     sector_lag: Vec<u64>,
+    /// DiskSim's time per sector (`dm_xfertime`), per zone, in ps (empty without the flag).
+    sector_ps: Vec<u64>,
     /// The lag so far, 2^-40 revolution, and as time modulo the revolution.
     lag_units: u64,
     lag_ns: u64,
@@ -344,18 +346,36 @@ const LAG_UNIT_BITS: u32 = 40;
 /// truncation (uniform), one for the latency's (2^-24 revolution = 2^16 units).
 const POSITIONING_LAG: u64 = 3 << 15;
 
+/// DiskSim's period in whole picoseconds (`dm_mech_g1_loadparams`).
+fn disksim_period_ps(rpm: u32) -> u128 {
+    (1000.0 / (rpm as f64 / 60.0) * 1e9) as u128
+}
+
+/// DiskSim's time per sector on a track of `spt` sectors, ps: a sector is `2^32 / spt`
+/// angle units wide, and `dm_rottime` truncates it to 2^-20 revolution and the time to a
+/// picosecond.
+fn disksim_xfer_ps(r: u128, spt: u32) -> u64 {
+    let w = (1u128 << 32) / spt.max(1) as u128;
+    (((w >> 12) * r) >> 20) as u64
+}
+
+/// Per zone of `geo`, DiskSim's time per sector in ps.
+fn disksim_sector_ps(rpm: u32, geo: &Geometry) -> Vec<u64> {
+    let r = disksim_period_ps(rpm);
+    geo.zones.iter().map(|z| disksim_xfer_ps(r, z.spt)).collect()
+}
+
 /// Per zone of `geo`, the angle one of DiskSim's sector events loses, in 2^-40 revolution:
 /// the true rotation during DiskSim's time per sector less what `dm_rotate` credits for it.
 /// DiskSim's period is `60000 / rpm` ms in whole picoseconds (`R`); a sector is
 /// `w = 2^32 / spt` angle units wide; its time is `(w >> 12) * R >> 20` ps
 /// (`dm_xfertime` through `dm_rottime`); `dm_rotate(x) = ((x << 24) / R) << 8`.
 fn disksim_sector_lag(rpm: u32, geo: &Geometry) -> Vec<u64> {
-    let r = (1000.0 / (rpm as f64 / 60.0) * 1e9) as u128;
+    let r = disksim_period_ps(rpm);
     geo.zones
         .iter()
         .map(|z| {
-            let w = (1u128 << 32) / z.spt.max(1) as u128;
-            let xfer = ((w >> 12) * r) >> 20;
+            let xfer = disksim_xfer_ps(r, z.spt) as u128;
             let credited = ((xfer << 24) / r) << (8 + LAG_UNIT_BITS - 32);
             let turned = (xfer << LAG_UNIT_BITS) / r;
             turned.saturating_sub(credited) as u64
@@ -385,6 +405,7 @@ impl Hdd {
             bus_floor: 0,
             seek_stop: 0,
             sector_lag: if spec.disksim { disksim_sector_lag(spec.rpm, &geo) } else { Vec::new() },
+            sector_ps: if spec.disksim { disksim_sector_ps(spec.rpm, &geo) } else { Vec::new() },
             lag_units: 0,
             lag_ns: 0,
             rev: spec.revolution().0,
@@ -942,21 +963,17 @@ impl Hdd {
         let mut t = t;
         let prev = self.geo.locate(s.saturating_sub(1));
         let mut cur = self.geo.locate(s);
-        if (cur.cylinder, cur.head) == (prev.cylinder, prev.head) {
-            // the slot after the last one written is coming round now
-            t += self.slots_ahead(&prev, &cur);
-        } else {
-            let (mv, _) = self.move_time(prev.cylinder, prev.head, &cur, true);
-            t += mv;
-            t += self.rot_wait(&cur, t);
-            self.lag(cur.zone as usize, 0, 1);
+        let buffered = |x: u64, t: u64| data.from + (x - s + 1).max(data.first) * data.per <= t;
+        // (DiskSim's `disk_buffer_request_complete` checks at the end of a track's last
+        // sector, before moving on: with nothing more buffered the pass ends there)
+        if (cur.cylinder, cur.head) != (prev.cylinder, prev.head) && !buffered(s, t) {
+            return t;
         }
-        self.head_cyl = cur.cylinder;
-        self.head_head = cur.head;
+        t += self.write_step(t, &prev, &cur);
         self.head_track_end = 0;
         let mut lbn = s;
         while lbn < e {
-            if data.from + (lbn - s + 1).max(data.first) * data.per > t {
+            if !buffered(lbn, t) {
                 break;
             }
             let z = &self.geo.zones[cur.zone as usize];
@@ -967,19 +984,37 @@ impl Hdd {
                 break;
             }
             let next = self.geo.locate(lbn);
-            if (next.cylinder, next.head) != (cur.cylinder, cur.head) {
-                let (mv, _) = self.move_time(cur.cylinder, cur.head, &next, true);
-                t += mv;
-                t += self.rot_wait(&next, t);
-                self.lag(next.zone as usize, 0, 1);
-                self.head_cyl = next.cylinder;
-                self.head_head = next.head;
-            } else {
-                t += self.slots_ahead(&cur, &next);
+            if (next.cylinder, next.head) != (cur.cylinder, cur.head) && !buffered(lbn, t) {
+                break;
             }
+            t += self.write_step(t, &cur, &next);
             cur = next;
         }
         t
+    }
+
+    /// The LBNs on the track of `lbn` (at `loc`), `behind` of them known to be on it
+    /// before `lbn`.
+    fn track_lbns(&self, lbn: u64, loc: &Location, behind: u64) -> u64 {
+        let z = &self.geo.zones[loc.zone as usize];
+        if !z.remapped() {
+            return z.spt as u64;
+        }
+        let on = |x: u64| {
+            let l = self.geo.locate(x);
+            (l.cylinder, l.head) == (loc.cylinder, loc.head)
+        };
+        // how many before `lbn` are on the track: at least `behind`, at most spt - 1
+        let (mut lo, mut hi) = (behind, (z.spt as u64).min(lbn + 1));
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if on(lbn - mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo + self.lbns_on_track(lbn, loc, z.spt as u64)
     }
 
     /// How many of the `want` LBNs from `lbn` (at `loc`) lie on its track: all, unless the
@@ -1006,6 +1041,21 @@ impl Hdd {
             }
         }
         lo + 1 - lbn
+    }
+
+    /// From the end of sector `from` at `t` to the start of sector `to` for a write: the
+    /// slots between them on the same track, else a seek or head switch (+ settle) and the
+    /// rotational wait (a positioning: DiskSim's angle, the arm moves).
+    fn write_step(&mut self, t: u64, from: &Location, to: &Location) -> u64 {
+        if (to.cylinder, to.head) == (from.cylinder, from.head) {
+            return self.slots_ahead(from, to);
+        }
+        let (mv, _) = self.move_time(from.cylinder, from.head, to, true);
+        let wait = self.rot_wait(to, t + mv);
+        self.lag(to.zone as usize, 0, 1);
+        self.head_cyl = to.cylinder;
+        self.head_head = to.head;
+        mv + wait
     }
 
     /// Time from the end of `a`'s slot until the start of `b`'s, on the same track.
@@ -1108,6 +1158,7 @@ impl Hdd {
         let mut lbn = start;
         let mut track_end;
         let mut at_mark = u64::MAX;
+        let mut idle = 0;
         self.bus_floor = 0;
         loop {
             let z = &self.geo.zones[cur.zone as usize];
@@ -1137,10 +1188,24 @@ impl Hdd {
                 Some(WriteData { from, per, first })
                     if from + (lbn - start + 1).max(first) * per > t || per > rev / z.spt as u64 =>
                 {
+                    // DiskSim steps round the track LBN by LBN, a sector time each and a
+                    // sector event each (`disk_buffer_sector_done`), until the sector is
+                    // buffered: a cycle is the track's LBNs, not a revolution
+                    let mut cycle = None;
                     for j in 0..n {
                         let at = from + (lbn + j - start + 1).max(first) * per;
                         if at > t {
-                            t += (at - t).div_ceil(rev) * rev;
+                            let (len, ring) =
+                                *cycle.get_or_insert_with(|| match self.sector_ps.get(cur.zone as usize) {
+                                    Some(&ps) => {
+                                        let ring = self.track_lbns(lbn + j, &cur, j);
+                                        (ring * ps / 1000, ring)
+                                    }
+                                    None => (rev, 0),
+                                });
+                            let k = (at - t).div_ceil(len);
+                            t += k * len;
+                            idle += k * ring;
                         }
                         let p = cur.slot as u64 + j;
                         t += z.slot_start(p + 1) - z.slot_start(p);
@@ -1149,7 +1214,7 @@ impl Hdd {
                 _ => t += z.slot_start(cur.slot as u64 + n) - z.slot_start(cur.slot as u64),
             }
             lbn += n;
-            self.lag(cur.zone as usize, n, 0);
+            self.lag(cur.zone as usize, n + std::mem::take(&mut idle), 0);
             if lbn >= end {
                 break;
             }

@@ -36,7 +36,7 @@
 //! like: DiskSim's own per-request answers (`data/disksim-oracle/NAME.valid.disksim`)
 //! scored with the same estimator (`disksim_goals`). Request by request against DiskSim's
 //! answers on its synthetic traces: [`oracle`], with the figures held in `oracle_goals`
-//! (the pairs not met yet are `#[ignore]`d; `make disksim-goals` runs them).
+//! (`make disksim-goals` runs just these).
 
 pub mod demerit;
 pub mod demerit_binned;
