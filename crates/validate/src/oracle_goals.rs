@@ -3,7 +3,7 @@
 //! DiskSim's answer, on every drive and trace DiskSim finished (met on all thirteen);
 //! `oracle_agreement_does_not_widen` holds today's figures, which are higher.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::oracle::{open_loop, validation, Agreement};
 
@@ -13,20 +13,14 @@ fn data() -> PathBuf {
     dir
 }
 
-/// headway beside DiskSim on DiskSim's open-loop `trace`, on drive `stem`.
-fn synthetic(stem: &str, trace: &str) -> Agreement {
-    let d = data();
-    let a = open_loop(
-        d.join(format!("disksim-valid/{stem}.parv")).to_str().unwrap(),
-        &d.join(format!("disksim-oracle/{trace}.trace")),
-        &d.join(format!("disksim-oracle/{stem}.{trace}.disksim")),
-    )
-    .unwrap();
-    told(&format!("{stem} {trace}"), a)
-}
+type Compare = fn(&str, &Path, &Path) -> Result<Agreement, crate::ValidateError>;
 
-/// Print an agreement under `what` (the figures BENCHMARKS.md gives) and return it.
-fn told(what: &str, a: Agreement) -> Agreement {
+/// `compare` on drive `stem`, `trace` and DiskSim's `answers` (paths in `data/`), printed
+/// under `what` (the figures BENCHMARKS.md gives).
+fn against(stem: &str, what: &str, compare: Compare, trace: &str, answers: &str) -> Agreement {
+    let d = data();
+    let parv = d.join(format!("disksim-valid/{stem}.parv"));
+    let a = compare(parv.to_str().unwrap(), &d.join(trace), &d.join(answers)).unwrap();
     eprintln!(
         "{what}: DiskSim {:.3} ms, headway {:.3} ms ({:+.1}%), {:.1}% within 0.1 ms",
         a.disksim_mean_ms,
@@ -37,16 +31,18 @@ fn told(what: &str, a: Agreement) -> Agreement {
     a
 }
 
+/// headway beside DiskSim on DiskSim's open-loop `trace`, on drive `stem`.
+fn synthetic(stem: &str, trace: &str) -> Agreement {
+    let (t, answers) =
+        (format!("disksim-oracle/{trace}.trace"), format!("disksim-oracle/{stem}.{trace}.disksim"));
+    against(stem, &format!("{stem} {trace}"), open_loop, &t, &answers)
+}
+
 /// headway's validation replay beside DiskSim's simulated times on drive `stem`.
 fn valid(stem: &str) -> Agreement {
-    let d = data();
-    let a = validation(
-        d.join(format!("disksim-valid/{stem}.parv")).to_str().unwrap(),
-        &d.join(format!("disksim-valid/{stem}.trace")),
-        &d.join(format!("disksim-oracle/{stem}.valid.disksim")),
-    )
-    .unwrap();
-    told(&format!("{stem} validation"), a)
+    let (t, answers) =
+        (format!("disksim-valid/{stem}.trace"), format!("disksim-oracle/{stem}.valid.disksim"));
+    against(stem, &format!("{stem} validation"), validation, &t, &answers)
 }
 
 /// The must-show, one test per pair DiskSim finished: mean within 2%, 90% within 0.1 ms.
