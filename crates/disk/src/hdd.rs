@@ -101,12 +101,28 @@
 //! then its data crosses the bus (`max(heads free, overhead + write disconnect)` +
 //! reselect + data preparation) and its media write starts from the heads' release (or
 //! its command overhead, if later); a sector not yet buffered when its slot comes round
-//! is written a revolution later, so such a write usually loses one. An appended write
-//! completes as its data is buffered; the destage in progress writes its sectors too
-//! while they are there in time (it stops at the first one that is not), and then the
-//! appended write, never having moved its own cursor, writes all its sectors again: the
-//! heads come back round to its first sector. Until that rewrite starts, a further
-//! sequential write is refused, so appends alternate: accepted, refused, accepted.
+//! is tried again after the track's LBNs at DiskSim's sector time (a revolution on a full
+//! track; each step a sector event for the angle), so such a write usually loses one. An
+//! appended write completes as its data is buffered; the destage in progress writes its
+//! sectors too while they are there in time (it stops at the first one that is not, and
+//! at its track's last sector if the next is not buffered yet), and then the appended
+//! write, never having moved its own cursor, writes all its sectors again: the heads come
+//! back round to its first sector. Until that rewrite starts, a further sequential write
+//! is refused, so appends alternate: accepted, refused, accepted.
+//!
+//! ## DiskSim's reads (`DiskSpec::disksim`, DiskSim imports)
+//! - The bus sends what is buffered and waits at each gap in the media: a read's transfer
+//!   ends no sooner than each track's first sector + the request's sectors from there at
+//!   the bus rate (`disk_buffer_transfer_size`, disconnect and reconnect).
+//! - Read-ahead is walked sector by sector with real track switches ([`Hdd::stream_walk`],
+//!   `disk_buffer_sector_done`), not at the sustained rate.
+//! - A stopped read-ahead's pending event still happens: the next seek waits for it
+//!   (`disk_seek_stoptime`, added to the command overhead) from the track it puts the arm
+//!   on, unless the drive stops read-ahead in mid-sector ("Stop prefetch in sector").
+//! - A hit in another segment takes the heads and stops the read-ahead for good; only a
+//!   read starting inside the data read so far is served by the read-ahead (one at or past
+//!   its frontier is a miss); a partial hit sends its buffered part at once (the hit's
+//!   overhead) while the heads fetch the rest.
 //!
 //! ## For a drive with a command queue ([`crate::drive`])
 //! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:
