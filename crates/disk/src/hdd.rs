@@ -114,7 +114,7 @@
 //! - The bus sends what is buffered and waits at each gap in the media: a read's transfer
 //!   ends no sooner than each track's first sector + the request's sectors from there at
 //!   the bus rate (`disk_buffer_transfer_size`, disconnect and reconnect).
-//! - Read-ahead is walked sector by sector with real track switches ([`Hdd::stream_walk`],
+//! - Read-ahead is walked sector by sector with real track switches (`Hdd::stream_walk`,
 //!   `disk_buffer_sector_done`), not at the sustained rate.
 //! - A stopped read-ahead's pending event still happens: the next seek waits for it
 //!   (`disk_seek_stoptime`, added to the command overhead) from the track it puts the arm
