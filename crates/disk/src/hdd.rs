@@ -148,6 +148,33 @@ struct WriteData {
     first: u64,
 }
 
+impl WriteData {
+    /// When sector `k` (from 0) is in the buffer.
+    #[inline]
+    fn at(&self, k: u64) -> u64 {
+        self.from + (k + 1).max(self.first) * self.per
+    }
+}
+
+/// What [`Hdd::media`] did.
+#[derive(Copy, Clone, Debug)]
+struct MediaRun {
+    /// When the last sector left the media.
+    end: u64,
+    /// Cylinders moved, and the positioning (seek or switch + rotational wait) before the
+    /// first sector, of which `wait` was rotational.
+    dcyl: u32,
+    pos: u64,
+    wait: u64,
+    /// Where the run started.
+    first: Location,
+    /// When every sector before the run's `mark` had left the media.
+    at_mark: u64,
+    /// A read's bus transfer ends no sooner (`disksim`: DiskSim's bus sends what is buffered
+    /// and waits at each gap in the media); 0 otherwise.
+    bus_floor: u64,
+}
+
 /// Where DiskSim's read-ahead is ([`Hdd::stream_walk`]).
 #[derive(Copy, Clone, Debug)]
 struct StreamAt {
@@ -338,10 +365,6 @@ pub struct Hdd {
     stream: Option<Stream>,
     /// DiskSim's fast writes (`disksim`): the segment being destaged.
     write_back: Option<WriteBack>,
-    /// DiskSim's read transfer (`disksim`): after the last `media` of a read, the earliest
-    /// its bus transfer can end, stalling at each gap in the media (a head switch or seek
-    /// and the rotational wait to the next track's first sector).
-    bus_floor: u64,
     /// DiskSim's `disk_seek_stoptime` (`disksim`): when the stopped read-ahead's pending
     /// event falls; the next seek starts that much after its command's arrival later.
     seek_stop: u64,
@@ -418,7 +441,6 @@ impl Hdd {
         let segs = if c.enabled() { vec![Segment::default(); c.segments as usize] } else { Vec::new() };
         Ok(Hdd {
             write_back: None,
-            bus_floor: 0,
             seek_stop: 0,
             sector_lag: if spec.disksim { disksim_sector_lag(spec.rpm, &geo) } else { Vec::new() },
             sector_ps: if spec.disksim { disksim_sector_ps(spec.rpm, &geo) } else { Vec::new() },
@@ -587,7 +609,8 @@ impl Hdd {
         self.last_now = now;
         self.stop_stream(now.0);
         self.invalidate(s, e);
-        let (media_end, dcyl, pos, _, _, _) = self.media(now.0.max(self.arm_free), s, e, true, None, e);
+        let MediaRun { end: media_end, dcyl, pos, .. } =
+            self.media(now.0.max(self.arm_free), s, e, true, None, e);
         self.last_end = e;
         self.busy_until = Time(media_end);
         self.arm_free = media_end;
@@ -746,17 +769,17 @@ impl Hdd {
         let media_start = partial.map_or(s, |i| self.segs[i].end.max(s));
         let t0 = (now + over).max(self.arm_free);
         let mark = self.read_watermark_end(s, e, media_start);
-        let (media_end, dcyl, pos, wait, first, at_mark) = self.media(t0, media_start, e, false, None, mark);
+        let run = self.media(t0, media_start, e, false, None, mark);
+        let MediaRun { end: media_end, dcyl, pos, wait, first, .. } = run;
         let slot = self.geo.zones[first.zone as usize].slot_start(1);
         let done = match partial {
             // DiskSim ("Immed transfer partial hit"): the buffered part goes out at once, as
             // a hit's would; the bus then waits for the media at each gap
             Some(_) if self.spec.disksim && media_start > s => {
                 let send = now + self.overhead_read(true) + self.spec.bus_protocol.data_prep.0;
-                (send + self.bus_time(e - s)).max(media_end + self.bus).max(self.bus_floor)
-                    + self.spec.overheads.read_completion.0
+                self.read_done(send, s, e, &run)
             }
-            _ => self.read_miss_done(now, over, at_mark, s, e, media_end),
+            _ => self.read_miss_done(now, over, s, e, &run),
         };
         self.arm_free = media_end;
         if !self.segs.is_empty() {
@@ -807,15 +830,22 @@ impl Hdd {
     /// ahead of the media. With no protocol overheads and a watermark of one sector this
     /// is: the bus starts with the first sector read.
     #[inline]
-    fn read_miss_done(&self, now: u64, over: u64, at_mark: u64, s: u64, e: u64, media_end: u64) -> u64 {
+    fn read_miss_done(&self, now: u64, over: u64, s: u64, e: u64, run: &MediaRun) -> u64 {
         let p = &self.spec.bus_protocol;
         let disconnect = match self.last_dir {
             Dir::Read => p.read_disconnect_after_read.0,
             Dir::Write => p.read_disconnect_after_write.0,
         };
         let reselect =
-            at_mark.min(media_end).max(now + over + disconnect) + p.reselect_first.0 + p.data_prep.0;
-        (reselect + self.bus_time(e - s)).max(media_end + self.bus).max(self.bus_floor)
+            run.at_mark.min(run.end).max(now + over + disconnect) + p.reselect_first.0 + p.data_prep.0;
+        self.read_done(reselect, s, e, run)
+    }
+
+    /// When a read of `s..e` whose bus transfer starts at `send` completes: never ahead of
+    /// the media (its last sector + one bus sector, and `run.bus_floor`).
+    #[inline]
+    fn read_done(&self, send: u64, s: u64, e: u64, run: &MediaRun) -> u64 {
+        (send + self.bus_time(e - s)).max(run.end + self.bus).max(run.bus_floor)
             + self.spec.overheads.read_completion.0
     }
 
@@ -876,7 +906,7 @@ impl Hdd {
                 }
             };
             let t0 = arm_start.max(self.arm_free);
-            let (media_end, dcyl, pos, _, _, _) =
+            let MediaRun { end: media_end, dcyl, pos, .. } =
                 self.media(t0, s, e, true, Some(self.write_data(xfer_start, e - s)), e);
             self.arm_free = media_end;
             if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
@@ -899,7 +929,7 @@ impl Hdd {
         let over = self.overhead_write(true);
         let xfer_start = start + over + self.spec.bus_protocol.data_prep.0;
         let in_buffer = xfer_start + self.bus_w * (e - s);
-        let (media_end, dcyl, pos, _, _, _) = self.media(
+        let MediaRun { end: media_end, dcyl, pos, .. } = self.media(
             (start + over).max(self.arm_free),
             s,
             e,
@@ -938,7 +968,7 @@ impl Hdd {
                 let xfer_start = now + over + p.data_prep.0;
                 let data = self.write_data(xfer_start, n);
                 let owner_end = self.write_on(w.pass_end, s, e, data);
-                let (end, dcyl, pos, _, _, _) = self.media(owner_end, s, e, true, Some(data), e);
+                let MediaRun { end, dcyl, pos, .. } = self.media(owner_end, s, e, true, Some(data), e);
                 self.write_back =
                     Some(WriteBack { end: e, owner_start: s, pass_end: end, waiting_until: owner_end });
                 (xfer_start, end, dcyl, pos)
@@ -954,7 +984,7 @@ impl Hdd {
                     (now + over, now + over + p.data_prep.0)
                 };
                 let data = self.write_data(xfer_start, n);
-                let (end, dcyl, pos, _, _, _) = self.media(arm_start, s, e, true, Some(data), e);
+                let MediaRun { end, dcyl, pos, .. } = self.media(arm_start, s, e, true, Some(data), e);
                 self.write_back = Some(WriteBack { end: e, owner_start: s, pass_end: end, waiting_until: 0 });
                 (xfer_start, end, dcyl, pos)
             }
@@ -979,7 +1009,7 @@ impl Hdd {
         let mut t = t;
         let prev = self.geo.locate(s.saturating_sub(1));
         let mut cur = self.geo.locate(s);
-        let buffered = |x: u64, t: u64| data.from + (x - s + 1).max(data.first) * data.per <= t;
+        let buffered = |x: u64, t: u64| data.at(x - s) <= t;
         // (DiskSim's `disk_buffer_request_complete` checks at the end of a track's last
         // sector, before moving on: with nothing more buffered the pass ends there)
         if (cur.cylinder, cur.head) != (prev.cylinder, prev.head) && !buffered(s, t) {
@@ -1140,12 +1170,9 @@ impl Hdd {
         (mv, dcyl)
     }
 
-    /// Position from the current arm position to `start` at `t0`, transfer `start..end`.
-    /// Returns (time the last sector left the media, cylinders moved, positioning ns,
-    /// rotational wait ns on the first track, where `start` lies).
-    ///
-    /// The last element is when every sector before `mark` (in `start + 1..=end`) has
-    /// left the media (head and cylinder switches included).
+    /// Position from the current arm position to `start` at `t0`, transfer `start..end`
+    /// ([`MediaRun`]; its `at_mark` is when every sector before `mark`, in
+    /// `start + 1..=end`, has left the media, head and cylinder switches included).
     ///
     /// `ready`: when a write's sectors are in the buffer ([`WriteData`]); a sector whose
     /// slot comes round before its data is written a revolution later (DiskSim's
@@ -1158,7 +1185,7 @@ impl Hdd {
         write: bool,
         ready: Option<WriteData>,
         mark: u64,
-    ) -> (u64, u32, u64, u64, Location, u64) {
+    ) -> MediaRun {
         let rev = self.rev;
         let mut cur = self.geo.locate(start);
         let first = cur;
@@ -1175,7 +1202,7 @@ impl Hdd {
         let mut track_end;
         let mut at_mark = u64::MAX;
         let mut idle = 0;
-        self.bus_floor = 0;
+        let mut bus_floor = 0;
         loop {
             let z = &self.geo.zones[cur.zone as usize];
             if ready.is_none() && self.spec.disksim {
@@ -1183,7 +1210,7 @@ impl Hdd {
                 // this track's first sector the rest of the request takes `end - lbn` bus
                 // sectors
                 let first_in = t + z.slot_start(cur.slot as u64 + 1) - z.slot_start(cur.slot as u64);
-                self.bus_floor = self.bus_floor.max(first_in + (end - lbn) * self.bus);
+                bus_floor = bus_floor.max(first_in + (end - lbn) * self.bus);
             }
             let slots = (z.spt - cur.sector) as u64;
             let n = if z.remapped() {
@@ -1201,15 +1228,13 @@ impl Hdd {
             match ready {
                 // sector by sector, unless the first is buffered and the bus outruns the
                 // head (then every later one is too)
-                Some(WriteData { from, per, first })
-                    if from + (lbn - start + 1).max(first) * per > t || per > rev / z.spt as u64 =>
-                {
+                Some(data) if data.at(lbn - start) > t || data.per > rev / z.spt as u64 => {
                     // DiskSim steps round the track LBN by LBN, a sector time each and a
                     // sector event each (`disk_buffer_sector_done`), until the sector is
                     // buffered: a cycle is the track's LBNs, not a revolution
                     let mut cycle = None;
                     for j in 0..n {
-                        let at = from + (lbn + j - start + 1).max(first) * per;
+                        let at = data.at(lbn + j - start);
                         if at > t {
                             let (len, ring) =
                                 *cycle.get_or_insert_with(|| match self.sector_ps.get(cur.zone as usize) {
@@ -1248,7 +1273,7 @@ impl Hdd {
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
-        (t, dcyl, pos, wait, first, at_mark.min(t))
+        MediaRun { end: t, dcyl, pos, wait, first, at_mark: at_mark.min(t), bus_floor }
     }
 
     /// DiskSim's angle (`disksim`): `sectors` sector events in `zone` after

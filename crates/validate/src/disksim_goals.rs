@@ -32,13 +32,7 @@ fn headway_score(stem: &str) -> crate::Score {
 /// The demerit of DiskSim 4.0's own answers on the validation trace, headway's estimator.
 fn disksim_demerit(stem: &str) -> f64 {
     let path = reference().join(format!("disksim-oracle/{stem}.valid.disksim"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let (mut measured, mut simulated) = (Vec::new(), Vec::new());
-    for line in text.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        measured.push(f[3].parse::<f64>().unwrap());
-        simulated.push(f[4].parse::<f64>().unwrap());
-    }
+    let [measured, simulated] = crate::oracle::columns(&path, [3, 4]).unwrap();
     demerit(&simulated, &measured)
 }
 

@@ -70,15 +70,18 @@ fn read(path: &Path) -> Result<String, ValidateError> {
         .map_err(|e| TraceError::Io { file: path.display().to_string(), why: e.to_string() }.into())
 }
 
-/// Column `col` (from 0) of every line of a DiskSim answer file, as ms.
-fn column(path: &Path, col: usize) -> Result<Vec<f64>, ValidateError> {
+/// Columns `cols` (from 0) of every line of a DiskSim answer file, as ms.
+pub(crate) fn columns<const N: usize>(path: &Path, cols: [usize; N]) -> Result<[Vec<f64>; N], ValidateError> {
     let text = read(path)?;
-    let mut out = Vec::new();
+    let mut out: [Vec<f64>; N] = std::array::from_fn(|_| Vec::new());
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let bad =
             |why: String| TraceError::Malformed { file: path.display().to_string(), line: i as u64 + 1, why };
-        let field = line.split_whitespace().nth(col).ok_or_else(|| bad(format!("no column {}", col + 1)))?;
-        out.push(field.parse::<f64>().map_err(|_| bad(format!("bad time `{field}`")))?);
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        for (col, v) in cols.iter().zip(out.iter_mut()) {
+            let field = fields.get(*col).ok_or_else(|| bad(format!("no column {}", col + 1)))?;
+            v.push(field.parse::<f64>().map_err(|_| bad(format!("bad time `{field}`")))?);
+        }
     }
     Ok(out)
 }
@@ -86,7 +89,7 @@ fn column(path: &Path, col: usize) -> Result<Vec<f64>, ValidateError> {
 /// Replay DiskSim's open-loop `trace` on `disk` as DiskSim did and compare with its
 /// answers (`NAME.TRACE.disksim`), request by request in trace order.
 pub fn open_loop(disk: &str, trace: &Path, answers: &Path) -> Result<Agreement, ValidateError> {
-    let disksim = column(answers, 1)?;
+    let [disksim] = columns(answers, [1])?;
     let mut settings = headway_sched::Settings::new();
     settings.set("max_sectors_kb", "4");
     let cfg = ReplayConfig {
@@ -124,7 +127,7 @@ pub fn open_loop(disk: &str, trace: &Path, answers: &Path) -> Result<Agreement, 
 /// headway's closed-loop validation replay of `trace` on `disk` beside DiskSim's simulated
 /// service times for it (`NAME.valid.disksim`, fifth column).
 pub fn validation(disk: &str, trace: &Path, answers: &Path) -> Result<Agreement, ValidateError> {
-    let disksim = column(answers, 4)?;
+    let [disksim] = columns(answers, [4])?;
     let name = trace.display().to_string();
     let requests = crate::parse_trace(&read(trace)?, &name)?;
     let rep = crate::replay(&headway_disk::resolve(disk)?, &requests)?;

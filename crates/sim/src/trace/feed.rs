@@ -180,8 +180,9 @@ pub struct Feed {
     eof: bool,
     ctxs: Vec<Ctx>,
     keys: HashMap<Box<str>, u32>,
-    /// The previous record's key and context (the common case: the same again).
-    last_key: Option<(Box<str>, u32)>,
+    /// The previous record's context (the common case: the same again), compared by its
+    /// label.
+    last_ctx: Option<u32>,
     buffered: usize,
     starved: VecDeque<u32>,
     total_bytes: Option<u64>,
@@ -213,7 +214,7 @@ impl Feed {
             eof: false,
             ctxs: Vec::new(),
             keys: HashMap::new(),
-            last_key: None,
+            last_ctx: None,
             buffered: 0,
             starved: VecDeque::new(),
             stats: FeedStats::default(),
@@ -330,9 +331,9 @@ impl Feed {
             self.stats.wrapped += 1;
         }
         let key = self.records.key();
-        let ctx = match self.last_key.as_ref().filter(|(k, _)| **k == *key) {
+        let ctx = match self.last_ctx.filter(|&c| *self.ctxs[c as usize].label == *key) {
             // most records come from the context the previous one did
-            Some(&(_, c)) => c,
+            Some(c) => c,
             None => self.context_of_key(),
         };
         let flush = r.len == 0;
@@ -367,7 +368,7 @@ impl Feed {
                 c
             }
         };
-        self.last_key = Some((self.records.key().into(), c));
+        self.last_ctx = Some(c);
         c
     }
 
