@@ -21,8 +21,12 @@ pub(super) struct Case {
     pub expect: &'static str,
 }
 
+/// A directory of this test's own: the harness runs tests as threads of one process, so
+/// the process id alone would let one test remove another's files.
 fn tmp() -> PathBuf {
-    std::env::temp_dir().join(format!("headway-parv-layout-{}", std::process::id()))
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("main").replace("::", "-");
+    std::env::temp_dir().join(format!("headway-parv-layout-{}-{test}", std::process::id()))
 }
 
 /// A whole `disksim_disk` around a `dm_layout_g1` block whose body is `layout`.
