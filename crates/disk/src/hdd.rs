@@ -139,6 +139,8 @@ use crate::seek::SeekCurve;
 use crate::spec::{DiskSpec, SpecError};
 use headway_sched::{Dir, Duration, Time};
 
+mod walk;
+
 /// When a write's data is in the drive's buffer: it crosses the bus from `from`, `per` ns
 /// a sector; sector `k` (from 0) is buffered at `from + max(k + 1, first) * per`.
 #[derive(Copy, Clone, Debug)]
@@ -166,8 +168,9 @@ struct MediaRun {
     dcyl: u32,
     pos: u64,
     wait: u64,
-    /// Where the run started.
+    /// Where the run started, and where its last sector is.
     first: Location,
+    last: Location,
     /// When every sector before the run's `mark` had left the media.
     at_mark: u64,
     /// A read's bus transfer ends no sooner (`disksim`: DiskSim's bus sends what is buffered
@@ -376,6 +379,8 @@ pub struct Hdd {
     /// The lag so far, 2^-40 revolution, and as time modulo the revolution.
     lag_units: u64,
     lag_ns: u64,
+    /// The streaming read-ahead's runs (`disksim`), planned when it got its limit.
+    walk: walk::WalkPlan,
 }
 
 /// A revolution in DiskSim's angle-lag units (2^-40 revolution: 2^-32, DiskSim's angle
@@ -472,6 +477,7 @@ impl Hdd {
             lru: Lru::new(if c.dedicated_write_segment { segs.len().saturating_sub(1) } else { segs.len() }),
             segs,
             stream: None,
+            walk: walk::WalkPlan::default(),
         })
     }
 
@@ -801,7 +807,7 @@ impl Hdd {
             }
             self.segs[i] = Segment { start: start.max(e.saturating_sub(self.seg_sectors)), end: e };
             self.lru.touch(i);
-            self.start_stream(i, e, media_end, e);
+            self.start_stream(i, e, media_end, e, Some((e - 1, run.last)));
         }
         Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
@@ -1068,25 +1074,29 @@ impl Hdd {
     /// range's end, slips) and the run reaches past its last LBN.
     #[inline]
     fn lbns_on_track(&self, lbn: u64, loc: &Location, want: u64) -> u64 {
+        self.track_run(lbn, loc, want).0
+    }
+
+    /// [`Hdd::lbns_on_track`], and where the run's last LBN is.
+    fn track_run(&self, lbn: u64, loc: &Location, want: u64) -> (u64, Location) {
         let last = (lbn + want).min(self.capacity()) - 1;
         let on = |x: u64| {
             let l = self.geo.locate(x);
-            (l.cylinder, l.head) == (loc.cylinder, loc.head)
+            ((l.cylinder, l.head) == (loc.cylinder, loc.head)).then_some(l)
         };
-        if on(last) {
-            return last + 1 - lbn;
+        if let Some(l) = on(last) {
+            return (last + 1 - lbn, l);
         }
         // the last LBN on the track: in lbn..last (lbn is on it, last is not)
-        let (mut lo, mut hi) = (lbn, last);
+        let (mut lo, mut hi, mut at) = (lbn, last, *loc);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if on(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
+            match on(mid) {
+                Some(l) => (lo, at) = (mid, l),
+                None => hi = mid,
             }
         }
-        lo + 1 - lbn
+        (lo + 1 - lbn, at)
     }
 
     /// From the end of sector `from` at `t` to the start of sector `to` for a write: the
@@ -1200,6 +1210,7 @@ impl Hdd {
         self.lag(cur.zone as usize, 0, 1);
         let mut lbn = start;
         let mut track_end;
+        let mut last;
         let mut at_mark = u64::MAX;
         let mut idle = 0;
         let mut bus_floor = 0;
@@ -1217,10 +1228,18 @@ impl Hdd {
                 // a track may hold fewer LBNs than slots: the run ends at its last LBN (and
                 // where the track ends is left to a lookup)
                 track_end = 0;
-                self.lbns_on_track(lbn, &cur, (end - lbn).min(slots))
+                let (n, at) = self.track_run(lbn, &cur, (end - lbn).min(slots));
+                last = at;
+                n
             } else {
                 track_end = lbn + slots;
-                (end - lbn).min(slots)
+                let n = (end - lbn).min(slots);
+                last = Location {
+                    sector: cur.sector + n as u32 - 1,
+                    slot: ((cur.slot as u64 + n - 1) % z.spt as u64) as u32,
+                    ..cur
+                };
+                n
             };
             if ready.is_none() && lbn < mark && mark <= lbn + n {
                 at_mark = t + z.slot_start(cur.slot as u64 + (mark - lbn)) - z.slot_start(cur.slot as u64);
@@ -1273,7 +1292,7 @@ impl Hdd {
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
-        MediaRun { end: t, dcyl, pos, wait, first, at_mark: at_mark.min(t), bus_floor }
+        MediaRun { end: t, dcyl, pos, wait, first, last, at_mark: at_mark.min(t), bus_floor }
     }
 
     /// DiskSim's angle (`disksim`): `sectors` sector events in `zone` after
@@ -1316,13 +1335,14 @@ impl Hdd {
     /// `max_read_ahead_sectors` past it, or with DiskSim's DEC prefetch scheme
     /// (`read_ahead_to_track_end`) the end of the track holding `last_end`, one track
     /// further when the segment's data began before that track.
-    fn read_ahead_stop(&self, seg: usize, last_end: u64) -> u64 {
+    /// The location of `last_end` comes back too, when it was looked up.
+    fn read_ahead_stop(&self, seg: usize, last_end: u64) -> (u64, Option<(u64, Location)>) {
         let cap = self.capacity();
         if !self.spec.cache.read_ahead_to_track_end {
-            return last_end.saturating_add(self.max_ra).min(cap);
+            return (last_end.saturating_add(self.max_ra).min(cap), None);
         }
         if last_end >= cap {
-            return cap;
+            return (cap, None);
         }
         let loc = self.geo.locate(last_end);
         let track_start = last_end - loc.sector as u64;
@@ -1330,11 +1350,19 @@ impl Hdd {
         if self.segs[seg].start < track_start {
             stop += self.geo.sectors_per_track(self.segs[seg].start) as u64;
         }
-        stop.min(cap)
+        (stop.min(cap), Some((last_end, loc)))
     }
 
-    fn start_stream(&mut self, seg: usize, origin: u64, t: u64, last_end: u64) {
-        let stop = self.read_ahead_stop(seg, last_end);
+    /// `before`: the location of `origin - 1`, when the caller has it.
+    fn start_stream(
+        &mut self,
+        seg: usize,
+        origin: u64,
+        t: u64,
+        last_end: u64,
+        before: Option<(u64, Location)>,
+    ) {
+        let (stop, ended) = self.read_ahead_stop(seg, last_end);
         if origin >= stop {
             self.stream = None;
             return;
@@ -1350,7 +1378,7 @@ impl Hdd {
             stop_time: 0,
             stop_track: (0, 0),
         };
-        self.set_stop(&mut st, stop);
+        self.set_stop(&mut st, stop, &[before, ended]);
         self.stream = Some(st);
     }
 
@@ -1359,7 +1387,7 @@ impl Hdd {
     /// stopped.
     fn extend_stream(&mut self, now: u64, front: u64, e: u64) {
         let Some(mut st) = self.stream else { return };
-        let want = self.read_ahead_stop(st.seg, e);
+        let (want, _) = self.read_ahead_stop(st.seg, e);
         if want <= st.stop {
             return;
         }
@@ -1379,7 +1407,7 @@ impl Hdd {
             }
             let loc = self.geo.locate(front);
             let t = now + self.rot_wait(&loc, now);
-            self.start_stream(st.seg, front, t, e);
+            self.start_stream(st.seg, front, t, e, None);
             return;
         }
         // Rebase to the frontier's zone so later lookups stay O(1) (DiskSim's sector-exact
@@ -1393,7 +1421,7 @@ impl Hdd {
             st.origin_lbn = z.end_lbn;
             st.zone += 1;
         }
-        self.set_stop(&mut st, want);
+        self.set_stop(&mut st, want, &[]);
         self.stream = Some(st);
     }
 
@@ -1437,87 +1465,18 @@ impl Hdd {
 
     /// Read-ahead now runs until every sector before `stop` is read: when that is, and
     /// (`disksim`) the track the arm is then over.
-    fn set_stop(&self, st: &mut Stream, stop: u64) {
+    /// `known`: locations the caller has already looked up.
+    fn set_stop(&mut self, st: &mut Stream, stop: u64, known: &[Option<(u64, Location)>]) {
         st.stop = stop;
         st.stop_time = u64::MAX;
         if self.spec.disksim {
-            let at = self.stream_walk(st, u64::MAX, stop);
+            // the plan's own end (not `stream_walk`, whose shortcut is what this sets up)
+            self.plan_stream(st, known);
+            let at = self.walk_plan(&self.walk, st, u64::MAX, stop);
             st.stop_time = at.at;
             st.stop_track = (at.cylinder, at.head);
         } else {
             st.stop_time = self.stream_time_at(st, stop);
-        }
-    }
-
-    /// DiskSim's read-ahead sector by sector (`disksim`; its `disk_buffer_sector_done`):
-    /// from the end of sector `st.origin_lbn - 1` at `st.origin_time`, one LBN per slot to
-    /// its track's last LBN, then a head switch or seek and the rotational wait for the next
-    /// track's first LBN, up to `st.stop`. Walks until time `t` or until every sector before
-    /// `x` is read, whichever comes first.
-    fn stream_walk(&self, st: &Stream, t: u64, x: u64) -> StreamAt {
-        if t >= st.stop_time && x >= st.stop {
-            // read-ahead has reached its limit
-            let (cylinder, head) = st.stop_track;
-            return StreamAt { front: st.stop, next_event: 0, cylinder, head, at: st.stop_time };
-        }
-        let until = x.min(st.stop);
-        let mut lbn = st.origin_lbn;
-        let mut time = st.origin_time;
-        let mut prev = self.geo.locate(lbn.saturating_sub(1));
-        let at = |front, next_event, loc: &Location, at| StreamAt {
-            front,
-            next_event,
-            cylinder: loc.cylinder,
-            head: loc.head,
-            at,
-        };
-        loop {
-            if lbn >= until {
-                return at(lbn, 0, &prev, time);
-            }
-            let cur = self.geo.locate(lbn);
-            if (cur.cylinder, cur.head) != (prev.cylinder, prev.head) {
-                let (mv, _) = self.move_time(prev.cylinder, prev.head, &cur, false);
-                let done = time + mv;
-                if t < done {
-                    return at(lbn, done, &cur, u64::MAX);
-                }
-                let first = done + self.rot_wait(&cur, done);
-                if t < first {
-                    return at(lbn, first, &cur, u64::MAX);
-                }
-                time = first;
-            } else {
-                time += self.slots_ahead(&prev, &cur);
-                if t < time {
-                    return at(lbn, time, &cur, u64::MAX);
-                }
-            }
-            let z = &self.geo.zones[cur.zone as usize];
-            let slots = ((z.spt - cur.sector) as u64).min(until - lbn);
-            let n = if z.remapped() { self.lbns_on_track(lbn, &cur, slots) } else { slots };
-            let span = |k: u64| z.slot_start(cur.slot as u64 + k) - z.slot_start(cur.slot as u64);
-            if t < time + span(n) {
-                // inside the run: the sectors done by t, and when the next one ends
-                let mut k = (((t - time) as u128) << 32).checked_div(z.slot_fp as u128).unwrap_or(0) as u64;
-                k = k.min(n - 1);
-                while k > 0 && time + span(k) > t {
-                    k -= 1;
-                }
-                while time + span(k + 1) <= t {
-                    k += 1;
-                }
-                return at(lbn + k, time + span(k + 1), &cur, u64::MAX);
-            }
-            time += span(n);
-            lbn += n;
-            // the run's last sector: on cur's track, n - 1 slots on (a further run starts on
-            // another track, so only its track and slot are needed)
-            prev = Location {
-                sector: cur.sector + n as u32 - 1,
-                slot: ((cur.slot as u64 + n - 1) % z.spt as u64) as u32,
-                ..cur
-            };
         }
     }
 
@@ -2047,6 +2006,47 @@ mod tests {
     /// `mixed-bursts` trace on cheetah9LP (writes refused while a destage runs, appends
     /// accepted and refused in turn, a read behind the destage), one command at a time
     /// as DiskSim's FCFS driver sends them, each response to the microsecond.
+    #[test]
+    fn a_kept_read_ahead_plan_answers_as_a_fresh_one() {
+        // the plan a read miss keeps is built from locations the miss already looked up;
+        // a plan made from scratch must answer every question the same
+        let data = crate::reference_data();
+        for drive in ["cheetah9LP", "atlas_III", "ibm18es"] {
+            let spec = crate::parv::import(&data.join(format!("disksim-valid/{drive}.parv"))).unwrap();
+            let mut h = Hdd::new(spec);
+            let mut rng = 12345u64;
+            let mut now = 0u64;
+            let cap = h.capacity();
+            let mut checked = 0;
+            for _ in 0..300 {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let sector = (rng >> 20) % (cap - 64);
+                let a = h.access(Time(now), sector, 8, Dir::Read);
+                now = a.done.0;
+                let Some(st) = h.stream else { continue };
+                let mut fresh = walk::WalkPlan::default();
+                h.plan_into(&st, &mut fresh, &[]);
+                for k in 0..40u64 {
+                    let t = now + k * 150_000;
+                    let x = st.origin_lbn + k * 13;
+                    for (t, x) in [(t, u64::MAX), (u64::MAX, x)] {
+                        let kept = h.stream_walk(&st, t, x);
+                        let ours = h.walk_plan(&fresh, &st, t, x);
+                        assert_eq!(
+                            (kept.front, kept.next_event, kept.cylinder, kept.head, kept.at),
+                            (ours.front, ours.next_event, ours.cylinder, ours.head, ours.at),
+                            "{drive}: stream from {} at t {t} x {x}",
+                            st.origin_lbn
+                        );
+                        checked += 1;
+                    }
+                }
+                now += 1_000_000 + (rng >> 40) % 20_000_000;
+            }
+            assert!(checked > 1000, "{drive}: only {checked} questions");
+        }
+    }
+
     #[test]
     fn disksim_fast_writes_answer_as_disksim_does() {
         let data = crate::reference_data();

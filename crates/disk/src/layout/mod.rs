@@ -37,6 +37,7 @@
 //! [`crate::geometry::Geometry::lbn_of`] inverts the forward rule: a sector two LBNs share
 //! answers one of them.
 
+mod counts;
 pub mod defects;
 pub mod per_cylinder;
 pub mod per_range;
@@ -47,6 +48,7 @@ pub mod surfaces;
 pub mod track_sparing;
 
 use crate::spec::{Sparing, Zone, ZoneLayout};
+use counts::SortedCounts;
 use defects::Defects;
 use per_cylinder::PerCylinder;
 use per_range::PerRange;
@@ -69,8 +71,8 @@ enum Kind {
 #[derive(Clone, Debug)]
 pub(crate) enum Extra {
     None,
-    Cylinders { sorted: Vec<u64>, per_cyl: u64 },
-    Tracks { sorted: Vec<u64>, spt: u64, surfaces: u64 },
+    Cylinders { sorted: SortedCounts, per_cyl: u64 },
+    Tracks { sorted: SortedCounts, spt: u64, surfaces: u64 },
 }
 
 impl Extra {
@@ -78,10 +80,8 @@ impl Extra {
     fn get(&self, c: u64, head: u32) -> u64 {
         match self {
             Extra::None => 0,
-            Extra::Cylinders { sorted, per_cyl } => sorted.partition_point(|&s| s < c * per_cyl) as u64,
-            Extra::Tracks { sorted, spt, surfaces } => {
-                sorted.partition_point(|&s| s < (c * surfaces + head as u64) * spt) as u64
-            }
+            Extra::Cylinders { sorted, per_cyl } => sorted.below(c * per_cyl),
+            Extra::Tracks { sorted, spt, surfaces } => sorted.below((c * surfaces + head as u64) * spt),
         }
     }
 }
@@ -126,6 +126,7 @@ impl ZoneMap {
         };
         let mut sorted: Vec<u64> = slips.iter().map(|&s| s as u64).collect();
         sorted.sort_unstable();
+        let sorted = SortedCounts::new(sorted);
         let extra = match sparing {
             _ if sorted.is_empty() => Extra::None,
             Sparing::SectorsPerTrack => Extra::Tracks { sorted, spt: t, surfaces: surfaces as u64 },

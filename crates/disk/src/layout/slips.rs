@@ -10,8 +10,8 @@
 //! The pass has a property that makes it cheap to answer: whether a slip is counted can only
 //! go from "no" to "yes" as the LBN grows. So each slip has a *threshold*, the first
 //! position (relative to where counting starts) from which the pass counts it, and the
-//! number of slips counted for a position is the number of thresholds at or below it: one
-//! binary search. The thresholds come from the list in order: a slip at relative position
+//! number of slips counted for a position is the number of thresholds at or below it
+//! ([`SortedCounts`]). The thresholds come from the list in order: a slip at relative position
 //! `rel` is counted at `r` when `rel <= r + (slips before it in the list counted at r)`,
 //! and the right-hand side grows strictly with `r`.
 //!
@@ -19,6 +19,8 @@
 //! the slips from the unit's first sector on, and the slip-to-end schemes also count every
 //! slip on an earlier unit, wherever it sits in the list. `PerUnit` keeps a threshold
 //! table for each unit a slip can reach, and answers every other unit with a count.
+
+use super::counts::SortedCounts;
 
 /// How one slip of the list takes part in one unit's pass.
 #[derive(Copy, Clone, Debug)]
@@ -62,17 +64,17 @@ fn thresholds(seen: impl Iterator<Item = Seen>) -> Vec<u64> {
 /// slip-to-end schemes without spares).
 #[derive(Clone, Debug)]
 pub(crate) struct SinglePass {
-    thresholds: Vec<u64>,
+    thresholds: SortedCounts,
 }
 
 impl SinglePass {
     pub(crate) fn new(slips: &[u32]) -> SinglePass {
-        SinglePass { thresholds: thresholds(slips.iter().map(|&s| Seen::At(s as u64))) }
+        SinglePass { thresholds: SortedCounts::new(thresholds(slips.iter().map(|&s| Seen::At(s as u64)))) }
     }
     /// Slips the pass counts for running position `x`.
     #[inline(always)]
     pub(crate) fn count(&self, x: u64) -> u64 {
-        self.thresholds.partition_point(|&a| a <= x) as u64
+        self.thresholds.at_or_below(x)
     }
 }
 

@@ -16,7 +16,7 @@ pub struct Disksim;
 impl LineParser for Disksim {
     fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
         // ASCII fields split by hand: this runs once per trace line, millions of times
-        let mut f = line.as_bytes().split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty());
+        let mut f = super::Fields::new(line);
         let Some(ts) = f.next() else { return Ok(Parsed::Blank) };
         if ts[0] == b'#' {
             return Ok(Parsed::Ignored);
