@@ -131,6 +131,7 @@ fn wd5000aaks() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -173,6 +174,7 @@ fn hd080hj() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -234,6 +236,7 @@ fn deskstar_34gxp() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -290,6 +293,7 @@ fn cheetah_15k3() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -340,6 +344,7 @@ fn cheetah_10k7() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -398,6 +403,7 @@ fn cheetah9lp() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     }
@@ -445,6 +451,7 @@ fn ibm18es() -> DiskSpec {
         layout: None,
         min_seek: Duration::ZERO,
         disksim: false,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     }

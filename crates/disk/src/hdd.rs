@@ -520,9 +520,15 @@ impl Hdd {
         let sector = sector.min(cap - len as u64);
         let end = sector + len as u64;
         self.last_now = now;
-        let acc = match dir {
-            Dir::Read => self.read(now.0, sector, end),
-            Dir::Write => self.write(now.0, sector, end),
+        let acc = match (self.spec.fixed, dir) {
+            (Some(f), _) => Access {
+                done: Time(now.0 + f.time(len as u64, dir)),
+                seek_cylinders: 0,
+                positioning: f.overhead + f.access,
+                cache_hit: false,
+            },
+            (None, Dir::Read) => self.read(now.0, sector, end),
+            (None, Dir::Write) => self.write(now.0, sector, end),
         };
         self.last_dir = dir;
         self.last_end = end;
@@ -564,6 +570,9 @@ impl Hdd {
     /// latency, exactly as [`Hdd::access`] would compute them; zero for cache hits and for
     /// reads the running read-ahead serves (continuations).
     pub fn estimate(&self, arm: &Arm, sector: u64, len: u32, dir: Dir) -> Estimate {
+        if let Some(f) = self.spec.fixed {
+            return Estimate { positioning: f.overhead + f.access, cache_hit: false };
+        }
         let (s, e) = self.clamp(sector, len);
         let (start, over, write) = match dir {
             Dir::Read => match self.lookup(arm.at, s, e) {
@@ -593,6 +602,9 @@ impl Hdd {
     /// [`Hdd::estimate`] for a [`Hdd::destage`] of data starting at `sector`: seek, settle
     /// and rotational latency (a destage has no command overhead).
     pub fn estimate_destage(&self, arm: &Arm, sector: u64) -> Duration {
+        if let Some(f) = self.spec.fixed {
+            return f.access;
+        }
         Duration(self.position_time(arm, 0, sector.min(self.capacity() - 1), true))
     }
 
@@ -613,6 +625,12 @@ impl Hdd {
         debug_assert!(now >= self.busy_until, "drive busy until {} at {now}", self.busy_until);
         let (s, e) = self.clamp(sector, len);
         self.last_now = now;
+        if let Some(f) = self.spec.fixed {
+            let done = Time(now.0 + f.access.0 + (e - s) * f.per_sector(Dir::Write));
+            self.last_end = e;
+            self.busy_until = done;
+            return Access { done, seek_cylinders: 0, positioning: f.access, cache_hit: false };
+        }
         self.stop_stream(now.0);
         self.invalidate(s, e);
         let MediaRun { end: media_end, dcyl, pos, .. } =

@@ -61,11 +61,14 @@ pub use drive::{
 };
 pub use geometry::{Geometry, Location};
 pub use hdd::{Access, Arm, Estimate, Hdd};
-pub use parv::{import as import_disksim, is_parameter_file, ImportError};
+pub use parv::{
+    import as import_disksim, import_device as import_disksim_device, is_parameter_file, split_device,
+    ImportError,
+};
 pub use resolve::{resolve, resolve_from, ResolveError};
 pub use spec::{
-    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Layout, Mapping, Overheads, QueueSpec,
-    SeekModel, Sparing, SpecError, Zone, ZoneLayout,
+    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, FixedService, Layout, Mapping,
+    Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };
 
 /// The DiskSim 4.0 reference data the repository carries (`data/` at its root, DiskSim's

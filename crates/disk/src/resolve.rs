@@ -5,7 +5,8 @@
 //! * a built-in model's name ([`builtin_names`], case-insensitive; [`DEFAULT`] when none is
 //!   given), or
 //! * the path of a DiskSim 4.0 parameter file: anything ending in `.parv` or `.diskspecs`
-//!   (any case), imported by [`crate::parv::import`].
+//!   (any case), imported by [`crate::parv::import`]; `FILE#NAME` picks device NAME of a
+//!   file that defines several ([`crate::parv::import_device`]).
 //!
 //! Anything else is [`ResolveError::Unknown`], whose text lists the built-in names; an
 //! unreadable or unsupported parameter file is [`ResolveError::Import`] (`importing PATH`,
@@ -16,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::builtin::{builtin, builtin_names};
-use crate::parv::{import, is_parameter_file, ImportError};
+use crate::parv::{import_device, is_parameter_file, split_device, ImportError};
 use crate::spec::DiskSpec;
 
 /// Why a drive name does not give a drive.
@@ -47,8 +48,9 @@ pub fn resolve(name: &str) -> Result<DiskSpec, ResolveError> {
 /// directory).
 pub fn resolve_from(base: &Path, name: &str) -> Result<DiskSpec, ResolveError> {
     if is_parameter_file(name) {
-        let path = base.join(name);
-        return import(&path).map_err(|err| ResolveError::Import { path, err });
+        let (file, device) = split_device(name);
+        let path = base.join(file);
+        return import_device(&path, device).map_err(|err| ResolveError::Import { path, err });
     }
     builtin(name).ok_or_else(|| ResolveError::Unknown { name: name.to_string() })
 }
@@ -88,6 +90,6 @@ mod tests {
         // DiskSim's reference data in the repository: a real file imports
         let valid = crate::reference_data().join("disksim-valid");
         let spec = resolve_from(&valid, "cheetah9LP.parv").unwrap();
-        assert_eq!(spec, import(&valid.join("cheetah9LP.parv")).unwrap());
+        assert_eq!(spec, crate::parv::import(&valid.join("cheetah9LP.parv")).unwrap());
     }
 }

@@ -7,7 +7,7 @@
 //! Units are in the field docs: times are [`Duration`]s (integer ns), sizes are 512-byte
 //! sectors unless a name says otherwise. Serialised, a `Duration` is an integer of ns.
 
-use headway_sched::Duration;
+use headway_sched::{Dir, Duration};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -341,6 +341,42 @@ pub struct DiskSpec {
     /// revolution.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disksim: bool,
+    /// A fixed-time device (DiskSim's `disksim_simpledisk`): every request costs the same,
+    /// whatever its address, and the zones, seek curve and cache play no part. `None`: a
+    /// hard disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<FixedService>,
+}
+
+/// What every request to a fixed-time device costs: `overhead + access + sectors x
+/// per sector` (DiskSim's simpledisk `Command overhead`, `Access time`, and the slower of
+/// its `Bulk sector transfer time` and its bus's block transfer time in the request's
+/// direction).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixedService {
+    #[serde(with = "crate::serde_ns")]
+    pub overhead: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub access: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub read_per_sector: Duration,
+    #[serde(with = "crate::serde_ns")]
+    pub write_per_sector: Duration,
+}
+
+impl FixedService {
+    /// The time one request of `sectors` takes.
+    pub fn time(&self, sectors: u64, dir: Dir) -> u64 {
+        self.overhead.0 + self.access.0 + sectors * self.per_sector(dir)
+    }
+
+    /// Transfer time per sector, ns.
+    pub fn per_sector(&self, dir: Dir) -> u64 {
+        match dir {
+            Dir::Read => self.read_per_sector.0,
+            Dir::Write => self.write_per_sector.0,
+        }
+    }
 }
 
 /// A drive's command queue as specified.

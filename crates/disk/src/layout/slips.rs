@@ -11,7 +11,7 @@
 //! go from "no" to "yes" as the LBN grows. So each slip has a *threshold*, the first
 //! position (relative to where counting starts) from which the pass counts it, and the
 //! number of slips counted for a position is the number of thresholds at or below it
-//! ([`SortedCounts`]). The thresholds come from the list in order: a slip at relative position
+//! (`counts.rs`). The thresholds come from the list in order: a slip at relative position
 //! `rel` is counted at `r` when `rel <= r + (slips before it in the list counted at r)`,
 //! and the right-hand side grows strictly with `r`.
 //!

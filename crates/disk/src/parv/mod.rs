@@ -3,8 +3,11 @@
 //!
 //! * [`syntax`]: libparam, DiskSim's parameter language (blocks, lists, `source` includes
 //!   relative to the including file), with file:line on every node.
-//! * [`import`]: the `disksim_disk` block (the one a `.parv` instantiates, or the only one)
-//!   and its `dm_disk` model (`Model = source NAME.model`), with the extracted seek curve
+//! * [`import_device`]: the device `--disk FILE#NAME` names (`devices.rs`: an instance of
+//!   `instantiate [ disk0 .. disk8 ] as T`, or a template), or with no name the file's only
+//!   drive (or the template all its devices share); a `disksim_simpledisk` becomes a
+//!   fixed-time device (`simpledisk.rs`), a `disksim_disk` block is imported with its
+//!   `dm_disk` model (`Model = source NAME.model`), with the extracted seek curve
 //!   (`Full seek curve = NAME.seek`) or the HPL seek formula (evaluated out to the last
 //!   zone's cylinders).
 //! * `layout.rs`: the `dm_layout_g1` block (zones, sparing and mapping schemes, angles).
@@ -35,7 +38,8 @@
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
 //! `disksim_stats`, `disksim_iodriver`, `disksim_ctlr`, `disksim_logorg`, `disksim_pf`,
 //! `disksim_synthio`; of the `disksim_bus` blocks only the drive's bus transfer times
-//! count); in the drive block: print and statistics options, `Avg sectors per cylinder` (a
+//! count; `disksim_syncset` blocks are checked, their members must be disks, and change
+//! nothing since every headway drive starts at the same spindle angle); in the drive block: print and statistics options, `Avg sectors per cylinder` (a
 //! hint for host schedulers), bus holding (`Hold bus entire read/write xfer`: headway's
 //! read transfer holds the bus, which is what DiskSim does too whenever the disconnect
 //! and reselect overheads are zero or the bus is slower than the media, as in every
@@ -57,7 +61,9 @@
 //! `Skew units` other than sectors and revolutions, and an angle in revolutions that is
 //! not a whole number of sectors.
 
+mod devices;
 mod layout;
+mod simpledisk;
 pub mod syntax;
 
 use crate::disksim_tables::{SeekKnot, ZoneRow};
@@ -85,8 +91,13 @@ pub enum ImportError {
         file: PathBuf,
         err: SpecError,
     },
-    /// No drive (or several and none instantiated) in the file.
+    /// No storage device in the file.
     NoDisk(PathBuf),
+    /// Which device of the file: several and none named, or a name the file lacks.
+    Choose {
+        file: PathBuf,
+        msg: String,
+    },
 }
 
 impl fmt::Display for ImportError {
@@ -96,8 +107,9 @@ impl fmt::Display for ImportError {
             ImportError::At { at, msg } => write!(f, "{at}: {msg}"),
             ImportError::Spec { file, err } => write!(f, "{}: {err}", file.display()),
             ImportError::NoDisk(p) => {
-                write!(f, "{}: no disksim_disk block (or several and none instantiated)", p.display())
+                write!(f, "{}: no disksim_disk or disksim_simpledisk block", p.display())
             }
+            ImportError::Choose { file, msg } => write!(f, "{}: {msg}", file.display()),
         }
     }
 }
@@ -116,10 +128,19 @@ fn err<T>(at: &Pos, msg: impl Into<String>) -> Result<T> {
     Err(ImportError::At { at: at.clone(), msg: msg.into() })
 }
 
-/// Does `s` name a DiskSim parameter file (rather than a built-in model)?
+/// Does `s` name a DiskSim parameter file (rather than a built-in model), or a device of
+/// one (`FILE#NAME`)?
 pub fn is_parameter_file(s: &str) -> bool {
-    let l = s.to_ascii_lowercase();
+    let l = split_device(s).0.to_ascii_lowercase();
     l.ends_with(".parv") || l.ends_with(".diskspecs")
+}
+
+/// `FILE#NAME` as the file and the device name; a plain `FILE` has no device name.
+pub fn split_device(s: &str) -> (&str, Option<&str>) {
+    match s.rsplit_once('#') {
+        Some((file, dev)) if !dev.is_empty() && !dev.contains(['/', '\\']) => (file, Some(dev)),
+        _ => (s, None),
+    }
 }
 
 /// Top-level block types of a `.parv` that describe the system around the drive.
@@ -132,37 +153,37 @@ const IGNORED_TOP_LEVEL: &[&str] = &[
     "disksim_logorg",
     "disksim_pf",
     "disksim_synthio",
+    "disksim_syncset",
 ];
 
-/// Import the drive of a DiskSim `.parv` or `.diskspecs` file.
+/// Import the drive of a DiskSim `.parv` or `.diskspecs` file (its only device, or the
+/// template all its devices share).
 pub fn import(path: &Path) -> Result<DiskSpec> {
-    let doc = syntax::parse_file(path)?;
-    let disk = pick_disk(&doc, path)?;
-    let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let spec = map_disk(disk, &doc, &name, path)?;
-    spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
-    Ok(spec)
+    import_device(path, None)
 }
 
-fn pick_disk<'a>(doc: &'a Document, path: &Path) -> Result<&'a Block> {
+/// Import device `device` of a DiskSim parameter file (an instance or template name; see
+/// `devices.rs`), or with `None` as [`import`] does.
+pub fn import_device(path: &Path, device: Option<&str>) -> Result<DiskSpec> {
+    let doc = syntax::parse_file(path)?;
     for b in &doc.blocks {
-        if b.ty != "disksim_disk" && !IGNORED_TOP_LEVEL.contains(&b.ty.as_str()) {
+        if !devices::STORAGE.contains(&b.ty.as_str()) && !IGNORED_TOP_LEVEL.contains(&b.ty.as_str()) {
             return err(&b.at, format!("unsupported block type `{}`", b.ty));
         }
     }
-    let disks: Vec<&Block> = doc.blocks.iter().filter(|b| b.ty == "disksim_disk").collect();
-    if disks.len() == 1 {
-        return Ok(disks[0]);
-    }
-    let inst: Vec<&Block> = disks
-        .iter()
-        .copied()
-        .filter(|d| doc.instances.iter().any(|(_, ty, _)| Some(ty) == d.name.as_ref()))
-        .collect();
-    match inst.as_slice() {
-        [one] => Ok(one),
-        _ => Err(ImportError::NoDisk(path.to_path_buf())),
-    }
+    let dev = devices::pick(&doc, path, device)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match device {
+        Some(d) => format!("{stem}#{d}"),
+        None => stem,
+    };
+    let bus = attached_bus(&doc, &dev)?.unwrap_or((0.0, 0.0));
+    let spec = match dev.block.ty.as_str() {
+        "disksim_simpledisk" => simpledisk::map_simpledisk(dev.block, bus, &name, path)?,
+        _ => map_disk(dev.block, bus, &name, path)?,
+    };
+    spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
+    Ok(spec)
 }
 
 /// The entries of one block, each to be used exactly once; whatever is left is an error.
@@ -345,19 +366,20 @@ fn read_seek_file(path: &Path, from: &Pos) -> Result<Vec<SeekKnot>> {
     Ok(knots)
 }
 
-/// The per-block read and write transfer times (ms) of the bus the drive hangs off in the
+/// The per-block read and write transfer times (ms) of the bus the device hangs off in the
 /// `.parv`'s topology (`disksim_bus` "Read/Write block transfer time"), if it has one.
-fn attached_bus(doc: &Document, disk: &Block) -> Result<Option<(f64, f64)>> {
-    let Some(disk_name) = disk.name.as_deref() else { return Ok(None) };
+fn attached_bus(doc: &Document, dev: &devices::Device) -> Result<Option<(f64, f64)>> {
     let block_of = |instance: &str| {
         doc.instances
             .iter()
             .find(|(names, _, _)| names.iter().any(|n| n == instance))
             .map(|(_, b, _)| b.as_str())
     };
-    let Some(mut i) =
-        doc.topology.iter().position(|n| n.ty == "disksim_disk" && block_of(&n.name) == Some(disk_name))
-    else {
+    let template = dev.block.name.as_deref();
+    let Some(mut i) = doc.topology.iter().position(|n| {
+        devices::STORAGE.contains(&n.ty.as_str())
+            && if dev.instance { n.name == dev.name } else { block_of(&n.name) == template }
+    }) else {
         return Ok(None);
     };
     while let Some(p) = doc.topology[i].parent {
@@ -382,7 +404,7 @@ fn attached_bus(doc: &Document, disk: &Block) -> Result<Option<(f64, f64)>> {
     Ok(None)
 }
 
-fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<DiskSpec> {
+fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<DiskSpec> {
     let mut f = Fields::new(disk);
     let model = f.block("Model")?;
     if model.ty != "dm_disk" {
@@ -440,7 +462,7 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
     // DiskSim moves a block at the slower of the drive's own rate and its bus's
     // (`disk_get_blktranstime`), reads and writes each at their bus rate.
     let bulk = f.num("Bulk sector transfer time")?;
-    let (bus_read, bus_write) = attached_bus(doc, disk)?.unwrap_or((0.0, 0.0));
+    let (bus_read, bus_write) = bus;
     m.bus_per_sector = ms(bulk.max(bus_read));
     let write_per_sector = ms(bulk.max(bus_write));
     m.bus_protocol = BusProtocol {
@@ -515,32 +537,7 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
     };
 
     // ---- command queue ----
-    let depth = f.uint_or("Max queue length", 1)?;
-    let sched = f.block("Scheduler")?;
-    let mut q = Fields::new(sched);
-    let (pv, policy) = {
-        let v = q.need("Scheduling policy")?;
-        (v.pos().clone(), uint(v, "Scheduling policy")?)
-    };
-    let scheduler = match policy {
-        1 => "fcfs",
-        n => return err(&pv, format!("`Scheduling policy` = {n}: only 1 (FCFS) is supported")),
-    };
-    q.ignore(&[
-        "Cylinder mapping strategy",
-        "Write initiation delay",
-        "Read initiation delay",
-        "Sequential stream scheme",
-        "Maximum concat size",
-        "Overlapping request scheme",
-        "Sequential stream diff maximum",
-        "Scheduling timeout scheme",
-        "Timeout time/weight",
-        "Timeout scheduling",
-        "Scheduling priority scheme",
-        "Priority scheduling",
-    ]);
-    q.finish()?;
+    let queue = command_queue(&mut f)?;
 
     f.zero_only(&[
         "Allow almost read hits",
@@ -580,8 +577,39 @@ fn map_disk(disk: &Block, doc: &Document, name: &str, path: &Path) -> Result<Dis
     );
     m.overheads = overheads;
     m.cache = cache;
-    m.queue = Some(QueueSpec { depth, scheduler: scheduler.into() });
+    m.queue = Some(queue);
     Ok(m)
+}
+
+/// A device's `Max queue length` and `Scheduler = disksim_ioqueue { ... }`.
+fn command_queue(f: &mut Fields) -> Result<QueueSpec> {
+    let depth = f.uint_or("Max queue length", 1)?;
+    let sched = f.block("Scheduler")?;
+    let mut q = Fields::new(sched);
+    let (pv, policy) = {
+        let v = q.need("Scheduling policy")?;
+        (v.pos().clone(), uint(v, "Scheduling policy")?)
+    };
+    let scheduler = match policy {
+        1 => "fcfs",
+        n => return err(&pv, format!("`Scheduling policy` = {n}: only 1 (FCFS) is supported")),
+    };
+    q.ignore(&[
+        "Cylinder mapping strategy",
+        "Write initiation delay",
+        "Read initiation delay",
+        "Sequential stream scheme",
+        "Maximum concat size",
+        "Overlapping request scheme",
+        "Sequential stream diff maximum",
+        "Scheduling timeout scheme",
+        "Timeout time/weight",
+        "Timeout scheduling",
+        "Scheduling priority scheme",
+        "Priority scheduling",
+    ]);
+    q.finish()?;
+    Ok(QueueSpec { depth, scheduler: scheduler.into() })
 }
 
 /// The `dm_disk` block: geometry and mechanics (overheads, bus and cache left default).
@@ -704,6 +732,7 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         min_seek: Duration::ZERO,
         // DiskSim's angle bookkeeping comes with every import
         disksim: true,
+        fixed: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };

@@ -227,6 +227,51 @@ pub fn parse_str(text: &str, path: &Path, depth: u32) -> Result<Document, Syntax
     Ok(doc)
 }
 
+/// A list's `NAMEm .. NAMEn` items become NAMEm, NAME(m+1), ..., NAMEn: both ends the same
+/// prefix followed by a decimal number, `m <= n`, the numbers written without padding
+/// (libparam's ranges, valid in every list: `instantiate`, `devices = [...]`).
+fn expand_ranges(items: Vec<Value>) -> Result<Vec<Value>, SyntaxError> {
+    if !items.iter().any(|v| matches!(v, Value::Word(w, _) if w == "..")) {
+        return Ok(items);
+    }
+    let split = |w: &str| {
+        let digits = w.len() - w.bytes().rev().take_while(u8::is_ascii_digit).count();
+        let (prefix, n) = w.split_at(digits);
+        n.parse::<u64>().ok().map(|n| (prefix.to_string(), n))
+    };
+    let mut out: Vec<Value> = Vec::with_capacity(items.len());
+    let mut it = items.into_iter();
+    while let Some(v) = it.next() {
+        let Value::Word(w, at) = &v else {
+            out.push(v);
+            continue;
+        };
+        if w != ".." {
+            out.push(v);
+            continue;
+        }
+        let bad = |msg: String| SyntaxError { at: at.clone(), msg };
+        let from = match out.pop() {
+            Some(Value::Word(f, _)) => f,
+            _ => return Err(bad("`..` needs a name before it (NAMEm .. NAMEn)".into())),
+        };
+        let to = match it.next() {
+            Some(Value::Word(t, _)) => t,
+            _ => return Err(bad(format!("`{from} ..` needs a name after it (NAMEm .. NAMEn)"))),
+        };
+        let (Some((p, m)), Some((q, n))) = (split(&from), split(&to)) else {
+            return Err(bad(format!("range `{from} .. {to}`: both ends must end in a number")));
+        };
+        if p != q || m > n {
+            return Err(bad(format!(
+                "range `{from} .. {to}`: both ends need the same prefix, the first number not above the second"
+            )));
+        }
+        out.extend((m..=n).map(|k| Value::Word(format!("{p}{k}"), at.clone())));
+    }
+    Ok(out)
+}
+
 /// `TYPE NAME [ child, child, ... ]` (a child is a node of the same shape).
 fn topology_node(
     lx: &mut Lexer,
@@ -373,7 +418,7 @@ impl Lexer {
                     match self.peek() {
                         Some(Tok::Close(']')) => {
                             self.next();
-                            return Ok(Value::List(items, at));
+                            return Ok(Value::List(expand_ranges(items)?, at));
                         }
                         Some(Tok::Comma) => {
                             self.next();

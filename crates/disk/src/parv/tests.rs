@@ -1,6 +1,7 @@
 use super::*;
 use crate::spec::Sparing;
 
+mod devices;
 mod layout;
 mod layout_cases;
 

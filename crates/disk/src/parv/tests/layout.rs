@@ -30,7 +30,7 @@ fn tmp() -> PathBuf {
 }
 
 /// A whole `disksim_disk` around a `dm_layout_g1` block whose body is `layout`.
-fn drive(surfaces: u32, cylinders: u32, layout: &str) -> String {
+pub(super) fn drive(surfaces: u32, cylinders: u32, layout: &str) -> String {
     format!(
         "disksim_disk tiny {{
    Model = dm_disk {{
@@ -65,7 +65,7 @@ fn drive(surfaces: u32, cylinders: u32, layout: &str) -> String {
     )
 }
 
-fn layout(sparing: u32, mapping: u32, range: u32, zones: &str) -> String {
+pub(super) fn layout(sparing: u32, mapping: u32, range: u32, zones: &str) -> String {
     format!(
         "LBN-to-PBN mapping scheme = {mapping},\n         Sparing scheme used = {sparing},\n         \
          Rangesize for sparing = {range},\n         Zones = [ {zones} ]"
