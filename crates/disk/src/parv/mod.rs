@@ -15,7 +15,7 @@
 //! ## What maps to what
 //! | DiskSim | headway |
 //! |---|---|
-//! | `Number of data surfaces`, `Number of cylinders`, `Block count`, `Rotation speed (in rpms)` | `surfaces`; layout cylinders: the larger of `Number of cylinders` and one past the highest zone's last cylinder (DiskSim never compares the two); `capacity_sectors` (the zones' LBN count if smaller); `rpm` |
+//! | `Number of data surfaces`, `Number of cylinders`, `Block count`, `Rotation speed (in rpms)` | `surfaces`; layout cylinders: the larger of `Number of cylinders` and one past the highest zone's last cylinder (DiskSim never compares the two); `capacity_sectors`: the zones' LBN count, as DiskSim overwrites `Block count` with it when the layout loads (a `Block count` written after `Layout Model` stands, and may not exceed the zones); `rpm` |
 //! | `dm_layout_g1` zones (in LBN order, in any cylinder order, no two sharing a cylinder): first and last cylinder (both inclusive), blocks per track, empty space at zone front, spares, `slips` and `defects` (kept in file order) | [`Zone`] + [`ZoneLayout`](crate::spec::ZoneLayout) |
 //! | `Offset of first block`, `Skew for track switch`, `Skew for cylinder switch`, and `Skew units` (in the layout before its `Zones`, or in a zone: each reaches the angles after it) | whole slots: sectors truncated toward zero and wrapped around the track, as DiskSim does; revolutions only within 10^-6 revolution of a whole sector |
 //! | `LBN-to-PBN mapping scheme` 0, 1, 2 | [`Mapping`](crate::spec::Mapping) `Conventional`, `ReverseOddCylindersInZone`, `ReverseOddCylinders` |
@@ -621,7 +621,11 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         return err(sv.pos(), "`Number of data surfaces` must be at least 1");
     }
     let cylinders = f.uint("Number of cylinders")?;
-    let block_count = f.num("Block count")? as u64;
+    // DiskSim sets the capacity from "Block count", then overwrites it with the zones' LBN
+    // count when the layout loads: the count only stands when it comes after the layout
+    let count_last = f.index("Block count") > f.index("Layout Model");
+    let bv = f.need("Block count")?;
+    let block_count = num(bv, "Block count")? as u64;
 
     let layout_b = f.block("Layout Model")?;
     if layout_b.ty != "dm_layout_g1" {
@@ -736,8 +740,18 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
-    // DiskSim trusts its zones over "Block count" when they hold fewer blocks.
-    spec.capacity_sectors = block_count.min(spec.geometry_sectors());
+    let zones_hold = spec.geometry_sectors();
+    spec.capacity_sectors =
+        match count_last {
+            false => zones_hold,
+            true if block_count <= zones_hold => block_count,
+            true => return err(
+                bv.pos(),
+                format!(
+                    "`Block count` = {block_count} after the layout: more than its zones' {zones_hold} LBNs"
+                ),
+            ),
+        };
     Ok(spec)
 }
 

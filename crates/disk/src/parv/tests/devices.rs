@@ -149,3 +149,22 @@ fn what_a_simpledisk_or_syncset_cannot_be_is_an_error_at_its_line() {
         assert!(e.contains(&format!("range.parv:{line}:")) && e.contains(".."), "{bad}: {e}");
     }
 }
+
+#[test]
+fn block_count_stands_only_after_the_layout() {
+    let before = drive(2, 3, &layout(9, 0, 1, ZONE));
+    assert!(before.find("Block count").unwrap() < before.find("Layout Model").unwrap());
+    // before the layout (as every DiskSim file writes it): the zones' 24 LBNs, as DiskSim
+    // overwrites the count when the layout loads
+    assert_eq!(import(&file("before.parv", &before)).unwrap().capacity_sectors, 24);
+    let after = |n: u32| {
+        before
+            .replace("      Block count = 100000000,\n", "")
+            .replace("Mechanical Model", &format!("Block count = {n},\n      Mechanical Model"))
+    };
+    assert_eq!(import(&file("after.parv", &after(20))).unwrap().capacity_sectors, 20);
+    let text = after(25);
+    let e = import(&file("over.parv", &text)).unwrap_err().to_string();
+    let line = text.lines().position(|l| l.contains("Block count")).unwrap() + 1;
+    assert!(e.contains(&format!("over.parv:{line}:")) && e.contains("more than its zones' 24 LBNs"), "{e}");
+}
