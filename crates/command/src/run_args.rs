@@ -77,12 +77,22 @@ impl RunArgs {
     }
 
     fn spec_with(&self, context: ContextMode) -> Result<RunSpec> {
-        let array = match &self.array {
-            None => None,
-            Some(a) => Some(a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg)?),
+        // `--disk FILE#ORG` naming a DiskSim logorg brings its array with it
+        let (disk, array) = match (headway_disk::resolve_array(&self.disk)?, &self.array) {
+            (Some(_), Some(_)) => anyhow::bail!(
+                "--disk {} names a DiskSim array (disksim_logorg): leave out --array",
+                self.disk
+            ),
+            (Some((disk, array)), None) => (disk, Some(array)),
+            (None, a) => (
+                headway_disk::resolve(&self.disk)?,
+                a.as_deref()
+                    .map(|a| a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg))
+                    .transpose()?,
+            ),
         };
         Ok(RunSpec {
-            disk: headway_disk::resolve(&self.disk)?,
+            disk,
             schedulers: if self.scheduler.is_empty() {
                 DEFAULT_SCHEDULERS.iter().map(|s| s.to_string()).collect()
             } else {

@@ -16,8 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::array::ArraySpec;
 use crate::builtin::{builtin, builtin_names};
-use crate::parv::{import_device, is_parameter_file, split_device, ImportError};
+use crate::parv::{import_array, import_device, is_parameter_file, split_device, ImportError};
 use crate::spec::DiskSpec;
 
 /// Why a drive name does not give a drive.
@@ -53,6 +54,17 @@ pub fn resolve_from(base: &Path, name: &str) -> Result<DiskSpec, ResolveError> {
         return import_device(&path, device).map_err(|err| ResolveError::Import { path, err });
     }
     builtin(name).ok_or_else(|| ResolveError::Unknown { name: name.to_string() })
+}
+
+/// The array `name` names, when it is `FILE#NAME` with NAME a `disksim_logorg` of the file:
+/// the member drive and the organisation. `None` for anything else (then [`resolve`]).
+pub fn resolve_array(name: &str) -> Result<Option<(DiskSpec, ArraySpec)>, ResolveError> {
+    let (file, Some(device)) = split_device(name) else { return Ok(None) };
+    if !is_parameter_file(name) {
+        return Ok(None);
+    }
+    let path = PathBuf::from(file);
+    import_array(&path, device).map_err(|err| ResolveError::Import { path, err })
 }
 
 #[cfg(test)]

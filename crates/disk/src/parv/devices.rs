@@ -78,6 +78,16 @@ pub(super) fn pick<'a>(doc: &'a Document, path: &Path, want: Option<&str>) -> Re
         return Ok(d.clone());
     }
     if let Some(b) = doc.blocks.iter().find(|b| b.name.as_deref() == Some(want)) {
+        if b.ty == "disksim_logorg" {
+            return err(
+                &b.at,
+                format!(
+                    "`{want}` is a disksim_logorg, an array: `headway simulate` and `replay` take it as \
+                     --disk FILE#{want} (devices: {})",
+                    names(&all)
+                ),
+            );
+        }
         return err(
             &b.at,
             format!("`{want}` is a {} block, not a storage device (devices: {})", b.ty, names(&all)),

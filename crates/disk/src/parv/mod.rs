@@ -63,9 +63,11 @@
 
 mod devices;
 mod layout;
+mod logorg;
 mod simpledisk;
 pub mod syntax;
 
+use crate::array::ArraySpec;
 use crate::disksim_tables::{SeekKnot, ZoneRow};
 use crate::spec::{
     BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Overheads, QueueSpec, SeekModel,
@@ -165,22 +167,46 @@ pub fn import(path: &Path) -> Result<DiskSpec> {
 /// Import device `device` of a DiskSim parameter file (an instance or template name; see
 /// `devices.rs`), or with `None` as [`import`] does.
 pub fn import_device(path: &Path, device: Option<&str>) -> Result<DiskSpec> {
-    let doc = syntax::parse_file(path)?;
-    for b in &doc.blocks {
-        if !devices::STORAGE.contains(&b.ty.as_str()) && !IGNORED_TOP_LEVEL.contains(&b.ty.as_str()) {
-            return err(&b.at, format!("unsupported block type `{}`", b.ty));
-        }
-    }
+    let doc = parse_checked(path)?;
     let dev = devices::pick(&doc, path, device)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let name = match device {
         Some(d) => format!("{stem}#{d}"),
         None => stem,
     };
-    let bus = attached_bus(&doc, &dev)?.unwrap_or((0.0, 0.0));
+    map_device(&doc, &dev, &name, path)
+}
+
+/// The array `--disk FILE#NAME` names when NAME is a `disksim_logorg` of the file
+/// (`logorg.rs`): its member drive and its organisation; `None` when NAME is no logorg.
+pub fn import_array(path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySpec)>> {
+    let doc = parse_checked(path)?;
+    let Some(b) = doc.blocks.iter().find(|b| b.ty == "disksim_logorg" && b.name.as_deref() == Some(name))
+    else {
+        return Ok(None);
+    };
+    let (member, array) = logorg::map_logorg(&doc, b)?;
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let spec = map_device(&doc, &member, &format!("{stem}#{}", member.name), path)?;
+    Ok(Some((spec, array)))
+}
+
+/// The file, its block types checked.
+fn parse_checked(path: &Path) -> Result<Document> {
+    let doc = syntax::parse_file(path)?;
+    for b in &doc.blocks {
+        if !devices::STORAGE.contains(&b.ty.as_str()) && !IGNORED_TOP_LEVEL.contains(&b.ty.as_str()) {
+            return err(&b.at, format!("unsupported block type `{}`", b.ty));
+        }
+    }
+    Ok(doc)
+}
+
+fn map_device(doc: &Document, dev: &devices::Device, name: &str, path: &Path) -> Result<DiskSpec> {
+    let bus = attached_bus(doc, dev)?.unwrap_or((0.0, 0.0));
     let spec = match dev.block.ty.as_str() {
-        "disksim_simpledisk" => simpledisk::map_simpledisk(dev.block, bus, &name, path)?,
-        _ => map_disk(dev.block, bus, &name, path)?,
+        "disksim_simpledisk" => simpledisk::map_simpledisk(dev.block, bus, name, path)?,
+        _ => map_disk(dev.block, bus, name, path)?,
     };
     spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
     Ok(spec)
@@ -741,17 +767,18 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         queue: None,
     };
     let zones_hold = spec.geometry_sectors();
-    spec.capacity_sectors =
-        match count_last {
-            false => zones_hold,
-            true if block_count <= zones_hold => block_count,
-            true => return err(
+    spec.capacity_sectors = match count_last {
+        false => zones_hold,
+        true if block_count <= zones_hold => block_count,
+        true => {
+            return err(
                 bv.pos(),
                 format!(
                     "`Block count` = {block_count} after the layout: more than its zones' {zones_hold} LBNs"
                 ),
-            ),
-        };
+            )
+        }
+    };
     Ok(spec)
 }
 
