@@ -115,7 +115,8 @@
 //!   ends no sooner than each track's first sector + the request's sectors from there at
 //!   the bus rate (`disk_buffer_transfer_size`, disconnect and reconnect).
 //! - Read-ahead is walked sector by sector with real track switches (`Hdd::stream_walk`,
-//!   `disk_buffer_sector_done`), not at the sustained rate.
+//!   `disk_buffer_sector_done`), not at the sustained rate: planned once per read-ahead
+//!   limit as one run per track (`walk.rs`), so later questions need no layout lookups.
 //! - A stopped read-ahead's pending event still happens: the next seek waits for it
 //!   (`disk_seek_stoptime`, added to the command overhead) from the track it puts the arm
 //!   on, unless the drive stops read-ahead in mid-sector ("Stop prefetch in sector").
@@ -123,6 +124,11 @@
 //!   read starting inside the data read so far is served by the read-ahead (one at or past
 //!   its frontier is a miss); a partial hit sends its buffered part at once (the hit's
 //!   overhead) while the heads fetch the rest.
+//!
+//! ## Fixed-time devices (`DiskSpec::fixed`, DiskSim's simpledisk)
+//! Every command costs the same, whatever its address ([`crate::FixedService`]): overhead +
+//! access + its sectors at the transfer rate; no cache, no positioning to estimate (every
+//! estimate is the same, so a drive's SPTF serves them in arrival order).
 //!
 //! ## For a drive with a command queue ([`crate::drive`])
 //! - [`Hdd::estimate`] prices a request against an [`Arm`] snapshot without serving it:

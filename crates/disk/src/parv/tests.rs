@@ -198,6 +198,14 @@ fn atlas_unsorted_slips_map_as_disksim_counts_them() {
     assert!(l.zones[1].slips.contains(&(231 * 2520 + 8 * 252 + 100)));
 }
 
+/// A directory of the calling test's own, under `kind`: the harness runs tests as threads of
+/// one process, so the process id alone would let one test remove another's files.
+fn test_dir(kind: &str) -> PathBuf {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("main").replace("::", "-");
+    std::env::temp_dir().join(format!("headway-parv-{kind}-{}-{test}", std::process::id()))
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let p = dir.join(name);

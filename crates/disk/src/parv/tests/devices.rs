@@ -7,9 +7,7 @@ use crate::Hdd;
 use headway_sched::{Dir, Time};
 
 fn tmp() -> PathBuf {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("main").replace("::", "-");
-    std::env::temp_dir().join(format!("headway-parv-devices-{}-{test}", std::process::id()))
+    test_dir("devices")
 }
 
 const ZONE: &str = "dm_layout_g1_zone { First cylinder number = 0, Last cylinder number = 2, \

@@ -21,12 +21,8 @@ pub(super) struct Case {
     pub expect: &'static str,
 }
 
-/// A directory of this test's own: the harness runs tests as threads of one process, so
-/// the process id alone would let one test remove another's files.
 fn tmp() -> PathBuf {
-    let thread = std::thread::current();
-    let test = thread.name().unwrap_or("main").replace("::", "-");
-    std::env::temp_dir().join(format!("headway-parv-layout-{}-{test}", std::process::id()))
+    test_dir("layout")
 }
 
 /// A whole `disksim_disk` around a `dm_layout_g1` block whose body is `layout`.
