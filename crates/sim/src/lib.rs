@@ -20,6 +20,7 @@ pub mod reproduce;
 pub mod request_csv;
 pub mod run_spec;
 pub mod sweep;
+pub mod synthio;
 pub mod trace;
 pub mod workload;
 pub mod writeback;

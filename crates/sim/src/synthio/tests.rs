@@ -1,0 +1,95 @@
+use super::*;
+use headway_disk::parv::syntax::parse_str;
+
+fn doc(text: &str) -> Document {
+    parse_str(text, std::path::Path::new("synth.parv"), 0).unwrap()
+}
+
+const DISK: &str = "disksim_disk D { Model = m }\ninstantiate [ disk0 .. disk2 ] as D\n";
+
+fn synth(generators: &str) -> String {
+    format!(
+        "{DISK}disksim_logorg org0 {{ devices = [ disk0 .. disk2 ] }}
+disksim_logorg org1 {{ devices = [ disk0 ] }}
+disksim_global Global {{ Init Seed = 42, Real Seed = 7, Stat definition file = statdefs }}
+disksim_pf Proc {{ Number of processors = 5, Process-Flow Time Scale = 1.0 }}
+disksim_synthio Synthio {{
+   Number of I/O requests to generate = 10000,
+   Maximum time of trace generated = 1000.0,
+   System call/return with each request = 0,
+   Think time from call to request = 0.0,
+   Think time from request to return = 0.0,
+   Generators = [ {generators} ]
+}}
+"
+    )
+}
+
+fn gen(devices: &str, p_read: &str) -> String {
+    format!(
+        "disksim_synthgen {{
+       Storage capacity per device = 16448064,
+       devices = [ {devices} ],
+       Blocking factor = 8,
+       Probability of sequential access = 0.2,
+       Probability of local access = 0.3,
+       Probability of read access = {p_read},
+       Probability of time-critical request = 0.1,
+       Probability of time-limited request = 0.3,
+       Time-limited think times = [ normal, 30.0, 100.0 ],
+       General inter-arrival times = [ exponential, 0.0, 10.0 ],
+       Sequential inter-arrival times = [ exponential, 0.0, 10.0 ],
+       Local inter-arrival times = [ exponential, 0.0, 10.0 ],
+       Local distances = [ normal, 0.0, 40000.0 ],
+       Sizes = [ exponential, 0.0, 8.0 ]
+     }}"
+    )
+}
+
+#[test]
+fn a_parv_synthetic_workload_reads_as_disksim_sets_it_up() {
+    let text = synth(&format!("{}, {}", gen("org1", "0.66"), gen("disk2, org0", "1.0")));
+    let s = SynthSpec::from_document(&doc(&text)).unwrap().unwrap();
+    // the later seed key wins; seconds become ms
+    assert_eq!((s.seed, s.processors, s.requests, s.max_time_ms), (7, 5, 10000, 1_000_000.0));
+    assert!(!s.syscalls);
+    assert_eq!(s.generators.len(), 2);
+    // device names are instance numbers first, logorg places second
+    assert_eq!(s.generators[0].devices, [1]);
+    assert_eq!(s.generators[1].devices, [2, 0]);
+    let g = &s.generators[0];
+    assert_eq!((g.capacity, g.blocking, g.p_read), (16448064, 8, 0.66));
+    assert_eq!(g.local_distance, Dist::Normal { mean: 0.0, sd: 40000.0 });
+    assert_eq!(g.size, Dist::Exponential { base: 0.0, mean: 8.0 });
+    assert_eq!(SynthSpec::from_document(&doc(DISK)).unwrap(), None);
+}
+
+#[test]
+fn what_cannot_run_is_an_error_at_its_line() {
+    let cases = [
+        (synth(&gen("disk9", "0.5")), "disk9", "neither a device nor a logorg"),
+        (synth(&gen("disk0", "1.5")), "Probability of read access", "a probability"),
+        (
+            synth(&gen("disk0", "0.5")).replace("Number of processors = 5", "Number of processors = 0"),
+            "Number of processors",
+            ">= 1",
+        ),
+        (
+            synth(&gen("disk0", "0.5").replace("[ normal, 0.0, 40000.0 ]", "[ gauss, 0.0, 1.0 ]")),
+            "Local distances",
+            "unknown distribution",
+        ),
+        (synth(&gen("disk0", "0.5")).replace("Maximum time", "Maximal time"), "Maximal time", "unknown key"),
+    ];
+    for (text, key, says) in cases {
+        let e = SynthSpec::from_document(&doc(&text)).unwrap_err().to_string();
+        let line = text.lines().position(|l| l.contains(key)).unwrap() + 1;
+        assert!(
+            e.starts_with(&format!("synth.parv:{line}:")) && e.contains(says),
+            "{key}: line {line}, {says}: {e}"
+        );
+    }
+    let text = synth(&gen("disk0", "0.5")).replace("disksim_pf Proc", "disksim_pf Other");
+    let e = SynthSpec::from_document(&doc(&text)).unwrap_err().to_string();
+    assert!(e.contains("disksim_pf Proc"), "{e}");
+}
