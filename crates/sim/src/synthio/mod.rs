@@ -129,8 +129,7 @@ impl SynthSpec {
             Some(g) => g
                 .entries
                 .iter()
-                .filter(|e| e.key == "Init Seed" || e.key == "Real Seed")
-                .next_back()
+                .rfind(|e| e.key == "Init Seed" || e.key == "Real Seed")
                 .map(|e| match &e.value {
                     Value::Num(x, _) if x.fract() == 0.0 => Ok(*x as i64),
                     v => err(v.pos(), format!("`{}` must be a whole number", e.key)),
