@@ -1,7 +1,7 @@
-//! DiskSim 4.0's synthetic workloads (`disksim_synthio`), the parts that decide which
-//! requests are made: DiskSim's random numbers ([`rand48`]), its distributions ([`dist`]),
-//! one generator's requests ([`gen`]), and the blocks of a `.parv` that set them up
-//! ([`SynthSpec::from_document`]).
+//! DiskSim 4.0's synthetic workloads (`disksim_synthio`): DiskSim's random numbers
+//! ([`rand48`]), its distributions ([`dist`]), one generator's requests ([`gen`]), the
+//! process-flow model that times the generators ([`flow`]), and the blocks of a `.parv`
+//! that set them up ([`SynthSpec::from_document`]).
 //!
 //! A DiskSim synthetic run is one process per generator on `Number of processors`
 //! simulated CPUs (`disksim_pf Proc`): each thinks (computes) for its request's think time,
@@ -11,12 +11,13 @@
 //! `disksim_global`'s seed before the generators draw their first requests (the last
 //! generator first).
 //!
-//! Still to come (issue 22): the process-flow model that times the generators (CPUs, run
-//! to block, DiskSim's time-limit list) as a workload source of the simulator, so that
-//! `headway simulate` runs a `.parv`'s synthetic experiment. Until then nothing runs these
-//! generators outside their tests.
+//! Still to come (issue 22): [`flow::Flow`] as a workload source of the simulator, so that
+//! `headway simulate` runs a `.parv`'s synthetic experiment, and DiskSim's time-limit list
+//! and system-call think times in the flow. Until then nothing runs these generators
+//! outside their tests.
 
 pub mod dist;
+pub mod flow;
 pub mod gen;
 pub mod rand48;
 
