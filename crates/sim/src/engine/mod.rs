@@ -49,6 +49,7 @@ mod machine;
 mod page_cache;
 mod report;
 mod source;
+mod synth_source;
 mod trace_source;
 
 use headway_disk::array::ArraySpec;
@@ -59,6 +60,7 @@ use self::core::Ev;
 use self::jobs::FioJobs;
 use self::machine::{Machine, HIT_SYSCALL};
 use self::source::Source;
+use self::synth_source::SynthSource;
 use self::trace_source::TraceSource;
 use crate::report::{HeadTrace, RunReport};
 use crate::trace::{Feed, FeedStats, TraceError};
@@ -101,6 +103,9 @@ pub enum EngineError {
     /// A trace being replayed has a bad line or a request past the disk.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// A synthetic workload that cannot run on this machine.
+    #[error("synthetic workload: {0}")]
+    Synthetic(String),
 }
 
 /// A run: a workload source on a simulated machine.
@@ -114,7 +119,6 @@ pub struct Engine<'a> {
 enum Sources<'a> {
     Jobs(FioJobs),
     Trace(Box<TraceSource>),
-    #[cfg_attr(not(test), allow(dead_code))]
     Other(Box<dyn Source + 'a>),
 }
 
@@ -158,6 +162,37 @@ impl<'a> Engine<'a> {
         input: &RunInput<'a>,
     ) -> Result<Self, EngineError> {
         let source = Sources::Trace(Box::new(TraceSource::new(feed)));
+        Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source })
+    }
+
+    /// An engine that runs DiskSim's synthetic generators ([`crate::synthio`]): one job per
+    /// generator; every generator must address the one device (or array) simulated, within
+    /// its capacity.
+    pub fn synthetic(
+        scheds: ArraySchedulers,
+        spec: crate::synthio::SynthSpec,
+        input: &RunInput<'a>,
+    ) -> Result<Self, EngineError> {
+        let capacity = match input.array {
+            Some(a) => a.spec.capacity(input.disk.capacity_sectors),
+            None => input.disk.capacity_sectors,
+        };
+        for (i, g) in spec.generators.iter().enumerate() {
+            if g.devices.iter().any(|&d| d != g.devices[0]) || g.devices[0] != spec.generators[0].devices[0] {
+                return Err(EngineError::Synthetic(format!(
+                    "generator {i} addresses several devices; headway simulates one device or array"
+                )));
+            }
+            if g.capacity > capacity {
+                return Err(EngineError::Synthetic(format!(
+                    "generator {i}: `Storage capacity per device` {} is more than the device's {capacity} sectors",
+                    g.capacity
+                )));
+            }
+        }
+        let blocking = spec.generators.iter().map(|g| g.blocking).collect();
+        let flow = crate::synthio::flow::Flow::new(spec).map_err(EngineError::Synthetic)?;
+        let source = Sources::Other(Box::new(SynthSource::new(flow, blocking)));
         Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source })
     }
 

@@ -1,0 +1,186 @@
+//! DiskSim's synthetic generators as a workload source ([`crate::synthio`]): one job per
+//! generator, the process-flow model ([`Flow`]) deciding when each issues. A think time is
+//! an event of this source; a completion goes back to the flow. When the flow stops the run
+//! (the request count, or the time limit), requests still in flight are abandoned, as in
+//! DiskSim: they finish in the drive but count in no job's figures.
+
+use headway_sched::{Dir, Request, Time, SECTOR_BYTES};
+
+use super::core::Ev;
+use super::machine::{Machine, Reaped};
+use super::source::Source;
+use crate::synthio::flow::{Flow, Step};
+use crate::workload::Job;
+
+pub(super) struct SynthSource {
+    flow: Flow,
+    /// Each generator's blocking factor (sectors a block).
+    blocking: Vec<u64>,
+    stopped: bool,
+}
+
+impl SynthSource {
+    pub fn new(flow: Flow, blocking: Vec<u64>) -> Self {
+        SynthSource { flow, blocking, stopped: false }
+    }
+
+    fn apply(&mut self, m: &mut Machine, steps: Vec<Step>) {
+        let now = m.core.now;
+        let mut submitted = false;
+        for s in steps {
+            match s {
+                Step::ThinkUntil { proc, at } => m.core.push(Time(at), Ev::Source(proc as u32)),
+                Step::Issue { proc, req } => {
+                    let b = self.blocking[proc];
+                    let (sector, len) = (req.block as u64 * b, (req.count as u64 * b) as u32);
+                    let dir = if req.read { Dir::Read } else { Dir::Write };
+                    let job = &mut m.jobs[proc];
+                    job.progress.started_at.get_or_insert(now);
+                    job.progress.inflight += 1;
+                    job.progress.issued += 1;
+                    job.progress.issued_bytes += len as u64 * SECTOR_BYTES;
+                    let ctx = m.issuers.of_trace_context(proc as u32);
+                    let id = m.new_request(proc, dir, sector, len, proc as u32);
+                    // every synthetic request is a system call's: the process may wait for it
+                    let rq = Request { id, sector, len, dir, sync: true, arrival: now, ctx };
+                    m.block.arrive(&mut m.core, rq, proc as u32);
+                    submitted = true;
+                }
+                Step::Stop => {
+                    self.stopped = true;
+                    for job in &mut m.jobs {
+                        job.progress.stopped = true;
+                        job.progress.finished_at = Some(now);
+                    }
+                }
+            }
+        }
+        if submitted {
+            m.block.fill_kicked(&mut m.core);
+        }
+    }
+}
+
+impl Source for SynthSource {
+    fn start(&mut self, m: &mut Machine) {
+        for i in 0..self.blocking.len() {
+            m.add_job(Job::for_trace(format!("synthgen{i}"), i));
+        }
+        let steps = self.flow.start(m.core.now.0);
+        self.apply(m, steps);
+    }
+
+    fn wake(&mut self, m: &mut Machine, key: u32) {
+        let steps = self.flow.think_done(key as usize, m.core.now.0);
+        self.apply(m, steps);
+    }
+
+    fn completed(&mut self, m: &mut Machine, r: Reaped) {
+        if self.stopped {
+            // abandoned when the run stopped: out of the job's flight, in no figure
+            m.jobs[r.meta.job as usize].reaped_one();
+            return;
+        }
+        m.count(&r);
+        let now = m.core.now;
+        m.jobs[r.meta.job as usize].progress.finished_at = Some(now);
+        let steps = self.flow.completed(r.meta.tag as usize, now.0);
+        self.apply(m, steps);
+    }
+
+    fn flushed(&mut self, _m: &mut Machine, _token: u64) {
+        unreachable!("synthetic generators never flush")
+    }
+
+    fn unfinished(&self, _m: &Machine) -> usize {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::super::{block, Engine, EngineError};
+    use crate::synthio::dist::Dist;
+    use crate::synthio::gen::GenSpec;
+    use crate::synthio::SynthSpec;
+    use headway_sched::{ArraySchedulers, Settings};
+
+    fn gen(p_critical: f64, think_ms: f64, capacity: u64) -> GenSpec {
+        let fixed = |x| Dist::Exponential { base: x, mean: 0.0 };
+        GenSpec {
+            capacity,
+            devices: vec![0],
+            blocking: 8,
+            p_seq: 0.0,
+            p_local: 0.0,
+            p_read: 1.0,
+            p_critical,
+            p_limited: 0.0,
+            time_limit: fixed(0.0),
+            general: fixed(think_ms),
+            sequential: fixed(think_ms),
+            local: fixed(think_ms),
+            local_distance: fixed(0.0),
+            size: fixed(8.0),
+        }
+    }
+
+    fn spec(gens: Vec<GenSpec>, requests: u64) -> SynthSpec {
+        SynthSpec {
+            seed: 3,
+            processors: gens.len() as u32,
+            time_scale: 1.0,
+            requests,
+            max_time_ms: 1e9,
+            syscalls: false,
+            call_ms: 0.0,
+            return_ms: 0.0,
+            generators: gens,
+        }
+    }
+
+    /// (submit, complete) of every counted request, and the report's request count.
+    fn run(s: SynthSpec) -> Result<(Vec<(u64, u64)>, u64), EngineError> {
+        let (disk, curve) = block::tests::disk_and_curve();
+        let input = block::tests::input(&disk, &curve, None);
+        let sched = headway_sched::registry::build("noop", &mut Settings::new()).unwrap();
+        let log = RefCell::new(Vec::new());
+        let engine = Engine::synthetic(ArraySchedulers { members: vec![sched], hooks: None }, s, &input)?
+            .with_request_log(Box::new(|r| log.borrow_mut().push((r.submit_ns, r.complete_ns))));
+        let r = engine.run(|_| {})?;
+        let ios = r.jobs.iter().map(|j| j.read.total_ios).sum();
+        Ok((log.into_inner(), ios))
+    }
+
+    #[test]
+    fn a_closed_generator_issues_a_think_time_after_each_completion() {
+        let (log, ios) = run(spec(vec![gen(1.0, 2.0, 1_000_000)], 20)).unwrap();
+        assert_eq!((log.len(), ios), (20, 20), "closed: every request completes before the stop");
+        assert_eq!(log[0].0, 2_000_000);
+        for w in log.windows(2) {
+            assert_eq!(w[1].0 - w[0].1, 2_000_000, "the next request 2 ms after the last completed");
+        }
+    }
+
+    #[test]
+    fn an_open_generator_keeps_its_pace_and_abandons_what_is_in_flight_at_the_stop() {
+        let (log, ios) = run(spec(vec![gen(0.0, 50.0, 1_000_000)], 10)).unwrap();
+        // ten issued every 50 ms; the tenth is in flight when the tenth generation stops
+        // the run: it counts nowhere
+        assert_eq!((log.len(), ios), (9, 9));
+        let submits: Vec<u64> = log.iter().map(|l| l.0).collect();
+        assert_eq!(submits, (1..10).map(|k| k * 50_000_000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn what_the_machine_cannot_hold_is_refused() {
+        let e = run(spec(vec![gen(1.0, 2.0, u64::MAX / 2)], 5)).unwrap_err().to_string();
+        assert!(e.contains("Storage capacity per device"), "{e}");
+        let mut g = gen(1.0, 2.0, 1000);
+        g.devices = vec![0, 1];
+        let e = run(spec(vec![g], 5)).unwrap_err().to_string();
+        assert!(e.contains("several devices"), "{e}");
+    }
+}
