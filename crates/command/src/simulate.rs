@@ -33,6 +33,9 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> Result<()> {
     reproduce::check_plot_path(a.plot.as_deref())?;
+    if let Some(path) = a.jobfile.clone().filter(|p| headway_disk::is_parameter_file(&p.to_string_lossy())) {
+        return run_synthetic(a, &path);
+    }
     let named = !a.run.scheduler.is_empty();
     let mut run = a.run.spec()?;
     let jobfile = match (a.jobfile, a.fio_args.is_empty()) {
@@ -124,6 +127,60 @@ pub(crate) fn run(a: Args) -> Result<()> {
     let stdout_taken =
         a.json.as_deref().is_some_and(is_stdout) || (!formats.is_empty() && is_stdout(&fio_to));
     if !a.quiet && !stdout_taken {
+        print!("{}", report.table());
+    }
+    Ok(())
+}
+
+/// `headway simulate FILE.parv`: DiskSim's synthetic workload of the file
+/// (`disksim_synthio`) on the device its generators address (`--disk` other than the
+/// default overrides it), reported as a job file's runs are.
+fn run_synthetic(a: Args, path: &Path) -> Result<()> {
+    if !a.fio_args.is_empty() || a.output_format.is_some() || a.output.is_some() {
+        bail!("{}: a DiskSim synthetic workload takes no fio options or fio output", path.display());
+    }
+    let doc = headway_disk::parv::syntax::parse_file(path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let Some(spec) = headway_sim::synthio::SynthSpec::from_document(&doc)? else {
+        bail!(
+            "{}: no `disksim_synthio Synthio` block: a DiskSim file as the job file is a synthetic workload",
+            path.display()
+        );
+    };
+    let mut args = a.run;
+    if args.disk == headway_disk::DEFAULT {
+        match spec.device_names.as_slice() {
+            [one] => args.disk = format!("{}#{one}", path.display()),
+            names => bail!(
+                "{}: the generators address {}: name the one to simulate with --disk FILE#NAME",
+                path.display(),
+                names.join(", ")
+            ),
+        }
+    }
+    let run = args.spec()?;
+    let mut csv = match &a.per_request {
+        Some(p) => Some(RequestCsv::create(p, &run.schedulers)?),
+        None => None,
+    };
+    let report = with_progress(run.schedulers.len(), |progress| {
+        let mut log = |i: usize, r: &headway_sim::engine::RequestRecord<'_>| {
+            if let Some(c) = csv.as_mut() {
+                c.record(i, r);
+            }
+        };
+        headway_sim::simulate_synthetic(&spec, &run, progress, Some(&mut log))
+    })?;
+    if let Some(c) = csv {
+        c.finish()?;
+    }
+    if let Some(p) = &a.json {
+        write_output(p, report.to_json())?;
+    }
+    if let Some(p) = a.plot {
+        let title = path.display().to_string();
+        reproduce::plot(&p, &headway_sim::reproduce::Outcome::of_report(&title, &report))?;
+    }
+    if !a.quiet && !a.json.as_deref().is_some_and(is_stdout) {
         print!("{}", report.table());
     }
     Ok(())

@@ -197,6 +197,30 @@ pub fn simulate_with(
     Ok(Report::new(runs))
 }
 
+/// Run a DiskSim synthetic workload ([`synthio`]) once per scheduler, as [`simulate_with`]
+/// runs a job file: one job per generator.
+pub fn simulate_synthetic(
+    spec: &synthio::SynthSpec,
+    run: &RunSpec,
+    mut progress: impl FnMut(usize, f64),
+    mut log: Option<engine::RunsLog<'_>>,
+) -> Result<Report, SimError> {
+    check_schedulers(&run.schedulers, &run.settings)?;
+    let array = run.array_config()?;
+    let shared = Shared::of(run)?;
+    let input = shared.input(run, array);
+    let mut runs = Vec::with_capacity(run.schedulers.len());
+    for (i, name) in run.schedulers.iter().enumerate() {
+        let scheds = build_array_schedulers(name, &run.settings, run.array)?;
+        let mut engine = Engine::synthetic(scheds, spec.clone(), &input)?;
+        if let Some(log) = log.as_deref_mut() {
+            engine = engine.with_request_log(Box::new(move |r| log(i, r)));
+        }
+        runs.push(engine.run(|f| progress(i, f))?);
+    }
+    Ok(Report::new(runs))
+}
+
 /// A scheduler's name as it goes into a file name: `:` written `-` (`stream:deadline` ->
 /// `stream-deadline`).
 pub fn scheduler_tag(scheduler: &str) -> String {

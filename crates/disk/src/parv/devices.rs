@@ -6,7 +6,8 @@
 //! in instantiation order (DiskSim's device numbers). A template nothing instantiates is a
 //! device under its own name (a `.diskspecs` holding one drive).
 //!
-//! `NAME` picks an instance, or a template (its first instance). Without a name, a file
+//! `NAME` picks an instance, or a template (its first instance), or the device a
+//! pass-through logorg wraps (`logorg.rs`). Without a name, a file
 //! whose devices all share one template imports that template; a file with devices of
 //! several templates asks for a name and lists them.
 //!
@@ -79,6 +80,11 @@ pub(super) fn pick<'a>(doc: &'a Document, path: &Path, want: Option<&str>) -> Re
     }
     if let Some(b) = doc.blocks.iter().find(|b| b.name.as_deref() == Some(want)) {
         if b.ty == "disksim_logorg" {
+            if let Some(member) = super::logorg::pass_through(b) {
+                if let Some(d) = all.iter().find(|d| d.name == member) {
+                    return Ok(d.clone());
+                }
+            }
             return err(
                 &b.at,
                 format!(

@@ -8,6 +8,9 @@
 //! | `devices = [ disk0 .. disk4 ]` | the members: devices of the file, all of one template (headway's members are identical drives) |
 //! | `Stripe unit` (sectors) | [`ArraySpec::unit`] |
 //!
+//! A `Parts` logorg over one device with `Asis` and `Noredun` (how DiskSim's single-disk
+//! examples wrap their disk) is that device: `FILE#ORG` imports the device.
+//!
 //! What headway's array does not do DiskSim's way is refused, naming the parameter, rather
 //! than simulated differently:
 //! * `Parts` addressing, and the `Asis`, `Random` and `Ideal` distributions;
@@ -34,6 +37,27 @@ use super::devices::{self, Device};
 use super::syntax::{Block, Document, Value};
 use super::{err, num, uint, Fields, Result};
 use crate::array::{ArraySpec, Level};
+
+/// The one member of a logorg that maps requests onto it unchanged (`Addressing mode =
+/// Parts`, `Distribution scheme = Asis`, `Redundancy scheme = Noredun`, one device: how
+/// DiskSim's single-disk examples wrap their disk), if `b` is one.
+pub(super) fn pass_through(b: &Block) -> Option<&str> {
+    let word = |key: &str| {
+        b.entries.iter().find(|e| e.key == key).and_then(|e| match &e.value {
+            Value::Word(w, _) => Some(w.as_str()),
+            _ => None,
+        })
+    };
+    let devices = b.entries.iter().find(|e| e.key == "devices").map(|e| &e.value);
+    match (word("Addressing mode"), word("Distribution scheme"), word("Redundancy scheme"), devices) {
+        (Some("Parts"), Some("Asis"), Some("Noredun"), Some(Value::List(items, _))) => match items.as_slice()
+        {
+            [Value::Word(one, _)] => Some(one),
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 /// The member device and the array of logorg `b`.
 pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<'a>, ArraySpec)> {

@@ -185,6 +185,10 @@ pub fn import_array(path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySp
     else {
         return Ok(None);
     };
+    if logorg::pass_through(b).is_some() {
+        // the device itself, which `import_device` takes
+        return Ok(None);
+    }
     let (member, array) = logorg::map_logorg(&doc, b)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let spec = map_device(&doc, &member, &format!("{stem}#{}", member.name), path)?;

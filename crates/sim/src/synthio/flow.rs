@@ -215,6 +215,7 @@ mod tests {
             call_ms: 0.0,
             return_ms: 0.0,
             generators: gens,
+            device_names: vec!["disk0".into()],
         }
     }
 

@@ -60,6 +60,8 @@ pub struct SynthSpec {
     pub call_ms: f64,
     pub return_ms: f64,
     pub generators: Vec<GenSpec>,
+    /// The names the generators' `devices` give, each once, in the order they appear.
+    pub device_names: Vec<String>,
 }
 
 fn err<T>(at: &Pos, msg: impl Into<String>) -> Result<T, SynthError> {
@@ -160,6 +162,22 @@ impl SynthSpec {
             );
         };
         let devices = device_numbers(doc);
+        let mut device_names: Vec<String> = Vec::new();
+        for g in gens {
+            if let Value::Block(b) = g {
+                if let Some(Value::List(names, _)) =
+                    b.entries.iter().find(|e| e.key == "devices").map(|e| &e.value)
+                {
+                    for n in names {
+                        if let Value::Word(w, _) = n {
+                            if !device_names.contains(w) {
+                                device_names.push(w.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
         let generators = gens
             .iter()
             .map(|g| match g {
@@ -180,6 +198,7 @@ impl SynthSpec {
             call_ms: s.num("Think time from call to request")?,
             return_ms: s.num("Think time from request to return")?,
             generators,
+            device_names,
         }))
     }
 }

@@ -57,6 +57,7 @@ fn a_parv_synthetic_workload_reads_as_disksim_sets_it_up() {
     // device names are instance numbers first, logorg places second
     assert_eq!(s.generators[0].devices, [1]);
     assert_eq!(s.generators[1].devices, [2, 0]);
+    assert_eq!(s.device_names, ["org1", "disk2", "org0"]);
     let g = &s.generators[0];
     assert_eq!((g.capacity, g.blocking, g.p_read), (16448064, 8, 0.66));
     assert_eq!(g.local_distance, Dist::Normal { mean: 0.0, sd: 40000.0 });
