@@ -145,58 +145,46 @@ disksim_synthio Synthio {{
     p
 }
 
+/// `headway simulate PARV --scheduler noop --json OUT`: the JSON text.
+fn simulate_json(parv: &Path, out: &Path) -> String {
+    ok(&headway(&[
+        "simulate",
+        parv.to_str().unwrap(),
+        "--scheduler",
+        "noop",
+        "--json",
+        out.to_str().unwrap(),
+    ]));
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// Each job's requests counted, reads and writes.
+fn ios(v: &serde_json::Value) -> Vec<(u64, u64)> {
+    let count = |j: &serde_json::Value, d: &str| j[d]["total_ios"].as_u64().unwrap();
+    v["runs"][0]["jobs"].as_array().unwrap().iter().map(|j| (count(j, "read"), count(j, "write"))).collect()
+}
+
 #[test]
 fn a_parv_synthetic_workload_runs_as_a_job_file() {
     let dir = scratch("synth");
     let parv = synthetic(&dir, 1.0, 1);
-    let json = dir.join("out.json");
-    let out = ok(&headway(&[
-        "simulate",
-        parv.to_str().unwrap(),
-        "--scheduler",
-        "noop",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    assert!(out.contains("noop"), "{out}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let job = &v["runs"][0]["jobs"][0];
-    assert_eq!(job["jobname"], "synthgen0");
+    let text = simulate_json(&parv, &dir.join("out.json"));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["runs"][0]["jobs"][0]["jobname"], "synthgen0");
     // one closed generator: exactly the 400 requests asked for, each completing
-    let ios = job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap();
-    assert_eq!(ios, 400);
+    let [(reads, writes)] = ios(&v)[..] else { panic!("one job: {v}") };
+    assert_eq!(reads + writes, 400);
     // about two thirds reads (sequential requests keep their predecessor's direction)
-    let reads = job["read"]["total_ios"].as_u64().unwrap() as f64 / 400.0;
-    assert!((0.55..0.77).contains(&reads), "{reads}");
+    let share = reads as f64 / 400.0;
+    assert!((0.55..0.77).contains(&share), "{share}");
     // the same run twice: byte-identical
-    let again = dir.join("again.json");
-    ok(&headway(&[
-        "simulate",
-        parv.to_str().unwrap(),
-        "--scheduler",
-        "noop",
-        "--json",
-        again.to_str().unwrap(),
-    ]));
-    assert_eq!(std::fs::read(&json).unwrap(), std::fs::read(&again).unwrap());
+    assert_eq!(simulate_json(&parv, &dir.join("again.json")), text);
 
     // five open generators on five processors: they all run; 400 counted generations
     // and the five first requests are issued, those in flight at the stop count nowhere
     let parv = synthetic(&dir, 0.0, 5);
-    ok(&headway(&[
-        "simulate",
-        parv.to_str().unwrap(),
-        "--scheduler",
-        "noop",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let jobs = v["runs"][0]["jobs"].as_array().unwrap();
-    let ios: Vec<u64> = jobs
-        .iter()
-        .map(|j| j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap())
-        .collect();
+    let v: serde_json::Value = serde_json::from_str(&simulate_json(&parv, &dir.join("open.json"))).unwrap();
+    let ios: Vec<u64> = ios(&v).into_iter().map(|(r, w)| r + w).collect();
     assert_eq!(ios.len(), 5);
     assert!(ios.iter().all(|&n| n > 10) && ios.iter().sum::<u64>() <= 405, "{ios:?}");
 }

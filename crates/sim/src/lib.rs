@@ -174,27 +174,15 @@ pub fn simulate_with(
     cfg: &SimConfig,
     head_trace: headway_sched::Duration,
     mut progress: impl FnMut(usize, f64),
-    mut log: Option<engine::RunsLog<'_>>,
+    log: Option<engine::RunsLog<'_>>,
 ) -> Result<Report, SimError> {
     let run = &cfg.run;
     check_schedulers(&run.schedulers, &run.settings)?;
-    let array = run.array_config()?;
     let jobs = expand_jobs(cfg, run.capacity())?;
-    let shared = Shared::of(run)?;
-    let input = shared.input(run, array);
-    let mut runs = Vec::with_capacity(run.schedulers.len());
-    for (i, name) in run.schedulers.iter().enumerate() {
-        let scheds = build_array_schedulers(name, &run.settings, run.array)?;
-        let mut engine = Engine::with_array_schedulers(scheds, jobs.clone(), &input)?;
-        if head_trace.0 > 0 {
-            engine = engine.with_head_trace(head_trace);
-        }
-        if let Some(log) = log.as_deref_mut() {
-            engine = engine.with_request_log(Box::new(move |r| log(i, r)));
-        }
-        runs.push(engine.run(|f| progress(i, f))?);
-    }
-    Ok(Report::new(runs))
+    run_each(run, &mut progress, log, |scheds, input| {
+        let engine = Engine::with_array_schedulers(scheds, jobs.clone(), input)?;
+        Ok(if head_trace.0 > 0 { engine.with_head_trace(head_trace) } else { engine })
+    })
 }
 
 /// Run a DiskSim synthetic workload ([`synthio`]) once per scheduler, as [`simulate_with`]
@@ -203,16 +191,27 @@ pub fn simulate_synthetic(
     spec: &synthio::SynthSpec,
     run: &RunSpec,
     mut progress: impl FnMut(usize, f64),
-    mut log: Option<engine::RunsLog<'_>>,
+    log: Option<engine::RunsLog<'_>>,
 ) -> Result<Report, SimError> {
     check_schedulers(&run.schedulers, &run.settings)?;
+    run_each(run, &mut progress, log, |scheds, input| Ok(Engine::synthetic(scheds, spec.clone(), input)?))
+}
+
+/// One run per scheduler of `run`, each engine made by `engine` from its schedulers and
+/// the runs' shared input, its requests told to `log`.
+fn run_each<'i>(
+    run: &'i RunSpec,
+    progress: &mut impl FnMut(usize, f64),
+    mut log: Option<engine::RunsLog<'_>>,
+    engine: impl for<'a> Fn(headway_sched::ArraySchedulers, &RunInput<'a>) -> Result<Engine<'a>, SimError>,
+) -> Result<Report, SimError> {
     let array = run.array_config()?;
     let shared = Shared::of(run)?;
     let input = shared.input(run, array);
     let mut runs = Vec::with_capacity(run.schedulers.len());
     for (i, name) in run.schedulers.iter().enumerate() {
         let scheds = build_array_schedulers(name, &run.settings, run.array)?;
-        let mut engine = Engine::synthetic(scheds, spec.clone(), &input)?;
+        let mut engine = engine(scheds, &input)?;
         if let Some(log) = log.as_deref_mut() {
             engine = engine.with_request_log(Box::new(move |r| log(i, r)));
         }

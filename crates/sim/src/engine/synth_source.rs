@@ -102,44 +102,13 @@ mod tests {
     use std::cell::RefCell;
 
     use super::super::{block, Engine, EngineError};
-    use crate::synthio::dist::Dist;
-    use crate::synthio::gen::GenSpec;
+    use crate::synthio::testutil::{self, gen};
     use crate::synthio::SynthSpec;
     use headway_sched::{ArraySchedulers, Settings};
 
-    fn gen(p_critical: f64, think_ms: f64, capacity: u64) -> GenSpec {
-        let fixed = |x| Dist::Exponential { base: x, mean: 0.0 };
-        GenSpec {
-            capacity,
-            devices: vec![0],
-            blocking: 8,
-            p_seq: 0.0,
-            p_local: 0.0,
-            p_read: 1.0,
-            p_critical,
-            p_limited: 0.0,
-            time_limit: fixed(0.0),
-            general: fixed(think_ms),
-            sequential: fixed(think_ms),
-            local: fixed(think_ms),
-            local_distance: fixed(0.0),
-            size: fixed(8.0),
-        }
-    }
-
-    fn spec(gens: Vec<GenSpec>, requests: u64) -> SynthSpec {
-        SynthSpec {
-            seed: 3,
-            processors: gens.len() as u32,
-            time_scale: 1.0,
-            requests,
-            max_time_ms: 1e9,
-            syscalls: false,
-            call_ms: 0.0,
-            return_ms: 0.0,
-            generators: gens,
-            device_names: vec!["disk0".into()],
-        }
+    fn spec(gens: Vec<crate::synthio::gen::GenSpec>, requests: u64) -> SynthSpec {
+        let n = gens.len() as u32;
+        testutil::spec(gens, n, requests)
     }
 
     /// (submit, complete) of every counted request, and the report's request count.

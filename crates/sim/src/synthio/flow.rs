@@ -181,42 +181,11 @@ impl Flow {
 
 #[cfg(test)]
 mod tests {
-    use super::super::dist::Dist;
-    use super::super::gen::GenSpec;
+    use super::super::testutil::{self, spec};
     use super::*;
 
-    fn gen(p_critical: f64, think_ms: f64) -> GenSpec {
-        GenSpec {
-            capacity: 1_000_000,
-            devices: vec![0],
-            blocking: 8,
-            p_seq: 0.0,
-            p_local: 0.0,
-            p_read: 1.0,
-            p_critical,
-            p_limited: 0.0,
-            time_limit: Dist::Exponential { base: 0.0, mean: 0.0 },
-            general: Dist::Exponential { base: think_ms, mean: 0.0 },
-            sequential: Dist::Exponential { base: think_ms, mean: 0.0 },
-            local: Dist::Exponential { base: think_ms, mean: 0.0 },
-            local_distance: Dist::Exponential { base: 0.0, mean: 0.0 },
-            size: Dist::Exponential { base: 8.0, mean: 0.0 },
-        }
-    }
-
-    fn spec(gens: Vec<GenSpec>, processors: u32, requests: u64) -> SynthSpec {
-        SynthSpec {
-            seed: 0,
-            processors,
-            time_scale: 1.0,
-            requests,
-            max_time_ms: 1e9,
-            syscalls: false,
-            call_ms: 0.0,
-            return_ms: 0.0,
-            generators: gens,
-            device_names: vec!["disk0".into()],
-        }
+    fn gen(p_critical: f64, think_ms: f64) -> super::super::gen::GenSpec {
+        testutil::gen(p_critical, think_ms, 1_000_000)
     }
 
     /// Run `flow` with requests that take `service` ns each (any number at once), and

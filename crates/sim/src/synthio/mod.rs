@@ -280,3 +280,5 @@ fn generator(b: &Block, (devices, logorgs): &(Vec<String>, Vec<String>)) -> Resu
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub(crate) mod testutil;
