@@ -78,14 +78,14 @@ impl RunArgs {
 
     fn spec_with(&self, context: ContextMode) -> Result<RunSpec> {
         // `--disk FILE#ORG` naming a DiskSim logorg brings its array with it
-        let (disk, array) = match (headway_disk::resolve_array(&self.disk)?, &self.array) {
-            (Some(_), Some(_)) => anyhow::bail!(
+        let (disk, array) = match (headway_disk::resolve_system(&self.disk)?, &self.array) {
+            ((_, Some(_)), Some(_)) => anyhow::bail!(
                 "--disk {} names a DiskSim array (disksim_logorg): leave out --array",
                 self.disk
             ),
-            (Some((disk, array)), None) => (disk, Some(array)),
-            (None, a) => (
-                headway_disk::resolve(&self.disk)?,
+            ((disk, Some(array)), None) => (disk, Some(array)),
+            ((disk, None), a) => (
+                disk,
                 a.as_deref()
                     .map(|a| a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg))
                     .transpose()?,

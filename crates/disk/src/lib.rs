@@ -65,7 +65,7 @@ pub use parv::{
     import as import_disksim, import_device as import_disksim_device, is_parameter_file, split_device,
     ImportError,
 };
-pub use resolve::{resolve, resolve_array, resolve_from, ResolveError};
+pub use resolve::{resolve, resolve_from, resolve_system, ResolveError};
 pub use spec::{
     BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, FixedService, Layout, Mapping,
     Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone, ZoneLayout,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::array::ArraySpec;
 use crate::builtin::{builtin, builtin_names};
-use crate::parv::{import_array, import_device, is_parameter_file, split_device, ImportError};
+use crate::parv::{import_device, import_system, is_parameter_file, split_device, ImportError};
 use crate::spec::DiskSpec;
 
 /// Why a drive name does not give a drive.
@@ -56,15 +56,15 @@ pub fn resolve_from(base: &Path, name: &str) -> Result<DiskSpec, ResolveError> {
     builtin(name).ok_or_else(|| ResolveError::Unknown { name: name.to_string() })
 }
 
-/// The array `name` names, when it is `FILE#NAME` with NAME a `disksim_logorg` of the file:
-/// the member drive and the organisation. `None` for anything else (then [`resolve`]).
-pub fn resolve_array(name: &str) -> Result<Option<(DiskSpec, ArraySpec)>, ResolveError> {
-    let (file, Some(device)) = split_device(name) else { return Ok(None) };
+/// [`resolve`], and the array `name` brings when it is `FILE#NAME` with NAME a
+/// `disksim_logorg` of the file (then the drive is the array's member), the file read once.
+pub fn resolve_system(name: &str) -> Result<(DiskSpec, Option<ArraySpec>), ResolveError> {
     if !is_parameter_file(name) {
-        return Ok(None);
+        return Ok((resolve(name)?, None));
     }
+    let (file, device) = split_device(name);
     let path = PathBuf::from(file);
-    import_array(&path, device).map_err(|err| ResolveError::Import { path, err })
+    import_system(&path, device).map_err(|err| ResolveError::Import { path, err })
 }
 
 #[cfg(test)]

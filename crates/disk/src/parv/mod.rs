@@ -167,20 +167,36 @@ pub fn import(path: &Path) -> Result<DiskSpec> {
 /// Import device `device` of a DiskSim parameter file (an instance or template name; see
 /// `devices.rs`), or with `None` as [`import`] does.
 pub fn import_device(path: &Path, device: Option<&str>) -> Result<DiskSpec> {
-    let doc = parse_checked(path)?;
-    let dev = devices::pick(&doc, path, device)?;
+    device_of(&parse_checked(path)?, path, device)
+}
+
+fn device_of(doc: &Document, path: &Path, device: Option<&str>) -> Result<DiskSpec> {
+    let dev = devices::pick(doc, path, device)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let name = match device {
         Some(d) => format!("{stem}#{d}"),
         None => stem,
     };
-    map_device(&doc, &dev, &name, path)
+    map_device(doc, &dev, &name, path)
 }
 
 /// The array `--disk FILE#NAME` names when NAME is a `disksim_logorg` of the file
 /// (`logorg.rs`): its member drive and its organisation; `None` when NAME is no logorg.
 pub fn import_array(path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySpec)>> {
+    logorg_array(&parse_checked(path)?, path, name)
+}
+
+/// What `--disk FILE` or `--disk FILE#NAME` names, the file read once: the array of a
+/// logorg ([`import_array`]), or else the device ([`import_device`]) and no array.
+pub fn import_system(path: &Path, device: Option<&str>) -> Result<(DiskSpec, Option<ArraySpec>)> {
     let doc = parse_checked(path)?;
+    if let Some((spec, array)) = device.map(|d| logorg_array(&doc, path, d)).transpose()?.flatten() {
+        return Ok((spec, Some(array)));
+    }
+    Ok((device_of(&doc, path, device)?, None))
+}
+
+fn logorg_array(doc: &Document, path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySpec)>> {
     let Some(b) = doc.blocks.iter().find(|b| b.ty == "disksim_logorg" && b.name.as_deref() == Some(name))
     else {
         return Ok(None);
@@ -189,9 +205,9 @@ pub fn import_array(path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySp
         // the device itself, which `import_device` takes
         return Ok(None);
     }
-    let (member, array) = logorg::map_logorg(&doc, b)?;
+    let (member, array) = logorg::map_logorg(doc, b)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let spec = map_device(&doc, &member, &format!("{stem}#{}", member.name), path)?;
+    let spec = map_device(doc, &member, &format!("{stem}#{}", member.name), path)?;
     Ok(Some((spec, array)))
 }
 

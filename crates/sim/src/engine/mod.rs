@@ -177,8 +177,11 @@ impl<'a> Engine<'a> {
             Some(a) => a.spec.capacity(input.disk.capacity_sectors),
             None => input.disk.capacity_sectors,
         };
+        let Some(&first) = spec.generators.first().and_then(|g| g.devices.first()) else {
+            return Err(EngineError::Synthetic("no generator, or one without devices".into()));
+        };
         for (i, g) in spec.generators.iter().enumerate() {
-            if g.devices.iter().any(|&d| d != g.devices[0]) || g.devices[0] != spec.generators[0].devices[0] {
+            if g.devices.iter().any(|&d| d != first) {
                 return Err(EngineError::Synthetic(format!(
                     "generator {i} addresses several devices; headway simulates one device or array"
                 )));

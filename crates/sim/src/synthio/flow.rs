@@ -80,11 +80,9 @@ impl Flow {
         }
         let mut rng = Rand48::seeded(spec.seed);
         let n = spec.generators.len();
-        let mut pending = vec![None; n];
-        for i in (0..n).rev() {
-            pending[i] = Some(spec.generators[i].first(&mut rng));
-        }
-        let pending = pending.into_iter().map(|p| p.expect("drawn")).collect();
+        // drawn last generator first, kept in generator order
+        let mut pending: Vec<SynthReq> = spec.generators.iter().rev().map(|g| g.first(&mut rng)).collect();
+        pending.reverse();
         Ok(Flow {
             cpus: vec![None; spec.processors as usize],
             queue: (0..n).rev().collect(),

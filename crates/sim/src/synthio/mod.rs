@@ -163,25 +163,10 @@ impl SynthSpec {
         };
         let devices = device_numbers(doc);
         let mut device_names: Vec<String> = Vec::new();
-        for g in gens {
-            if let Value::Block(b) = g {
-                if let Some(Value::List(names, _)) =
-                    b.entries.iter().find(|e| e.key == "devices").map(|e| &e.value)
-                {
-                    for n in names {
-                        if let Value::Word(w, _) = n {
-                            if !device_names.contains(w) {
-                                device_names.push(w.clone());
-                            }
-                        }
-                    }
-                }
-            }
-        }
         let generators = gens
             .iter()
             .map(|g| match g {
-                Value::Block(b) if b.ty == "disksim_synthgen" => generator(b, &devices),
+                Value::Block(b) if b.ty == "disksim_synthgen" => generator(b, &devices, &mut device_names),
                 v => err(v.pos(), "`Generators` lists disksim_synthgen blocks"),
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -222,7 +207,12 @@ fn device_numbers(doc: &Document) -> (Vec<String>, Vec<String>) {
     (devices, logorgs)
 }
 
-fn generator(b: &Block, (devices, logorgs): &(Vec<String>, Vec<String>)) -> Result<GenSpec, SynthError> {
+/// Generator block `b`; the names its `devices` give join `names` (each once).
+fn generator(
+    b: &Block,
+    (devices, logorgs): &(Vec<String>, Vec<String>),
+    names_seen: &mut Vec<String>,
+) -> Result<GenSpec, SynthError> {
     let k = Keys(b);
     k.only(&[
         "Storage capacity per device",
@@ -250,6 +240,9 @@ fn generator(b: &Block, (devices, logorgs): &(Vec<String>, Vec<String>)) -> Resu
         match found {
             Some(i) => numbers.push(i as u32),
             None => return err(at, format!("`{n}` is neither a device nor a logorg of the file")),
+        }
+        if !names_seen.contains(n) {
+            names_seen.push(n.clone());
         }
     }
     if numbers.is_empty() {

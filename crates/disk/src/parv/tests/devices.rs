@@ -217,7 +217,7 @@ fn a_logorg_is_an_array_of_its_members() {
     assert!(import_array(&p, "disk1").unwrap().is_none());
     // the resolver: FILE#ORG is an array, and no single drive
     let name = format!("{}#org5", p.display());
-    assert_eq!(crate::resolve_array(&name).unwrap().unwrap().1, a);
+    assert_eq!(crate::resolve_system(&name).unwrap().1.unwrap(), a);
     let e = crate::resolve(&name).unwrap_err();
     let e = format!("{e}: {}", std::error::Error::source(&e).unwrap());
     assert!(e.contains("is a disksim_logorg, an array"), "{e}");
