@@ -18,7 +18,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use headway_lab::figures::{self as lab_figures, FigureData, LabFigure};
-use headway_sim::reproduce::{figures, find, Outcome, PaperPoint, Row, Scale, Series, Status};
+use headway_sim::reproduce::{figures, find, Outcome, PaperPoint, Row, Scale, Scatter, Series, Status};
 
 /// `headway reproduce` flags.
 #[derive(clap::Args)]
@@ -103,6 +103,7 @@ fn outcome_of(d: FigureData) -> Outcome {
             .into_iter()
             .map(|(series, category, value)| PaperPoint { series, category, value })
             .collect(),
+        scatter: d.scatter.into_iter().map(|(name, points)| Scatter { name, points }).collect(),
         rows: d.rows.into_iter().map(|(quantity, headway, paper)| Row { quantity, headway, paper }).collect(),
         outcome: d.outcome,
         matches: d.outcome != lab_figures::Verdict::Differs,
@@ -379,6 +380,69 @@ pub(crate) const COLOURS: [RGBColor; 5] = [
     RGBColor(140, 86, 75),
 ];
 
+/// Dots over numeric axes (an outcome's `scatter`): one colour per set, a legend when
+/// there are several.
+fn draw_scatter<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    o: &Outcome,
+    text: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB::ErrorType: 'static,
+{
+    let all =
+        || o.scatter.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
+    let (x0, x1) = all().fold((f64::MAX, f64::MIN), |(a, b), (x, _)| (a.min(*x), b.max(*x)));
+    let y1 = all().fold(0.0f64, |m, (_, y)| m.max(*y));
+    let (x0, x1) = if x0 < x1 { (x0, x1) } else { (0.0, 1.0) };
+    let y1 = if y1 > 0.0 { y1 * 1.05 } else { 1.0 };
+    let mut b = ChartBuilder::on(root);
+    b.margin(20);
+    if text {
+        b.caption(format!("{}: {}", o.id, o.title), ("sans-serif", 18))
+            .x_label_area_size(50)
+            .y_label_area_size(70);
+    } else {
+        b.x_label_area_size(10).y_label_area_size(10);
+    }
+    let mut chart = b.build_cartesian_2d(x0..x1, 0f64..y1)?;
+    {
+        let mut mesh = chart.configure_mesh();
+        if text {
+            mesh.y_desc(o.y_label.as_str())
+                .x_desc(o.x_label.as_str())
+                .x_labels(10)
+                .y_labels(8)
+                .label_style(("sans-serif", 14));
+        } else {
+            mesh.x_labels(0).y_labels(0);
+        }
+        mesh.draw()?;
+    }
+    for (j, set) in o.scatter.iter().enumerate() {
+        let colour = COLOURS[j % COLOURS.len()];
+        let dots = set
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(move |&p| Circle::new(p, 1, colour.filled()));
+        let drawn = chart.draw_series(dots)?;
+        if text && o.scatter.len() > 1 {
+            drawn.label(set.name.as_str()).legend(move |(x, y)| Circle::new((x + 6, y), 4, colour.filled()));
+        }
+    }
+    if text && o.scatter.len() > 1 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 14))
+            .draw()?;
+    }
+    Ok(())
+}
+
 /// Grouped bars: one group per category, one bar per series; the paper's numbers as black
 /// crosses on their bars.
 fn draw<DB: DrawingBackend>(
@@ -390,6 +454,9 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
+    if !o.scatter.is_empty() {
+        return draw_scatter(root, o, text);
+    }
     let n = o.categories.len().max(1);
     let s = o.series.len().max(1);
     let top = o
@@ -467,4 +534,28 @@ where
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scatter_outcome_is_drawn_as_dots_not_bars() {
+        let mut o = Outcome::of_report("dots", &headway_sim::Report::new(Vec::new()));
+        o.scatter = vec![
+            Scatter { name: "reads".into(), points: vec![(0.0, 1.0), (1.0, 2.0), (2.0, 0.5)] },
+            Scatter { name: "writes".into(), points: vec![(0.5, 3.0), (f64::NAN, 1.0)] },
+        ];
+        let dir = std::env::temp_dir().join(format!("headway-scatter-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("dots.svg");
+        plot(&svg, &o).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        // four finite points, plus the legend's two dots when a font is found
+        let circles = text.matches("<circle").count();
+        assert!(circles == 4 || circles == 6, "{circles} circles");
+        plot(&dir.join("dots.png"), &o).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

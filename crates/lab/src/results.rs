@@ -79,6 +79,12 @@ pub struct DiskCounters {
     pub write_sectors: u64,
     /// ms the device had requests in flight.
     pub io_ticks_ms: u64,
+    /// ms the completed reads and writes spent from arrival to completion, summed.
+    pub read_ticks_ms: u64,
+    pub write_ticks_ms: u64,
+    /// ms requests spent in flight, weighted by how many were: the time integral of the
+    /// queue's length.
+    pub time_in_queue_ms: u64,
 }
 
 /// `/proc/diskstats` counters by device name.
@@ -95,10 +101,18 @@ pub fn parse_diskstats(text: &str) -> BTreeMap<String, DiskCounters> {
                     writes: n(7)?,
                     write_sectors: n(9)?,
                     io_ticks_ms: n(12)?,
+                    read_ticks_ms: n(6)?,
+                    write_ticks_ms: n(10)?,
+                    time_in_queue_ms: n(13)?,
                 },
             ))
         })
         .collect()
+}
+
+/// A setting from the guest's `queue.NAME` listing (`NAME VALUE` lines).
+pub fn queue_setting(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 /// fio's completion latency of one direction.
@@ -230,6 +244,8 @@ pub struct PostmarkReport {
     pub transactions_s: f64,
     pub transactions_per_s: f64,
     pub files_created_per_s: f64,
+    /// Files created before the transactions (the pool) over the creation phase's seconds.
+    pub files_created_alone_per_s: f64,
     pub files_read_per_s: f64,
     pub files_appended_per_s: f64,
     pub files_deleted_per_s: f64,
@@ -253,6 +269,7 @@ pub fn parse_postmark(text: &str) -> Result<PostmarkReport, String> {
         transactions_s: v[1],
         transactions_per_s: v[2],
         files_created_per_s: v[3],
+        files_created_alone_per_s: v[4],
         files_read_per_s: v[6],
         files_appended_per_s: v[7],
         files_deleted_per_s: v[8],
@@ -287,6 +304,15 @@ pub struct DeviceReport {
     pub write_bytes: u64,
     /// Busy time over the workload's wall time (mean over the disks).
     pub utilization: f64,
+    /// Mean time from a request's arrival in the guest's block layer to its completion, ms
+    /// (iostat's `await`: read and write ticks over the requests completed).
+    pub mean_response_ms: f64,
+    /// Mean number of requests in the guest's block layer over the workload (iostat's
+    /// `aqu-sz`: the weighted in-flight time over the wall time), summed over the disks.
+    pub mean_queue: f64,
+    /// The guest's `nr_requests` of the headway disks (the block layer's request limit per
+    /// hardware queue; the largest over the disks, 0 when not recorded).
+    pub nr_requests: u64,
 }
 
 /// How and where a point ran.
@@ -393,6 +419,13 @@ pub fn merge_guests(mut guests: Vec<Measured>) -> Measured {
         device.writes += d.writes;
         device.write_bytes += d.write_bytes;
         device.utilization += d.utilization / n;
+        // each guest's queue is its own: lengths add, response times weigh by requests
+        device.mean_queue += d.mean_queue;
+        device.mean_response_ms += d.mean_response_ms * d.requests as f64;
+        device.nr_requests = device.nr_requests.max(d.nr_requests);
+    }
+    if device.requests > 0 {
+        device.mean_response_ms /= device.requests as f64;
     }
     let fio = guests
         .iter()
@@ -403,6 +436,7 @@ pub fn merge_guests(mut guests: Vec<Measured>) -> Measured {
         transactions_s: a.transactions_s.max(b.transactions_s),
         transactions_per_s: a.transactions_per_s + b.transactions_per_s,
         files_created_per_s: a.files_created_per_s + b.files_created_per_s,
+        files_created_alone_per_s: a.files_created_alone_per_s + b.files_created_alone_per_s,
         files_read_per_s: a.files_read_per_s + b.files_read_per_s,
         files_appended_per_s: a.files_appended_per_s + b.files_appended_per_s,
         files_deleted_per_s: a.files_deleted_per_s + b.files_deleted_per_s,
@@ -437,18 +471,27 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
     let before = parse_diskstats(&text("diskstats.before").unwrap_or_default());
     let after = parse_diskstats(&text("diskstats.after").unwrap_or_default());
     let mut device = DeviceReport::default();
+    let mut ticks_ms = 0u64;
     for d in &disks {
         let (b, a) = (before.get(d).copied().unwrap_or_default(), after.get(d).copied().unwrap_or_default());
         device.reads += a.reads - b.reads;
         device.writes += a.writes - b.writes;
         device.read_bytes += (a.read_sectors - b.read_sectors) * 512;
         device.write_bytes += (a.write_sectors - b.write_sectors) * 512;
+        ticks_ms += (a.read_ticks_ms + a.write_ticks_ms).saturating_sub(b.read_ticks_ms + b.write_ticks_ms);
         if workload_s > 0.0 {
             device.utilization +=
                 (a.io_ticks_ms - b.io_ticks_ms) as f64 / 1e3 / workload_s / disks.len() as f64;
+            device.mean_queue +=
+                a.time_in_queue_ms.saturating_sub(b.time_in_queue_ms) as f64 / 1e3 / workload_s;
         }
+        let limit = text(&format!("queue.{d}")).and_then(|q| queue_setting(&q, "nr_requests"));
+        device.nr_requests = device.nr_requests.max(limit.unwrap_or(0));
     }
     device.requests = device.reads + device.writes;
+    if device.requests > 0 {
+        device.mean_response_ms = ticks_ms as f64 / device.requests as f64;
+    }
     let (mut jobs, mut fio, mut postmark) = (Vec::new(), None, None);
     let aggregate = match kind {
         "fio" => {
@@ -520,9 +563,40 @@ mod tests {
                 read_sectors: 2_048_000,
                 writes: 7,
                 write_sectors: 56,
-                io_ticks_ms: 1500
+                io_ticks_ms: 1500,
+                read_ticks_ms: 900,
+                write_ticks_ms: 3,
+                time_in_queue_ms: 903,
             }
         );
+        assert_eq!(
+            queue_setting("iosched/x 1\nnr_requests 256\nread_ahead_kb 128\n", "nr_requests"),
+            Some(256)
+        );
+        assert_eq!(queue_setting("nr_requests_x 3\n", "nr_requests"), None);
+    }
+
+    #[test]
+    fn the_guest_block_layer_gives_iostats_await_and_queue_length() {
+        // 4,000 requests over 10 s: 6,000 ms of response summed, 25,000 ms queue-weighted
+        let mut files = BTreeMap::new();
+        files.insert("steps".to_string(), b"workload 1.0 11.0 0\n".to_vec());
+        files.insert("scheduler.vdc".to_string(), b"[none]\n".to_vec());
+        files.insert("queue.vdc".to_string(), b"nr_requests 256\n".to_vec());
+        files.insert(
+            "diskstats.before".to_string(),
+            b" 252 32 vdc 100 0 800 40 100 0 800 60 0 500 100 0 0 0 0 0 0\n".to_vec(),
+        );
+        files.insert(
+            "diskstats.after".to_string(),
+            b" 252 32 vdc 2100 0 16800 2040 2100 0 16800 4060 3 9500 25100 0 0 0 0 0 0\n".to_vec(),
+        );
+        let m = measure(&files, "other").unwrap();
+        assert_eq!(m.device.requests, 4000);
+        assert!((m.device.mean_response_ms - 1.5).abs() < 1e-12, "{:?}", m.device);
+        assert!((m.device.mean_queue - 2.5).abs() < 1e-12, "{:?}", m.device);
+        assert!((m.device.utilization - 0.9).abs() < 1e-12, "{:?}", m.device);
+        assert_eq!(m.device.nr_requests, 256);
     }
 
     #[test]

@@ -61,7 +61,83 @@ pub struct WorkloadCounts {
     pub drive_write_bytes: u64,
 }
 
+/// Response times over a window: at the server (a request's arrival to its completion:
+/// the time the server's scheduler and the drive took) and at the drive (a command's
+/// dispatch to its completion), with the server's queue.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latencies {
+    /// Each request arriving in the window, arrival to completion, ns, sorted.
+    pub server_ns: Vec<u64>,
+    /// Each command dispatched in the window, dispatch to completion, ns, sorted.
+    pub drive_ns: Vec<u64>,
+    /// Requests at the server (arrived, not completed), averaged over the window.
+    pub mean_outstanding: f64,
+    /// The most requests at the server at once in the window.
+    pub max_outstanding: u64,
+}
+
+/// The `q` quantile (0..=1) of sorted `v` by nearest rank, 0 when empty.
+pub fn quantile(v: &[u64], q: f64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let rank = (q * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+/// Standard deviation over mean of `v` (0 when empty or all zero).
+pub fn variation(v: &[u64]) -> f64 {
+    let m = mean(v);
+    if m <= 0.0 {
+        return 0.0;
+    }
+    let var = v.iter().map(|&x| (x as f64 - m).powi(2)).sum::<f64>() / v.len() as f64;
+    var.sqrt() / m
+}
+
 impl Served {
+    /// [`Latencies`] of the window `from..to` (ns from the server's start): requests that
+    /// arrived inside it, commands dispatched inside it, the queue's time average over it.
+    pub fn latencies(&self, from: u64, to: u64) -> Latencies {
+        let inside = |t: u64| t > from && t < to;
+        let mut out = Latencies::default();
+        // dispatch time -> the command's latest completion
+        let mut commands: BTreeMap<u64, u64> = BTreeMap::new();
+        // (time, +1 arrival / -1 completion) for the queue's peak
+        let mut events: Vec<(u64, i64)> = Vec::new();
+        let mut area = 0u128;
+        for r in &self.requests {
+            if inside(r.arrival_ns) {
+                out.server_ns.push(r.complete_ns.saturating_sub(r.arrival_ns));
+            }
+            if inside(r.dispatch_ns) {
+                let c = commands.entry(r.dispatch_ns).or_insert(r.complete_ns);
+                *c = (*c).max(r.complete_ns);
+            }
+            let (a, c) = (r.arrival_ns.max(from), r.complete_ns.min(to));
+            if a < c {
+                area += (c - a) as u128;
+                events.push((a, 1));
+                events.push((c, -1));
+            }
+        }
+        out.drive_ns = commands.iter().map(|(d, c)| c - d).collect();
+        out.server_ns.sort_unstable();
+        out.drive_ns.sort_unstable();
+        if to > from {
+            out.mean_outstanding = area as f64 / (to - from) as f64;
+        }
+        // completions before arrivals at the same instant: a reply and the next request
+        // in one nanosecond are not two at once
+        events.sort_unstable();
+        let mut n = 0i64;
+        for (_, d) in events {
+            n += d;
+            out.max_outstanding = out.max_outstanding.max(n.max(0) as u64);
+        }
+        out
+    }
+
     /// The clients' round trips, ns: per connection, each request's arrival less the
     /// completion before it, when every earlier request of the connection had completed
     /// (the client waited on its reply: a synchronous client's time between requests).
@@ -351,6 +427,46 @@ mod tests {
         let s = parse_served(t).unwrap();
         assert_eq!(s.service_ns, vec![10_000_000, 4_000_000]);
         assert_eq!(s.response_ns(), vec![20_000_000, 15_000_000, 4_000_000]);
+    }
+
+    #[test]
+    fn latencies_over_a_window() {
+        // window 1.0-2.0 s: two reads arrive at 1.1 and 1.2, dispatched together at 1.3
+        // (one command), done at 1.5; a write arrives at 1.6, served 1.6-1.7; one request
+        // before the window (0.5-0.6) and one straddling its start (0.9-1.2)
+        let t = "\
+43,0 0 1 0.5 1 Q W 0 + 8 [c]
+43,0 0 2 0.5 1 D W 0 + 8 [c]
+43,0 0 3 0.6 1 C W 0 + 8 [c]
+43,0 0 4 0.9 1 Q R 500 + 8 [c]
+43,0 0 5 0.9 1 D R 500 + 8 [c]
+43,0 0 6 1.2 1 C R 500 + 8 [c]
+43,0 0 7 1.1 1 Q R 8 + 8 [c]
+43,0 0 8 1.2 1 Q R 16 + 8 [c]
+43,0 0 9 1.3 1 D R 8 + 8 [c]
+43,0 0 10 1.3 1 D R 16 + 8 [c]
+43,0 0 11 1.5 1 C R 8 + 8 [c]
+43,0 0 12 1.5 1 C R 16 + 8 [c]
+43,0 0 13 1.6 1 Q W 24 + 8 [c]
+43,0 0 14 1.6 1 D W 24 + 8 [c]
+43,0 0 15 1.7 1 C W 24 + 8 [c]
+";
+        let s = parse_served(t).unwrap();
+        let l = s.latencies(1_000_000_000, 2_000_000_000);
+        assert_eq!(l.server_ns, vec![100_000_000, 300_000_000, 400_000_000]);
+        assert_eq!(l.drive_ns, vec![100_000_000, 200_000_000]);
+        // in the window: 0.2 s of the straddler + 0.4 + 0.3 + 0.1 over 1 s
+        assert!((l.mean_outstanding - 1.0).abs() < 1e-9, "{l:?}");
+        // at 1.1-1.2 the straddler and the first read, and the second read arrives as the
+        // straddler completes: two at most
+        assert_eq!(l.max_outstanding, 2);
+        assert_eq!(quantile(&l.server_ns, 0.5), 300_000_000);
+        assert_eq!(quantile(&l.server_ns, 0.0), 100_000_000);
+        assert_eq!(quantile(&l.server_ns, 1.0), 400_000_000);
+        assert_eq!(quantile(&[], 0.5), 0);
+        let cv = variation(&[1, 3]);
+        assert!((cv - 0.5).abs() < 1e-12, "{cv}");
+        assert_eq!(variation(&[]), 0.0);
     }
 
     #[test]

@@ -177,6 +177,7 @@ fn fig8(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
         categories: PHASES.iter().map(|p| p.to_string()).collect(),
         series: SCHEDULERS.iter().enumerate().map(|(i, s)| (s.to_string(), times[1][i].to_vec())).collect(),
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows,
         outcome,
         verdict,

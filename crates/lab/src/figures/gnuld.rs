@@ -218,6 +218,7 @@ fn fig10(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         categories: SCHEDULERS.iter().map(|s| s.to_string()).collect(),
         series: vec![("one instance".into(), times[0].to_vec()), ("two instances".into(), times[1].to_vec())],
         paper_points: vec![("one instance".into(), AGED, 1.8), ("one instance".into(), CSCAN, 1.8)],
+        scatter: Vec::new(),
         rows,
         outcome,
         verdict,

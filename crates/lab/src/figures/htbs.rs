@@ -131,6 +131,7 @@ fn fig4(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Fi
             .map(|(i, s)| (s.to_string(), bw.iter().map(|b| b[i]).collect()))
             .collect(),
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows,
         outcome,
         verdict: format!(

@@ -32,13 +32,24 @@
 //!   (band 1.10-1.35); the schedulers further apart under SS and SL than under LS and LL.
 
 use super::{check_rows, list, run_written, toml_list, verdict_of, Check, FigureData, LabFigure, Scale};
-use crate::results::LabRun;
+use crate::results::{DeviceReport, LabRun, PostmarkReport};
 use crate::run::LabOptions;
-use crate::served::WorkloadCounts;
+use crate::served::{Latencies, WorkloadCounts};
 use crate::LabError;
 
+mod disks;
+mod driver;
+mod pattern;
+pub use disks::{judge_fig13, judge_fig14};
+pub use driver::{judge_fig10, judge_fig11};
+
 /// (id, source, title) of each figure.
-const FIGURES: [(&str, &str, &str); 6] = [
+const FIGURES: [(&str, &str, &str); 11] = [
+    (
+        "iopath-fig1",
+        "seeds/002 (IO path) §2, Figure 1 (runs shared with Figures 2-6)",
+        "access pattern of the LL workload: each request's address against its arrival (Ext3, AS; real guests)",
+    ),
     (
         "iopath-fig2",
         "seeds/002 (IO path) §3, Figure 2 (runs shared with Figures 3-6)",
@@ -69,6 +80,26 @@ const FIGURES: [(&str, &str, &str); 6] = [
         "seeds/002 (IO path) §5, Figure 7",
         "PostMark under Noop, Deadline, AS and CFQ on ReiserFS (real guests)",
     ),
+    (
+        "iopath-fig10",
+        "seeds/002 (IO path) §5, Figure 10 (runs shared with Figures 7 and 11)",
+        "average response time and queue length at the device driver: four schedulers, four workloads (real guests)",
+    ),
+    (
+        "iopath-fig11",
+        "seeds/002 (IO path) §5, Figure 11 (runs shared with Figures 7 and 10)",
+        "response time distribution at the device driver and at the disk, SS workload (real guests)",
+    ),
+    (
+        "iopath-fig13",
+        "seeds/002 (IO path) §6, Figure 13 (runs shared with Figure 14)",
+        "PostMark SS and LL on the three disks of Table 3, four file systems, AS, queue depth 1 (real guests)",
+    ),
+    (
+        "iopath-fig14",
+        "seeds/002 (IO path) §6, Figure 14 (runs shared with Figure 13)",
+        "PostMark SS and LL on the three disks of Table 3, four schedulers, ReiserFS, queue depth 1 (real guests)",
+    ),
 ];
 
 pub(super) fn figures() -> Vec<LabFigure> {
@@ -78,7 +109,12 @@ pub(super) fn figures() -> Vec<LabFigure> {
             id,
             source,
             title,
-            run: if id == "iopath-fig7" { fig7 } else { family },
+            // Figures 10 and 11 are measured on Figure 7's runs, as in the paper
+            run: match id {
+                "iopath-fig7" | "iopath-fig10" | "iopath-fig11" => fig7,
+                "iopath-fig13" | "iopath-fig14" => disks::run,
+                _ => family,
+            },
         })
         .collect()
 }
@@ -161,16 +197,31 @@ pub const FIG2_IOPS: [f64; 4] = [424.62, 310.87, 278.68, 227.91];
 pub struct PmCell {
     pub tps: f64,
     pub w: WorkloadCounts,
+    /// The guest's block layer over the workload (its `/proc/diskstats`).
+    pub device: DeviceReport,
+    /// Response times at the server and the drive between the workload's markers.
+    pub lat: Latencies,
+    /// PostMark's own report, and the server's request log (its path).
+    pub postmark: Option<PostmarkReport>,
+    pub trace: String,
 }
 
 impl PmCell {
     fn of(run: Option<&LabRun>) -> PmCell {
         let Some(r) = run else { return PmCell::default() };
+        // counts from a trace without its markers would be the whole run's (mkfs and
+        // all): none, and the checks that need them fail
+        let server = r.server.first().filter(|s| s.workload.marked);
+        let secs_ns = |s: f64| (s * 1e9).round() as u64;
         PmCell {
             tps: r.postmark.as_ref().map_or(0.0, |p| p.transactions_per_s),
-            // counts from a trace without its markers would be the whole run's (mkfs and
-            // all): none, and the checks that need them fail
-            w: r.server.first().map(|s| s.workload.clone()).filter(|w| w.marked).unwrap_or_default(),
+            w: server.map(|s| s.workload.clone()).unwrap_or_default(),
+            device: r.device.clone(),
+            lat: server
+                .map(|s| s.served.latencies(secs_ns(s.workload.from_s), secs_ns(s.workload.to_s)))
+                .unwrap_or_default(),
+            postmark: r.postmark.clone(),
+            trace: server.map(|s| s.trace.clone()).unwrap_or_default(),
         }
     }
 
@@ -482,22 +533,45 @@ pub fn judge_fig7(tps: &[[f64; 4]; 4]) -> Vec<Check> {
 }
 
 /// The spec of one workload's runs: the file systems and schedulers given.
-fn spec_text(l: &PostmarkLoad, scale: Scale, id: &str, fs: &[&str], scheds: &[&str]) -> String {
+/// The emulated drive of a run: its model, command queue depth and export size (`None`:
+/// the whole disk).
+#[derive(Clone, Copy)]
+struct Drive<'a> {
+    disk: &'a str,
+    depth: u32,
+    size: Option<&'a str>,
+}
+
+/// The paper's drive of §§3-5: the 18 GB disk, 4 deep.
+const PAPER_DRIVE: Drive<'static> = Drive { disk: "cheetah-15k3", depth: DRIVE_QUEUE_DEPTH, size: None };
+
+/// The spec of one workload's runs (named `{id}-{label}`): the file systems and schedulers
+/// given, on `drive`.
+fn spec_text(
+    l: &PostmarkLoad,
+    scale: Scale,
+    (id, label): (&str, &str),
+    fs: &[&str],
+    scheds: &[&str],
+    drive: Drive<'_>,
+) -> String {
     let (files, transactions) = if scale == Scale::Quick { l.quick } else { l.full };
+    let size = drive.size.map_or(String::new(), |s| format!("size = \"{s}\"\n"));
     format!(
         "# {id}, PostMark {w} (seeds/002 Table 2: {pf} files of {lo}-{hi} bytes, {pt} transactions)\n\
-         name = \"{id}-{name}\"\n[guest]\nkernel = \"generic\"\nfs = [{fs}]\n\
+         name = \"{id}-{label}\"\n[guest]\nkernel = \"generic\"\nfs = [{fs}]\n\
          guest_scheduler = \"none\"\nmemory_mb = 256\ntimeout_s = 5400\n\
-         [headway]\ndisk = \"cheetah-15k3\"\nschedulers = [{scheds}]\nqueue_depth = {DRIVE_QUEUE_DEPTH}\n\
+         [headway]\ndisk = \"{disk}\"\nschedulers = [{scheds}]\nqueue_depth = {depth}\n{size}\
          [workload.postmark]\nnumber = {files}\ntransactions = {transactions}\nsize_min = {lo}\nsize_max = {hi}\n",
         w = l.name,
-        name = l.name.to_ascii_lowercase(),
         pf = l.files,
         pt = l.paper_transactions,
         lo = l.size_min,
         hi = l.size_max,
         fs = toml_list(fs),
         scheds = toml_list(scheds),
+        disk = drive.disk,
+        depth = drive.depth,
     )
 }
 
@@ -520,7 +594,7 @@ fn run_matrix(
     let mut commands = Vec::new();
     let mut reports = Vec::new();
     for (w, l) in TABLE2.iter().enumerate() {
-        let text = spec_text(l, scale, id, fs, scheds);
+        let text = spec_text(l, scale, (id, &l.name.to_ascii_lowercase()), fs, scheds, PAPER_DRIVE);
         let (report, cmd) = run_written(&dir, &l.name.to_ascii_lowercase(), &text, &[], opts, log)?;
         commands.push(cmd);
         for (j, (f, s)) in pick.iter().enumerate() {
@@ -582,6 +656,7 @@ fn finish(
         categories: TABLE2.iter().map(|l| l.name.to_string()).collect(),
         series: d.series,
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows,
         outcome,
         verdict,
@@ -693,7 +768,84 @@ fn family(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
         checks: judge_fig6(&n),
         explanation: fs_story(&m),
     };
-    Ok([fig2, fig3, fig4, fig5, fig6].into_iter().map(|d| finish(d, scale, &commands, &reports)).collect())
+    let fig1 = fig1(&m[LL][EXT3], pool(&TABLE2[LL], scale), scale, &commands, &reports);
+    let mut v = vec![fig1];
+    v.extend([fig2, fig3, fig4, fig5, fig6].into_iter().map(|d| finish(d, scale, &commands, &reports)));
+    Ok(v)
+}
+
+/// The files PostMark creates before its transactions at `scale`.
+fn pool(l: &PostmarkLoad, scale: Scale) -> u32 {
+    if scale == Scale::Quick {
+        l.quick.0
+    } else {
+        l.full.0
+    }
+}
+
+/// Figure 1 from the LL workload's run on Ext3: its server log read back, cut into
+/// PostMark's phases ([`pattern`]).
+fn fig1(
+    cell: &PmCell,
+    files: u32,
+    scale: Scale,
+    commands: &[String],
+    reports: &[(String, serde_json::Value)],
+) -> FigureData {
+    let served = crate::served::read_served(std::path::Path::new(&cell.trace));
+    let from = (cell.w.from_s * 1e9).round() as u64;
+    let to = (cell.w.to_s * 1e9).round() as u64;
+    let phases = cell.postmark.as_ref().and_then(|p| pattern::phases(from, files, p));
+    let (checks, rows, scatter) = match (&served, phases) {
+        (Ok(s), Some(p)) if cell.w.marked => {
+            let creation = pattern::arrived_in(&s.requests, p.creation);
+            let tx = pattern::arrived_in(&s.requests, p.transactions);
+            let secs = |(a, b): (u64, u64)| {
+                format!("{:.0}-{:.0} s", (a - from) as f64 / 1e9, (b - from) as f64 / 1e9)
+            };
+            let rows = vec![
+                (
+                    "phases (PostMark's clock, trimmed a second): creation; transactions".into(),
+                    format!("{}; {}", secs(p.creation), secs(p.transactions)),
+                    "-".into(),
+                ),
+                (
+                    "requests at the server: creation; transactions".into(),
+                    format!("{}; {}", creation.len(), tx.len()),
+                    "-".into(),
+                ),
+            ];
+            (pattern::judge_fig1(&creation, &tx), rows, pattern::dots(&s.requests, from, to).to_vec())
+        }
+        (Err(e), _) => (
+            vec![Check::new("the run's request log read", e.clone(), "the LL run on Ext3", false)],
+            vec![],
+            vec![],
+        ),
+        _ => (
+            vec![Check::new(
+                "PostMark's phases found",
+                format!("marked window: {}; PostMark report: {}", cell.w.marked, cell.postmark.is_some()),
+                "a creation phase and transactions longer than two seconds",
+                false,
+            )],
+            vec![],
+            vec![],
+        ),
+    };
+    let d = Draft {
+        id: "iopath-fig1",
+        y_label: "start address, GB",
+        series: Vec::new(),
+        rows,
+        checks,
+        explanation: String::new(),
+    };
+    let mut f = finish(d, scale, commands, reports);
+    f.x_label = "arrival, s from the workload's start".into();
+    f.categories = Vec::new();
+    f.scatter = scatter;
+    f
 }
 
 /// Why Figures 3, 5 and 6 depart, from the matrix: per workload, the file system that sent
@@ -827,7 +979,11 @@ fn fig7(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<Ve
         checks: judge_fig7(&tps),
         explanation: fig7_explanation(&m[SS]),
     };
-    Ok(vec![finish(d, scale, &commands, &reports)])
+    let fig10 = driver::fig10(&m);
+    let mut fig11 = finish(driver::fig11(&m[SS]), scale, &commands, &reports);
+    fig11.x_label = "percentile of the SS workload's response times".into();
+    fig11.categories = driver::PERCENTILES.iter().map(|p| format!("p{p}")).collect();
+    Ok(vec![finish(d, scale, &commands, &reports), finish(fig10, scale, &commands, &reports), fig11])
 }
 
 /// Why Figure 7 departs, from the SS workload's cells (noop, deadline, as, cfq): what
@@ -876,6 +1032,7 @@ mod tests {
                 drive_writes: reqs - reqs / 2,
                 ..Default::default()
             },
+            ..Default::default()
         }
     }
 
@@ -954,6 +1111,7 @@ mod tests {
                 drive_write_bytes: n * wk * 1024,
                 ..Default::default()
             },
+            ..Default::default()
         };
         let row = || [c(16, 32, 100), c(16, 32, 100), c(64, 128, 40), c(32, 64, 60)];
         let m: Matrix = [row(), row(), row(), row()];
@@ -1003,11 +1161,12 @@ mod tests {
     fn specs_parse_at_both_scales() {
         for scale in [Scale::Full, Scale::Quick] {
             for l in &TABLE2 {
-                let t = spec_text(l, scale, "iopath-postmark", &FS4, &["as"]);
+                let t = spec_text(l, scale, ("iopath-postmark", "x"), &FS4, &["as"], PAPER_DRIVE);
                 let s = crate::spec::Spec::parse(std::path::Path::new("x.toml"), &t).unwrap();
                 assert_eq!(s.points().len(), 4);
                 assert_eq!(s.headway.queue_depth, 4, "the paper's drive queue");
-                let t = spec_text(l, scale, "iopath-fig7", &["reiserfs"], &FIG7_SCHEDULERS);
+                let t =
+                    spec_text(l, scale, ("iopath-fig7", "x"), &["reiserfs"], &FIG7_SCHEDULERS, PAPER_DRIVE);
                 let s = crate::spec::Spec::parse(std::path::Path::new("x.toml"), &t).unwrap();
                 assert_eq!(s.points().len(), 4);
             }
@@ -1020,6 +1179,7 @@ mod tests {
         let c = |tps: f64, mb: u64| PmCell {
             tps,
             w: WorkloadCounts { to_s: 10.0, read_bytes: mb * 1_000_000, ..Default::default() },
+            ..Default::default()
         };
         let e = fig2_explanation(&[c(500.0, 40), c(200.0, 30), c(20.0, 200), c(14.0, 250)]);
         // 35.71x = 0.16x the rate (4.0 against 25.0 MB/s) x 223.21x
@@ -1038,6 +1198,7 @@ mod tests {
         let c = |mb: u64| PmCell {
             tps: 1.0,
             w: WorkloadCounts { write_bytes: mb * 1_000_000, ..Default::default() },
+            ..Default::default()
         };
         let row = |ext2: u64, xfs: u64| [c(ext2), c(ext2), c(ext2), c(xfs)];
         let m: Matrix = [row(300, 309), row(200, 210), row(0, 0), row(0, 0)];
@@ -1059,6 +1220,7 @@ mod tests {
                 drive_write_bytes: cmds * cmd_kib * 1024,
                 ..Default::default()
             },
+            ..Default::default()
         };
         let merged = [c(400.0, 32, 90, 35), c(390.0, 32, 80, 40), c(0.0, 0, 0, 0), c(0.0, 0, 0, 0)];
         let e = fig7_explanation(&merged);
@@ -1078,6 +1240,7 @@ mod tests {
                 drive_write_bytes: reqs * kib * 1024,
                 ..Default::default()
             },
+            ..Default::default()
         };
         let row = |fast: usize| {
             let mut r = [cell(100.0, 900, 8), cell(100.0, 800, 8), cell(100.0, 700, 8), cell(110.0, 500, 16)];

@@ -371,6 +371,7 @@ fn depth_figure(
         categories: depths.iter().map(|d| d.to_string()).collect(),
         series,
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows,
         outcome,
         verdict,

@@ -45,7 +45,10 @@ use crate::run::{run_spec, LabOptions, LabReport};
 use crate::spec::Spec;
 use crate::LabError;
 
-pub use iopath::{judge_fig2, judge_fig3, judge_fig4, judge_fig5, judge_fig6, judge_fig7, PmCell};
+pub use iopath::{
+    judge_fig10, judge_fig11, judge_fig13, judge_fig14, judge_fig2, judge_fig3, judge_fig4, judge_fig5,
+    judge_fig6, judge_fig7, PmCell,
+};
 pub use peers::PEERS;
 pub use xen::{judge_xen, XEN_SCHEDULERS};
 
@@ -76,6 +79,9 @@ pub struct FigureData {
     pub series: Vec<(String, Vec<f64>)>,
     /// (series, category index, the paper's value)
     pub paper_points: Vec<(String, usize, f64)>,
+    /// (name, (x, y) points): dots over numeric axes, drawn instead of bars when not empty
+    /// (a figure of events, as a trace's addresses over time).
+    pub scatter: Vec<(String, Vec<(f64, f64)>)>,
     /// (quantity, headway, paper)
     pub rows: Vec<(String, String, String)>,
     pub outcome: Verdict,

@@ -136,6 +136,7 @@ fn peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<F
         categories: workloads.iter().map(|w| w.0.to_string()).collect(),
         series,
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows,
         outcome: Verdict::ShapeOnly,
         verdict,

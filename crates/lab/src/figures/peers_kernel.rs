@@ -413,6 +413,7 @@ pub fn figure(scale: Scale, overhead_ns: u64, commands: Vec<String>, pairs: &[Pa
         categories,
         series: GUESTS.iter().map(|g| (g.to_string(), by[g].clone())).collect(),
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows: check_rows(&checks),
         outcome,
         verdict,

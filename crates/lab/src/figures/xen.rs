@@ -158,6 +158,7 @@ fn ss_fig5_xen(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
         categories: XEN_SCHEDULERS.iter().map(|s| s.to_string()).collect(),
         series,
         paper_points: Vec::new(),
+        scatter: Vec::new(),
         rows,
         outcome: Verdict::ShapeOnly,
         verdict,

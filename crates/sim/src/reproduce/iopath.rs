@@ -1,12 +1,12 @@
 //! IO-path paper (seeds/002): request merging (Figures 8-9) and the drive's command queue
-//! (Figures 15 and 17). The file-system figures (2-7) run in real guests: `headway_lab::figures`.
+//! (Figures 15 and 17). The figures of file systems and real guests (1-7, 10, 11, 13, 14, 16)
+//! run in the lab: `headway_lab::figures`.
 
 use super::{cmd, config, exp, run, Figure, Outcome, Scale, Series, Statement, Status};
 use crate::{ContextMode, SimError};
 use headway_disk::{DriveConfig, WriteCache};
 
 pub(super) fn figures() -> Vec<Figure> {
-    let lab_later = |what: &'static str| Status::Unavailable(what);
     vec![
         Figure {
             id: "iopath-table1",
@@ -14,8 +14,8 @@ pub(super) fn figures() -> Vec<Figure> {
             title: "specifications of the measurement system",
             status: Status::Unavailable(
                 "not an experiment: the file systems (the lab's guests make all four), schedulers (noop, \
-                 deadline, cfq, as) and disks (`headway disks`: cheetah-15k3 and cheetah-10k7; the 146 GB \
-                 disk has no model) the paper measured with",
+                 deadline, cfq, as) and disks (`headway disks`: cheetah-15k3, cheetah-15k4 and cheetah-10k7) \
+                 the paper measured with",
             ),
         },
         Figure {
@@ -28,38 +28,10 @@ pub(super) fn figures() -> Vec<Figure> {
             ),
         },
         Figure {
-            id: "iopath-fig1",
-            source: "seeds/002 §2, Figure 1",
-            title: "access pattern of the LL workload (request addresses over time; Ext3, AS, 18 GB disk)",
-            status: lab_later(
-                "not yet: a plot of one lab run's trace (PostMark LL on Ext3 in a guest; the server records \
-                 every request with `--trace`); no figure draws it yet",
-            ),
-        },
-        Figure {
             id: "iopath-fig8",
             source: "seeds/002 (IO path) §5, Figures 8-9",
             title: "request merging of interleaved 4 KiB write streams",
             status: Status::Available(fig8),
-        },
-        Figure {
-            id: "iopath-fig10",
-            source: "seeds/002 §5, Figure 10",
-            title: "average response time and queue length at the device driver (four schedulers, four workloads)",
-            status: lab_later(
-                "not yet: needs the guest driver's per-request times, which a lab run can record (the \
-                 tracefs blk tracer in the guest, as experiments/lab/bfq-trace.toml does) but no figure \
-                 collects yet",
-            ),
-        },
-        Figure {
-            id: "iopath-fig11",
-            source: "seeds/002 §5, Figure 11",
-            title: "response time distribution at the device driver and at the disk (SS workload)",
-            status: lab_later(
-                "not yet: the disk's side is the server's trace, the driver's side needs the guest's (see \
-                 iopath-fig10); no figure collects them yet",
-            ),
         },
         Figure {
             id: "iopath-fig12",
@@ -77,26 +49,8 @@ pub(super) fn figures() -> Vec<Figure> {
             source: "seeds/002 §6, Table 3",
             title: "specifications of the three Seagate disks",
             status: Status::Unavailable(
-                "not an experiment: the 18 GB and 300 GB disks are `headway disks` cheetah-15k3 and \
-                 cheetah-10k7; the 146 GB disk (15,000 rpm, 4 platters) has no model",
-            ),
-        },
-        Figure {
-            id: "iopath-fig13",
-            source: "seeds/002 §6, Figure 13",
-            title: "PostMark on the three disks, four file systems, AS, queue depth 1",
-            status: lab_later(
-                "not yet: the lab runs PostMark on the four file systems (iopath-fig3) on one drive model; \
-                 the 146 GB disk has no model",
-            ),
-        },
-        Figure {
-            id: "iopath-fig14",
-            source: "seeds/002 §6, Figure 14",
-            title: "PostMark on the three disks, four schedulers, ReiserFS, queue depth 1",
-            status: lab_later(
-                "not yet: as iopath-fig7 (four schedulers on ReiserFS) on each disk; the 146 GB disk has no \
-                 model",
+                "not an experiment: the 18 GB, 146 GB and 300 GB disks are `headway disks` cheetah-15k3, \
+                 cheetah-15k4 and cheetah-10k7, each with its sources (`headway disks NAME`)",
             ),
         },
         Figure {

@@ -90,6 +90,14 @@ pub struct Series {
     pub values: Vec<f64>,
 }
 
+/// Points drawn as dots (a figure that plots events, not values per category): (x, y) in
+/// the outcome's axis units.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scatter {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
 /// A number the paper reports, to mark on the plot beside headway's.
 #[derive(Clone, Debug, Serialize)]
 pub struct PaperPoint {
@@ -124,6 +132,9 @@ pub struct Outcome {
     pub categories: Vec<String>,
     pub series: Vec<Series>,
     pub paper_points: Vec<PaperPoint>,
+    /// When not empty, the plot draws these dots over numeric axes instead of bars.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scatter: Vec<Scatter>,
     pub rows: Vec<Row>,
     /// `matches`, `differs` or `shape only` ([`Verdict`]).
     pub outcome: Verdict,
@@ -159,6 +170,7 @@ impl Outcome {
                 values: report.runs.iter().map(|r| r.aggregate.bw_bytes as f64 / 1e6).collect(),
             }],
             paper_points: Vec::new(),
+            scatter: Vec::new(),
             rows: Vec::new(),
             outcome: Verdict::ShapeOnly,
             matches: true,
@@ -182,6 +194,7 @@ impl Outcome {
             categories: Vec::new(),
             series: Vec::new(),
             paper_points: Vec::new(),
+            scatter: Vec::new(),
             rows: Vec::new(),
             outcome: Verdict::Differs,
             matches: false,
