@@ -624,6 +624,9 @@ fn scale_note(scale: Scale) -> String {
     }
 }
 
+/// The figures whose paper gives words and no numbers: shape only.
+const WORDS_ONLY: [&str; 3] = ["iopath-fig1", "iopath-fig10", "iopath-fig11"];
+
 /// A figure of the family from its checks.
 struct Draft<'a> {
     id: &'a str,
@@ -641,7 +644,7 @@ fn finish(
     commands: &[String],
     reports: &[(String, serde_json::Value)],
 ) -> FigureData {
-    let (outcome, verdict) = verdict_of(&d.checks, true);
+    let (outcome, verdict) = verdict_of(&d.checks, !WORDS_ONLY.contains(&d.id));
     let mut rows = d.rows;
     rows.extend(check_rows(&d.checks));
     FigureData {
