@@ -20,13 +20,13 @@ all: build
 # installed). qemu-system-x86 and qemu-utils are installed at the same version: installing
 # one removes a newer other. Installed only when missing; sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-LAB_PACKAGES := busybox-static fio postmark xfsprogs reiserfsprogs e2fsprogs binutils
+LAB_PACKAGES := busybox-static fio postmark xfsprogs reiserfsprogs e2fsprogs binutils sqlite3
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
 	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
 		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
 		&& command -v qemu-system-x86_64 && command -v postmark && command -v mkfs.xfs && command -v mkfs.reiserfs \
-		&& command -v as && command -v ld && command -v openssl && pkg-config --exists openssl && command -v blkparse \
+		&& command -v as && command -v ld && command -v sqlite3 && command -v openssl && pkg-config --exists openssl && command -v blkparse \
 		&& command -v gnuplot && /usr/bin/python3 -c 'import six' \
 		&& dpkg -s busybox-static && apt-cache show linux-image-cloud-amd64; } >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \

@@ -11,6 +11,9 @@
 //!   mkdir, cp, stat and scan phases with two clients (busybox standing in).
 //! * [`gnuld`] — the anticipatory paper (seeds/001) §4.5, Figure 10: one and two linkers
 //!   over 385 small object files (binutils' `ld` standing in for the paper's GNU linker).
+//! * [`tpcb`] — the anticipatory paper (seeds/001) §4.6, Figure 11: TPC-B-like queries from
+//!   two clients (SQLite standing in for the paper's MySQL), update or select, one database
+//!   or two.
 //! * [`xen`] — the Stream Scheduling paper (seeds/000) §3.4, Figure 5's Xen case: four
 //!   FTP-like readers in one guest, then in each of two guests.
 //! * [`peers`] — not a paper figure: Linux 6.1's schedulers in the guest (bfq, mq-deadline,
@@ -35,6 +38,7 @@ mod iopath;
 mod iopath_queue;
 mod peers;
 mod peers_kernel;
+mod tpcb;
 mod xen;
 
 use std::path::Path;
@@ -112,6 +116,7 @@ pub fn figures() -> Vec<LabFigure> {
     v.push(htbs::FIGURE);
     v.push(andrew::FIGURE);
     v.push(gnuld::FIGURE);
+    v.push(tpcb::FIGURE);
     v.push(xen::FIGURE);
     v.push(peers::FIGURE);
     v.push(peers_kernel::FIGURE);
