@@ -380,6 +380,39 @@ pub(crate) const COLOURS: [RGBColor; 5] = [
     RGBColor(140, 86, 75),
 ];
 
+/// A chart builder on `root` with the plots' margins: a caption and room for the axes'
+/// labels when there is text, neither when no font was found.
+pub(crate) fn chart_on<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    text: bool,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(root);
+    b.margin(20);
+    if text {
+        b.caption(caption, ("sans-serif", 18)).x_label_area_size(50).y_label_area_size(70);
+    } else {
+        b.x_label_area_size(10).y_label_area_size(10);
+    }
+    b
+}
+
+/// The series' legend, boxed in the upper right.
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font(("sans-serif", 14))
+        .draw()
+}
+
 /// Dots over numeric axes (an outcome's `scatter`): one colour per set, a legend when
 /// there are several.
 fn draw_scatter<DB: DrawingBackend>(
@@ -396,15 +429,7 @@ where
     let y1 = all().fold(0.0f64, |m, (_, y)| m.max(*y));
     let (x0, x1) = if x0 < x1 { (x0, x1) } else { (0.0, 1.0) };
     let y1 = if y1 > 0.0 { y1 * 1.05 } else { 1.0 };
-    let mut b = ChartBuilder::on(root);
-    b.margin(20);
-    if text {
-        b.caption(format!("{}: {}", o.id, o.title), ("sans-serif", 18))
-            .x_label_area_size(50)
-            .y_label_area_size(70);
-    } else {
-        b.x_label_area_size(10).y_label_area_size(10);
-    }
+    let mut b = chart_on(root, &format!("{}: {}", o.id, o.title), text);
     let mut chart = b.build_cartesian_2d(x0..x1, 0f64..y1)?;
     {
         let mut mesh = chart.configure_mesh();
@@ -432,13 +457,7 @@ where
         }
     }
     if text && o.scatter.len() > 1 {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(("sans-serif", 14))
-            .draw()?;
+        legend(&mut chart)?;
     }
     Ok(())
 }
@@ -468,15 +487,7 @@ where
         .fold(0.0f64, f64::max)
         .max(1e-9)
         * 1.15;
-    let mut b = ChartBuilder::on(root);
-    b.margin(20);
-    if text {
-        b.caption(format!("{}: {}", o.id, o.title), ("sans-serif", 18))
-            .x_label_area_size(50)
-            .y_label_area_size(70);
-    } else {
-        b.x_label_area_size(10).y_label_area_size(10);
-    }
+    let mut b = chart_on(root, &format!("{}: {}", o.id, o.title), text);
     let mut chart = b.build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
     {
         let mut mesh = chart.configure_mesh();
@@ -524,13 +535,7 @@ where
         });
         chart.draw_series(labels)?;
         if o.series.len() > 1 || !o.paper_points.is_empty() {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font(("sans-serif", 14))
-                .draw()?;
+            legend(&mut chart)?;
         }
     }
     Ok(())

@@ -127,18 +127,8 @@ impl crate::reproduce::Figure for Cdfs<'_> {
         let top = sim.iter().chain(&real).copied().filter(|x| x.is_finite()).fold(0.0f64, f64::max).max(1e-3)
             * 1.05;
         root.fill(&WHITE)?;
-        let mut b = ChartBuilder::on(root);
-        b.margin(20);
-        if text {
-            b.caption(
-                format!("{}: demerit {:.3} ms over {} requests", s.drive, s.demerit_ms, s.requests),
-                ("sans-serif", 18),
-            )
-            .x_label_area_size(50)
-            .y_label_area_size(70);
-        } else {
-            b.x_label_area_size(10).y_label_area_size(10);
-        }
+        let caption = format!("{}: demerit {:.3} ms over {} requests", s.drive, s.demerit_ms, s.requests);
+        let mut b = crate::reproduce::chart_on(root, &caption, text);
         let mut chart = b.build_cartesian_2d(0f64..top, 0f64..1f64)?;
         {
             let mut mesh = chart.configure_mesh();

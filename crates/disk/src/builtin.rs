@@ -253,13 +253,65 @@ fn deskstar_34gxp() -> DiskSpec {
     s
 }
 
-fn cheetah_15k3() -> DiskSpec {
-    let capacity = 35_843_686;
+/// One of the IO-path paper's Ultra320 Cheetahs: what differs between the three.
+struct Cheetah {
+    name: &'static str,
+    description: &'static str,
+    sources: &'static str,
+    rpm: u32,
+    surfaces: u32,
+    capacity: u64,
+    /// Sectors per track at the outer and inner edge (24 evenly spaced zones).
+    sectors_per_track: (u32, u32),
+    /// Average and full-stroke seek, us (the track-to-track seek is 0.2 ms on all three).
+    seek_us: (u64, u64),
+    write_settle_us: u64,
+}
+
+/// A Cheetah's spec: what the three share (track-to-track seek 0.2 ms, head switch 0.15 ms,
+/// controller overhead 0.1 ms per miss or write and 0.02 ms per hit, the Ultra320 bus, the 8
+/// MB buffer as 16 segments of 1,024 sectors) around what differs; skews derived.
+fn cheetah(c: Cheetah) -> DiskSpec {
+    let (outer, inner) = c.sectors_per_track;
     let mut s = DiskSpec {
-        name: "cheetah-15k3".into(),
+        name: c.name.into(),
+        description: c.description.into(),
+        sources: c.sources.into(),
+        rpm: c.rpm,
+        surfaces: c.surfaces,
+        zones: zones_for(c.capacity, c.surfaces, 24, outer, inner),
+        capacity_sectors: c.capacity,
+        seek: SeekModel::ThreePoint {
+            single_cylinder: us(200),
+            average: us(c.seek_us.0),
+            full_stroke: us(c.seek_us.1),
+        },
+        head_switch: us(150),
+        write_settle: us(c.write_settle_us),
+        overheads: Overheads::uniform(us(100), us(20), us(100)),
+        bus_per_sector: ULTRA320_PER_SECTOR,
+        cache: CacheSpec {
+            segments: 16,
+            segment_sectors: 1024,
+            max_read_ahead_sectors: 1024,
+            ..CacheSpec::DISABLED
+        },
+        layout: None,
+        min_seek: Duration::ZERO,
+        disksim: false,
+        fixed: None,
+        bus_protocol: BusProtocol::default(),
+        queue: None,
+    };
+    s.derive_skews();
+    s
+}
+
+fn cheetah_15k3() -> DiskSpec {
+    cheetah(Cheetah {
+        name: "cheetah-15k3",
         description: "Seagate Cheetah 15K.3 ST318453LW/LC: 18.4 GB, 15,000 rpm, 8 MB cache, Ultra320 SCSI \
-                      (the IO-path evaluation paper's 18 GB disk)"
-            .into(),
+                      (the IO-path evaluation paper's 18 GB disk)",
         sources: "IO-path evaluation paper (seeds/002 Sections 3 and 6, Table 3): ST318453LC, 18 GB, \
                   15,000 rpm, 1 platter, 64K TPI, average seek 3.6 ms read / 4 ms write, 8 MB cache, \
                   write-through cache unless stated, a command queue of up to 64 (not part of this spec). \
@@ -282,41 +334,21 @@ fn cheetah_15k3() -> DiskSpec {
                   Ultra320 controller, below the 0.25-0.28 ms DiskSim extracted from the 1998 Cheetah 9LP \
                   and Ultrastar 18ES); the 8 MB buffer as 16 read-ahead segments of 1,024 sectors (512 \
                   KiB), read-ahead up to 1,024 sectors past a request (Seagate's default segmentation is \
-                  not published in the sources at hand); skews derived from the switch times."
-            .into(),
+                  not published in the sources at hand); skews derived from the switch times.",
         rpm: 15_000,
         surfaces: 2,
-        zones: zones_for(capacity, 2, 24, 613, 402),
-        capacity_sectors: capacity,
-        seek: SeekModel::ThreePoint { single_cylinder: us(200), average: us(3_600), full_stroke: us(7_400) },
-        head_switch: us(150),
-        write_settle: us(300),
-        overheads: Overheads::uniform(us(100), us(20), us(100)),
-        bus_per_sector: ULTRA320_PER_SECTOR,
-        cache: CacheSpec {
-            segments: 16,
-            segment_sectors: 1024,
-            max_read_ahead_sectors: 1024,
-            ..CacheSpec::DISABLED
-        },
-        layout: None,
-        min_seek: Duration::ZERO,
-        disksim: false,
-        fixed: None,
-        bus_protocol: BusProtocol::default(),
-        queue: None,
-    };
-    s.derive_skews();
-    s
+        capacity: 35_843_686,
+        sectors_per_track: (613, 402),
+        seek_us: (3_600, 7_400),
+        write_settle_us: 300,
+    })
 }
 
 fn cheetah_15k4() -> DiskSpec {
-    let capacity = 286_749_488;
-    let mut s = DiskSpec {
-        name: "cheetah-15k4".into(),
+    cheetah(Cheetah {
+        name: "cheetah-15k4",
         description: "Seagate Cheetah 15K.4 ST3146854LW/LC: 146.8 GB, 15,000 rpm, 8 MB cache, Ultra320 SCSI \
-                      (the IO-path evaluation paper's 146 GB disk)"
-            .into(),
+                      (the IO-path evaluation paper's 146 GB disk)",
         sources: "IO-path evaluation paper (seeds/002 Section 6, Table 3): ST3146854LC, 146 GB, 15,000 rpm, \
                   4 platters, 85K TPI, average seek 3.4 ms read / 4 ms write, 8 MB cache, write-through \
                   cache unless stated, a command queue of up to 64 (not part of this spec). Capacity \
@@ -331,41 +363,21 @@ fn cheetah_15k4() -> DiskSpec {
                   0.1 ms per miss or write, 0.02 ms per cache hit (as for cheetah-15k3); write settle +0.4 \
                   ms (average write seek +0.6 ms, track-to-track +0.2 ms in the figures above); the 8 MB \
                   buffer as 16 read-ahead segments of 1,024 sectors, read-ahead up to 1,024 sectors past a \
-                  request; skews derived from the switch times."
-            .into(),
+                  request; skews derived from the switch times.",
         rpm: 15_000,
         surfaces: 8,
-        zones: zones_for(capacity, 8, 24, 785, 475),
-        capacity_sectors: capacity,
-        seek: SeekModel::ThreePoint { single_cylinder: us(200), average: us(3_400), full_stroke: us(7_000) },
-        head_switch: us(150),
-        write_settle: us(400),
-        overheads: Overheads::uniform(us(100), us(20), us(100)),
-        bus_per_sector: ULTRA320_PER_SECTOR,
-        cache: CacheSpec {
-            segments: 16,
-            segment_sectors: 1024,
-            max_read_ahead_sectors: 1024,
-            ..CacheSpec::DISABLED
-        },
-        layout: None,
-        min_seek: Duration::ZERO,
-        disksim: false,
-        fixed: None,
-        bus_protocol: BusProtocol::default(),
-        queue: None,
-    };
-    s.derive_skews();
-    s
+        capacity: 286_749_488,
+        sectors_per_track: (785, 475),
+        seek_us: (3_400, 7_000),
+        write_settle_us: 400,
+    })
 }
 
 fn cheetah_10k7() -> DiskSpec {
-    let capacity = 585_937_500;
-    let mut s = DiskSpec {
-        name: "cheetah-10k7".into(),
+    cheetah(Cheetah {
+        name: "cheetah-10k7",
         description: "Seagate Cheetah 10K.7 ST3300007LW/LC: 300 GB, 10,000 rpm, 8 MB cache, Ultra320 SCSI \
-                      (the IO-path evaluation paper's 300 GB disk)"
-            .into(),
+                      (the IO-path evaluation paper's 300 GB disk)",
         sources: "IO-path evaluation paper (seeds/002 Sections 3 and 6, Table 3): ST3300007LC, 300 GB, \
                   10,000 rpm, 4 platters, 105K TPI, average seek 4.7 ms read / 5.3 ms write, 8 MB cache, \
                   write-through cache unless stated, a command queue of up to 64 (not part of this spec). \
@@ -382,32 +394,14 @@ fn cheetah_10k7() -> DiskSpec {
                   ms (average write seek +0.6 ms, track-to-track +0.3 ms in the figures above); controller \
                   overhead 0.1 ms per miss or write, 0.02 ms per cache hit (as for cheetah-15k3); the 8 MB \
                   buffer as 16 read-ahead segments of 1,024 sectors, read-ahead up to 1,024 sectors past a \
-                  request; skews derived from the switch times."
-            .into(),
+                  request; skews derived from the switch times.",
         rpm: 10_000,
         surfaces: 8,
-        zones: zones_for(capacity, 8, 24, 970, 471),
-        capacity_sectors: capacity,
-        seek: SeekModel::ThreePoint { single_cylinder: us(200), average: us(4_700), full_stroke: us(9_700) },
-        head_switch: us(150),
-        write_settle: us(500),
-        overheads: Overheads::uniform(us(100), us(20), us(100)),
-        bus_per_sector: ULTRA320_PER_SECTOR,
-        cache: CacheSpec {
-            segments: 16,
-            segment_sectors: 1024,
-            max_read_ahead_sectors: 1024,
-            ..CacheSpec::DISABLED
-        },
-        layout: None,
-        min_seek: Duration::ZERO,
-        disksim: false,
-        fixed: None,
-        bus_protocol: BusProtocol::default(),
-        queue: None,
-    };
-    s.derive_skews();
-    s
+        capacity: 585_937_500,
+        sectors_per_track: (970, 471),
+        seek_us: (4_700, 9_700),
+        write_settle_us: 500,
+    })
 }
 
 use crate::parv::{seek_from_knots as disksim_seek, zones_from_rows as disksim_zones};

@@ -211,7 +211,7 @@ pub(super) fn run(
         }
     }
     let why = disks_explanation(&fs_cube);
-    let figure = |fig: &str, cube: &Cube, columns: &[&str], checks: Vec<Check>| {
+    let figure = |fig: &str, cube: &Cube, (x_label, columns): (&str, &[&str]), checks: Vec<Check>| {
         let t = tps(cube);
         let mut series = Vec::new();
         let mut rows = Vec::new();
@@ -242,8 +242,7 @@ pub(super) fn run(
             } else {
                 String::new()
             },
-            x_label: if columns.len() == 4 && columns[0] == "ext2" { "file system" } else { "scheduler" }
-                .into(),
+            x_label: x_label.into(),
             y_label: "PostMark transactions/s".into(),
             categories: columns.iter().map(|c| c.to_string()).collect(),
             series,
@@ -259,8 +258,8 @@ pub(super) fn run(
     let t13 = tps(&fs_cube);
     let t14 = tps(&sched_cube);
     Ok(vec![
-        figure("iopath-fig13", &fs_cube, &FS4, judge_fig13(&t13)),
-        figure("iopath-fig14", &sched_cube, &FIG7_SCHEDULERS, judge_fig14(&t14)),
+        figure("iopath-fig13", &fs_cube, ("file system", &FS4), judge_fig13(&t13)),
+        figure("iopath-fig14", &sched_cube, ("scheduler", &FIG7_SCHEDULERS), judge_fig14(&t14)),
     ])
 }
 
