@@ -47,7 +47,7 @@ fn list_names_every_figure_with_availability() {
     ] {
         assert_eq!(status(id), "available", "{id}");
     }
-    for id in ["as-fig9", "as-fig11", "iopath-fig12"] {
+    for id in ["as-fig9", "iopath-fig12"] {
         assert_eq!(status(id), "unavailable", "{id}");
     }
     // the figures that need real guests, each listed once
@@ -58,10 +58,17 @@ fn list_names_every_figure_with_availability() {
         "iopath-fig5",
         "iopath-fig6",
         "iopath-fig7",
+        "iopath-fig1",
+        "iopath-fig10",
+        "iopath-fig11",
+        "iopath-fig13",
+        "iopath-fig14",
         "iopath-fig15-postmark",
+        "iopath-fig16",
         "htbs-fig4",
         "as-fig8",
         "as-fig10",
+        "as-fig11",
         "ss-fig5-xen",
         "peers",
     ] {
