@@ -372,12 +372,18 @@ fn font_loaded() -> bool {
     })
 }
 
-pub(crate) const COLOURS: [RGBColor; 5] = [
+/// Ten distinguishable colours (a figure may draw eight series: iopath-fig11).
+pub(crate) const COLOURS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
     RGBColor(140, 86, 75),
+    RGBColor(214, 39, 40),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
 
 /// A chart builder on `root` with the plots' margins: a caption and room for the axes'

@@ -165,7 +165,6 @@ impl Emulated {
 mod tests {
     use super::*;
     use headway_disk::builtin;
-    use std::path::Path;
 
     #[test]
     fn unknown_model_names_the_known_ones() {
