@@ -34,7 +34,7 @@
 use super::{check_rows, list, run_written, toml_list, verdict_of, Check, FigureData, LabFigure, Scale};
 use crate::results::{DeviceReport, LabRun, PostmarkReport};
 use crate::run::LabOptions;
-use crate::served::{Latencies, WorkloadCounts};
+use crate::served::{Latencies, Request, WorkloadCounts};
 use crate::LabError;
 
 mod disks;
@@ -201,9 +201,9 @@ pub struct PmCell {
     pub device: DeviceReport,
     /// Response times at the server and the drive between the workload's markers.
     pub lat: Latencies,
-    /// PostMark's own report, and the server's request log (its path).
+    /// PostMark's own report, and the server's requests as its log has them (Figure 1).
     pub postmark: Option<PostmarkReport>,
-    pub trace: String,
+    pub requests: Vec<Request>,
 }
 
 impl PmCell {
@@ -221,7 +221,7 @@ impl PmCell {
                 .map(|s| s.served.latencies(secs_ns(s.workload.from_s), secs_ns(s.workload.to_s)))
                 .unwrap_or_default(),
             postmark: r.postmark.clone(),
-            trace: server.map(|s| s.trace.clone()).unwrap_or_default(),
+            requests: server.map(|s| s.served.requests.clone()).unwrap_or_default(),
         }
     }
 
@@ -249,6 +249,24 @@ impl PmCell {
     }
     pub fn fs_write_kib(&self) -> f64 {
         self.w.write_bytes as f64 / self.w.writes.max(1) as f64 / 1024.0
+    }
+
+    /// Mean KiB of the commands the server sent the drive.
+    pub fn command_kib(&self) -> f64 {
+        (self.w.drive_read_bytes + self.w.drive_write_bytes) as f64
+            / self.disk_requests().max(1) as f64
+            / 1024.0
+    }
+
+    /// Commands in the drive on average over the workload: their summed dispatch-to-completion
+    /// time over its seconds (Little's law; at queue depth 1 the drive's busy share).
+    pub fn in_drive(&self) -> f64 {
+        let secs = self.w.to_s - self.w.from_s;
+        if secs > 0.0 {
+            self.lat.drive_ns.iter().sum::<u64>() as f64 / 1e9 / secs
+        } else {
+            0.0
+        }
     }
 
     /// Drive commands per second of the workload.
@@ -795,14 +813,13 @@ fn fig1(
     commands: &[String],
     reports: &[(String, serde_json::Value)],
 ) -> FigureData {
-    let served = crate::served::read_served(std::path::Path::new(&cell.trace));
     let from = (cell.w.from_s * 1e9).round() as u64;
     let to = (cell.w.to_s * 1e9).round() as u64;
     let phases = cell.postmark.as_ref().and_then(|p| pattern::phases(from, files, p));
-    let (checks, rows, scatter) = match (&served, phases) {
-        (Ok(s), Some(p)) if cell.w.marked => {
-            let creation = pattern::arrived_in(&s.requests, p.creation);
-            let tx = pattern::arrived_in(&s.requests, p.transactions);
+    let (checks, rows, scatter) = match phases {
+        Some(p) if cell.w.marked => {
+            let creation = pattern::arrived_in(&cell.requests, p.creation);
+            let tx = pattern::arrived_in(&cell.requests, p.transactions);
             let secs = |(a, b): (u64, u64)| {
                 format!("{:.0}-{:.0} s", (a - from) as f64 / 1e9, (b - from) as f64 / 1e9)
             };
@@ -818,13 +835,8 @@ fn fig1(
                     "-".into(),
                 ),
             ];
-            (pattern::judge_fig1(&creation, &tx), rows, pattern::dots(&s.requests, from, to).to_vec())
+            (pattern::judge_fig1(&creation, &tx), rows, pattern::dots(&cell.requests, from, to).to_vec())
         }
-        (Err(e), _) => (
-            vec![Check::new("the run's request log read", e.clone(), "the LL run on Ext3", false)],
-            vec![],
-            vec![],
-        ),
         _ => (
             vec![Check::new(
                 "PostMark's phases found",
@@ -862,9 +874,6 @@ pub fn fs_story(m: &Matrix) -> String {
         let i = if most { index_of_max(&v) } else { index_of_min(&v) };
         FS4[i]
     };
-    let mean_kib = |c: &PmCell| {
-        (c.w.drive_read_bytes + c.w.drive_write_bytes) as f64 / c.disk_requests().max(1) as f64 / 1024.0
-    };
     let roles: Vec<String> = names
         .iter()
         .enumerate()
@@ -872,7 +881,7 @@ pub fn fs_story(m: &Matrix) -> String {
             format!(
                 "{n}: fewest requests {}, largest {}, fastest {}",
                 best(w, &|c| c.disk_requests() as f64, false),
-                best(w, &mean_kib, true),
+                best(w, &PmCell::command_kib, true),
                 best(w, &|c| c.tps, true)
             )
         })
@@ -995,9 +1004,6 @@ pub fn fig7_explanation(ss: &[PmCell]) -> String {
     let arrived = |c: &PmCell| {
         (c.w.read_bytes + c.w.write_bytes) as f64 / (c.w.reads + c.w.writes).max(1) as f64 / 1024.0
     };
-    let sent = |c: &PmCell| {
-        (c.w.drive_read_bytes + c.w.drive_write_bytes) as f64 / c.disk_requests().max(1) as f64 / 1024.0
-    };
     let (noop, dl) = (&ss[0], &ss[1]);
     let why = if arrived(noop) > 8.0 {
         "The paper's No-Op lost because ReiserFS chopped writes to 4 KB and No-Op could not merge them \
@@ -1014,9 +1020,9 @@ pub fn fig7_explanation(ss: &[PmCell]) -> String {
         arrived(noop),
         arrived(dl),
         noop.disk_requests(),
-        sent(noop),
+        noop.command_kib(),
         dl.disk_requests(),
-        sent(dl),
+        dl.command_kib(),
         noop.tps,
         dl.tps,
     )

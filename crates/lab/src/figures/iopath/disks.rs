@@ -121,13 +121,10 @@ pub fn judge_fig14(t: &[[[f64; 4]; 2]; 3]) -> Vec<Check> {
     ]
 }
 
-/// The drive's share of the workload spent serving commands (at depth 1, a command's
-/// dispatch to completion is its service) and its mean ms per command.
+/// The drive's share of the workload spent serving commands (at depth 1 the commands in
+/// the drive, [`PmCell::in_drive`]) and its mean ms per command.
 fn drive_busy(c: &PmCell) -> (f64, f64) {
-    let secs = c.w.to_s - c.w.from_s;
-    let busy: u64 = c.lat.drive_ns.iter().sum();
-    let n = c.lat.drive_ns.len().max(1) as f64;
-    (if secs > 0.0 { busy as f64 / 1e9 / secs } else { 0.0 }, busy as f64 / 1e6 / n)
+    (c.in_drive(), crate::served::mean(&c.lat.drive_ns) / 1e6)
 }
 
 /// Why the figures depart, from the runs: per disk, how busy the drive was and how long it
@@ -229,8 +226,12 @@ pub(super) fn run(
             }
         }
     }
-    let figure = |fig: &str, cube: &Cube, (x_label, columns): (&str, &[&str]), checks: Vec<Check>| {
+    let figure = |fig: &str,
+                  cube: &Cube,
+                  (x_label, columns): (&str, &[&str]),
+                  judge: fn(&[[[f64; 4]; 2]; 3]) -> Vec<Check>| {
         let t = tps(cube);
+        let checks = judge(&t);
         let mut series = Vec::new();
         let mut rows = Vec::new();
         for (d, (disk, name)) in DISKS.iter().enumerate() {
@@ -277,11 +278,9 @@ pub(super) fn run(
             reports: reports.clone(),
         }
     };
-    let t13 = tps(&fs_cube);
-    let t14 = tps(&sched_cube);
     Ok(vec![
-        figure("iopath-fig13", &fs_cube, ("file system", &FS4), judge_fig13(&t13)),
-        figure("iopath-fig14", &sched_cube, ("scheduler", &FIG7_SCHEDULERS), judge_fig14(&t14)),
+        figure("iopath-fig13", &fs_cube, ("file system", &FS4), judge_fig13),
+        figure("iopath-fig14", &sched_cube, ("scheduler", &FIG7_SCHEDULERS), judge_fig14),
     ])
 }
 

@@ -82,11 +82,6 @@ pub fn judge_fig10(m: &Matrix) -> Vec<Check> {
     ]
 }
 
-/// Mean KiB of the commands the server sent the drive.
-fn command_kib(c: &PmCell) -> f64 {
-    (c.w.drive_read_bytes + c.w.drive_write_bytes) as f64 / c.disk_requests().max(1) as f64 / 1024.0
-}
-
 /// Highest over lowest of `v`.
 fn spread(v: &[f64]) -> f64 {
     v.iter().cloned().fold(f64::MIN, f64::max) / v.iter().cloned().fold(f64::MAX, f64::min)
@@ -99,7 +94,7 @@ pub fn judge_fig11(ss: &[PmCell]) -> Vec<Check> {
     }
     let at_driver: Vec<f64> = ss.iter().map(|c| variation(&c.lat.server_ns)).collect();
     let at_disk: Vec<f64> = ss.iter().map(|c| variation(&c.lat.drive_ns)).collect();
-    let kib: Vec<f64> = ss.iter().map(command_kib).collect();
+    let kib: Vec<f64> = ss.iter().map(PmCell::command_kib).collect();
     let disk_ms: Vec<f64> = ss.iter().map(|c| mean(&c.lat.drive_ns) / 1e6).collect();
     let more = at_driver[1..].iter().filter(|v| **v > at_driver[0]).count();
     vec![
@@ -181,12 +176,16 @@ pub fn fig10_explanation(m: &Matrix) -> String {
     let in_guest = cells.iter().map(|c| c.device.mean_queue).sum::<f64>() / cells.len() as f64;
     let deepest = cells.iter().map(|c| c.device.mean_queue).fold(0.0, f64::max);
     let limit = cells.iter().map(|c| c.device.nr_requests).max().unwrap_or(0);
-    let noop_smaller =
-        m.iter().filter(|row| strictly_min(&row.iter().map(command_kib).collect::<Vec<_>>(), 0)).count();
+    let noop_smaller = m
+        .iter()
+        .filter(|row| strictly_min(&row.iter().map(PmCell::command_kib).collect::<Vec<_>>(), 0))
+        .count();
     // how much larger the others' commands were than Noop's, at most over the workloads
     let larger = m
         .iter()
-        .map(|row| row[1..].iter().map(command_kib).fold(f64::MAX, f64::min) / command_kib(&row[0]).max(1e-9))
+        .map(|row| {
+            row[1..].iter().map(PmCell::command_kib).fold(f64::MAX, f64::min) / row[0].command_kib().max(1e-9)
+        })
         .fold(0.0, f64::max);
     let noop = if noop_smaller >= 3 {
         format!(
@@ -240,7 +239,7 @@ pub(super) fn fig11(ss: &[PmCell; 4]) -> Draft<'static> {
                     variation(&c.lat.server_ns),
                     mean(&c.lat.drive_ns) / 1e6,
                     variation(&c.lat.drive_ns),
-                    command_kib(c)
+                    c.command_kib()
                 ),
                 "Figure 11 (a CDF; no values in the text)".into(),
             )
@@ -259,21 +258,10 @@ pub(super) fn fig11(ss: &[PmCell; 4]) -> Draft<'static> {
 /// Why Figure 11 departs: how many requests the server's scheduler could choose among, and
 /// the commands' sizes (the guest merges before the server sees a request).
 pub fn fig11_explanation(ss: &[PmCell; 4]) -> String {
-    let kib: Vec<f64> = ss.iter().map(command_kib).collect();
+    let kib: Vec<f64> = ss.iter().map(PmCell::command_kib).collect();
     let queued: Vec<f64> = ss.iter().map(|c| c.lat.mean_outstanding).collect();
     let most = ss.iter().map(|c| c.lat.max_outstanding).max().unwrap_or(0);
-    // commands in the drive on average (Little's law: their summed time over the window)
-    let in_drive: Vec<f64> = ss
-        .iter()
-        .map(|c| {
-            let secs = c.w.to_s - c.w.from_s;
-            if secs > 0.0 {
-                c.lat.drive_ns.iter().sum::<u64>() as f64 / 1e9 / secs
-            } else {
-                0.0
-            }
-        })
-        .collect();
+    let in_drive: Vec<f64> = ss.iter().map(PmCell::in_drive).collect();
     format!(
         "A scheduler reorders only what it holds: here the server held {} requests on average (noop, \
          deadline, as, cfq) and never more than {most}, where the paper's driver queue held hundreds, so \

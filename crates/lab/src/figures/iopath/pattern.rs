@@ -160,14 +160,16 @@ fn gb(sector: u64) -> f64 {
 /// The dots of the figure: (seconds from `from`, start address in GB) of reads and of
 /// writes, in that order.
 pub fn dots(requests: &[Request], from: u64, to: u64) -> [(String, Vec<(f64, f64)>); 2] {
-    let pick = |write: bool| -> Vec<(f64, f64)> {
-        arrived_in(requests, (from, to))
-            .iter()
-            .filter(|r| r.write == write)
-            .map(|r| ((r.arrival_ns - from) as f64 / 1e9, gb(r.sector)))
-            .collect()
-    };
-    [("reads".to_string(), pick(false)), ("writes".to_string(), pick(true))]
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for r in arrived_in(requests, (from, to)) {
+        let dot = ((r.arrival_ns - from) as f64 / 1e9, gb(r.sector));
+        if r.write {
+            writes.push(dot)
+        } else {
+            reads.push(dot)
+        }
+    }
+    [("reads".to_string(), reads), ("writes".to_string(), writes)]
 }
 
 #[cfg(test)]
