@@ -98,6 +98,22 @@ fn a_logorg_replays_as_the_array_it_describes() {
 /// A synthetic experiment as DiskSim's examples write one: the disk wrapped in a `Parts`
 /// logorg, `generators` closed or open generators over it.
 fn synthetic(dir: &Path, p_critical: f64, generators: usize) -> PathBuf {
+    synthetic_with(dir, p_critical, 0.0, None, generators)
+}
+
+/// The same with a share `p_limited` of time-limited requests, and system calls of
+/// (call, return) ms around each time-critical request.
+fn synthetic_with(
+    dir: &Path,
+    p_critical: f64,
+    p_limited: f64,
+    syscalls: Option<(f64, f64)>,
+    generators: usize,
+) -> PathBuf {
+    let (sys, (call, ret)) = match syscalls {
+        Some(times) => (1, times),
+        None => (0, (0.0, 0.0)),
+    };
     let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid/cheetah9LP.diskspecs");
     let gen = format!(
         "disksim_synthgen {{
@@ -108,7 +124,7 @@ fn synthetic(dir: &Path, p_critical: f64, generators: usize) -> PathBuf {
        Probability of local access = 0.3,
        Probability of read access = 0.66,
        Probability of time-critical request = {p_critical},
-       Probability of time-limited request = 0.0,
+       Probability of time-limited request = {p_limited},
        Time-limited think times = [ normal, 30.0, 100.0 ],
        General inter-arrival times = [ exponential, 0.0, 25.0 ],
        Sequential inter-arrival times = [ exponential, 0.0, 25.0 ],
@@ -131,16 +147,16 @@ disksim_pf Proc {{ Number of processors = {generators}, Process-Flow Time Scale 
 disksim_synthio Synthio {{
    Number of I/O requests to generate = 400,
    Maximum time of trace generated = 10000.0,
-   System call/return with each request = 0,
-   Think time from call to request = 0.0,
-   Think time from request to return = 0.0,
+   System call/return with each request = {sys},
+   Think time from call to request = {call},
+   Think time from request to return = {ret},
    Generators = [ {} ]
 }}
 ",
         specs.canonicalize().unwrap().display(),
         vec![gen; generators].join(",\n")
     );
-    let p = dir.join("synth.parv");
+    let p = dir.join(format!("synth-{p_critical}-{p_limited}-{sys}-{generators}.parv"));
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -187,4 +203,27 @@ fn a_parv_synthetic_workload_runs_as_a_job_file() {
     let ios: Vec<u64> = ios(&v).into_iter().map(|(r, w)| r + w).collect();
     assert_eq!(ios.len(), 5);
     assert!(ios.iter().all(|&n| n > 10) && ios.iter().sum::<u64>() <= 405, "{ios:?}");
+}
+
+#[test]
+fn time_limited_requests_and_system_calls_run_and_change_the_timeline() {
+    let dir = scratch("synth-limits");
+    let total = |parv: &Path, name: &str| {
+        let text = simulate_json(parv, &dir.join(name));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let [(r, w)] = ios(&v)[..] else { panic!("one job: {v}") };
+        (r + w, v["runs"][0]["jobs"][0]["job_runtime"].as_f64().unwrap(), text)
+    };
+    // half time-critical, half time-limited: the critical ones are waited for, so the run
+    // counts (nearly) every one of its 400 generations
+    let plain = synthetic_with(&dir, 0.5, 0.5, None, 1);
+    let (n, elapsed, text) = total(&plain, "plain.json");
+    assert!((390..=400).contains(&n), "{n}");
+    assert_eq!(total(&plain, "again.json").2, text, "byte-identical rerun");
+    // a 2 ms call before each of the ~200 time-critical requests (and a 1 ms return, which
+    // overlaps its service) stretches the run by at least ~400 ms: the draws are the same
+    let sys = synthetic_with(&dir, 0.5, 0.5, Some((2.0, 1.0)), 1);
+    let (m, elapsed_sys, _) = total(&sys, "sys.json");
+    assert!((390..=400).contains(&m), "{m}");
+    assert!(elapsed_sys > elapsed + 300.0, "{elapsed} ms, with system calls {elapsed_sys} ms");
 }

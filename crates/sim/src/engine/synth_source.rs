@@ -4,7 +4,9 @@
 //! (the request count, or the time limit), requests still in flight are abandoned, as in
 //! DiskSim: they finish in the drive but count in no job's figures.
 
-use headway_sched::{Dir, Request, Time, SECTOR_BYTES};
+use std::collections::HashMap;
+
+use headway_sched::{Dir, ReqId, Request, Time, SECTOR_BYTES};
 
 use super::core::Ev;
 use super::machine::{Machine, Reaped};
@@ -14,6 +16,8 @@ use crate::workload::Job;
 
 pub(super) struct SynthSource {
     flow: Flow,
+    /// The flow's token of each request in flight.
+    tokens: HashMap<ReqId, u64>,
     /// Each generator's blocking factor (sectors a block).
     blocking: Vec<u64>,
     stopped: bool,
@@ -21,7 +25,7 @@ pub(super) struct SynthSource {
 
 impl SynthSource {
     pub fn new(flow: Flow, blocking: Vec<u64>) -> Self {
-        SynthSource { flow, blocking, stopped: false }
+        SynthSource { flow, tokens: HashMap::new(), blocking, stopped: false }
     }
 
     fn apply(&mut self, m: &mut Machine, steps: Vec<Step>) {
@@ -30,7 +34,7 @@ impl SynthSource {
         for s in steps {
             match s {
                 Step::ThinkUntil { proc, at } => m.core.push(Time(at), Ev::Source(proc as u32)),
-                Step::Issue { proc, req } => {
+                Step::Issue { proc, req, token } => {
                     let b = self.blocking[proc];
                     let (sector, len) = (req.block as u64 * b, (req.count as u64 * b) as u32);
                     let dir = if req.read { Dir::Read } else { Dir::Write };
@@ -41,6 +45,7 @@ impl SynthSource {
                     job.progress.issued_bytes += len as u64 * SECTOR_BYTES;
                     let ctx = m.issuers.of_trace_context(proc as u32);
                     let id = m.new_request(proc, dir, sector, len, proc as u32);
+                    self.tokens.insert(id, token);
                     // every synthetic request is a system call's: the process may wait for it
                     let rq = Request { id, sector, len, dir, sync: true, arrival: now, ctx };
                     m.block.arrive(&mut m.core, rq, proc as u32);
@@ -76,6 +81,7 @@ impl Source for SynthSource {
     }
 
     fn completed(&mut self, m: &mut Machine, r: Reaped) {
+        let token = self.tokens.remove(&r.id).expect("every synthetic request has a token");
         if self.stopped {
             // abandoned when the run stopped: out of the job's flight, in no figure
             m.jobs[r.meta.job as usize].reaped_one();
@@ -84,7 +90,7 @@ impl Source for SynthSource {
         m.count(&r);
         let now = m.core.now;
         m.jobs[r.meta.job as usize].progress.finished_at = Some(now);
-        let steps = self.flow.completed(r.meta.tag as usize, now.0);
+        let steps = self.flow.completed(token, now.0);
         self.apply(m, steps);
     }
 

@@ -70,7 +70,7 @@ pub struct SynthReq {
     pub count: i64,
     pub read: bool,
     pub class: Class,
-    /// A time-limited request's limit, ms after its issue.
+    /// A time-limited request's limit: ms of its process's computing (see [`super::flow`]).
     pub limit: Option<f64>,
 }
 

@@ -7,14 +7,13 @@
 //! simulated CPUs (`disksim_pf Proc`): each thinks (computes) for its request's think time,
 //! issues it, and blocks on it according to its class ([`gen::Class`]). The run stops at
 //! `Number of I/O requests to generate` generations or at `Maximum time of trace
-//! generated`. Every draw comes from one [`rand48::Rand48`] stream, reseeded with the
-//! `disksim_global`'s seed before the generators draw their first requests (the last
-//! generator first).
+//! generated`. Every draw comes from one [`rand48::Rand48`] stream: seeded with the
+//! `disksim_global`'s seed for the generators' first requests (the last generator first),
+//! then reseeded with DiskSim's fixed run seed for the rest ([`flow`]).
 //!
-//! Still to come (issue 22): [`flow::Flow`] as a workload source of the simulator, so that
-//! `headway simulate` runs a `.parv`'s synthetic experiment, and DiskSim's time-limit list
-//! and system-call think times in the flow. Until then nothing runs these generators
-//! outside their tests.
+//! `headway simulate FILE.parv` runs the experiment (the engine's synthetic source). Not
+//! run: generators addressing several devices, and a `Storage capacity per device` above
+//! the device's (both refused where the run is set up).
 
 pub mod dist;
 pub mod flow;
