@@ -34,8 +34,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub drive: DriveArgs,
     /// A disk array of N `--disk` drives, each with its own scheduler instance (`stream`
-    /// coordinates them; `stream-local` does not): raid0:N:STRIPE or raid5:N:STRIPE
-    /// (left-symmetric), e.g. raid0:5:64k
+    /// coordinates them; `stream-local` does not): raid0:N:STRIPE, raid4:N:STRIPE,
+    /// raid5:N:STRIPE (left-symmetric), raid10:N:STRIPE[:COPIES][:read=POLICY] or
+    /// raid1:N[:read=POLICY], e.g. raid0:5:64k
     #[arg(long, value_name = "LEVEL:N:STRIPE")]
     pub array: Option<String>,
     /// Array requests the array's front end admits at once (a RAID card's queue);

@@ -1,10 +1,12 @@
 //! `disksim_logorg`: a DiskSim logical organisation as a headway array
 //! (`--disk FILE#ORG`, in the front ends that take `--array`).
 //!
-//! | DiskSim | headway |
+//! | DiskSim (`Addressing mode = Array`, `Distribution scheme = Striped`) | headway |
 //! |---|---|
-//! | `Addressing mode = Array`, `Distribution scheme = Striped`, `Redundancy scheme = Noredun` | [`Level::Raid0`] |
-//! | the same with `Redundancy scheme = Parity_rotated`, `Parity rotation type = 1` (left-symmetric, the only type DiskSim 4.0's striped table builds) and `Parity stripe unit` = `Stripe unit` | [`Level::Raid5`] |
+//! | `Redundancy scheme = Noredun` (or `Shadowed` with one copy) | [`Level::Raid0`] |
+//! | `Shadowed`, `Number of copies = C` (C divides N), `Copy choice on read` 1-6 | [`Level::Raid10`] over `N / C` data members, copy `c` of data member `d` on member `d + c N / C`; [`Level::Raid1`] when `C = N` |
+//! | `Parity_disk` | [`Level::Raid4`], parity on the last listed device |
+//! | `Parity_rotated`, `Parity rotation type = 1` (left-symmetric, the only type DiskSim 4.0's striped table builds), `Parity stripe unit` = k x `Stripe unit` | [`Level::Raid5`], the parity unit moving every k rows ([`ArraySpec::parity_rows`]) |
 //! | `devices = [ disk0 .. disk4 ]` | the members: devices of the file, all of one template (headway's members are identical drives) |
 //! | `Stripe unit` (sectors) | [`ArraySpec::unit`] |
 //!
@@ -13,18 +15,20 @@
 //!
 //! What headway's array does not do DiskSim's way is refused, naming the parameter, rather
 //! than simulated differently:
-//! * `Parts` addressing, and the `Asis`, `Random` and `Ideal` distributions;
-//! * `Shadowed` (mirrors) and `Parity_disk` (RAID 4);
-//! * a `Parity stripe unit` other than the stripe unit;
+//! * `Parts` addressing, and the `Asis`, `Random` and `Ideal` distributions (a load
+//!   balancer's toys mapping to no sector, and layouts no headway front end addresses);
+//! * `Number of copies` that does not divide the devices, `Copy choice on read` outside
+//!   1-6, a `Parity stripe unit` that is not a whole multiple of the stripe unit on RAID 5,
+//!   `Parity rotation type` other than 1 (DiskSim itself stops on these);
 //! * `RMW vs. reconstruct` below `(N - 1) / N`: DiskSim then writes partially written rows
 //!   by reconstruct-write, where headway always reads the old data and parity
 //!   (read-modify-write);
 //! * `Synch writes for safety = 0`: DiskSim then starts each write once the reads on its own
 //!   member are done; headway's writes wait for all of the request's reads (as with 1).
 //!
-//! Accepted and without effect here: `Number of copies` and `Copy choice on read` (mirrors
-//! only), `Components`, and the time-stamp parameters (statistics only; DiskSim 4.0 never
-//! stamps).
+//! Accepted and without effect here: `Number of copies` and `Copy choice on read` without
+//! mirrors, `Parity stripe unit` without RAID 5, `Components`, and the time-stamp
+//! parameters (statistics only; DiskSim 4.0 never stamps).
 //!
 //! Known differences that remain, in the array model rather than the import: DiskSim
 //! sends each member one request per array request (the units it holds, coalesced) and
@@ -36,7 +40,7 @@
 use super::devices::{self, Device};
 use super::syntax::{Block, Document, Value};
 use super::{err, num, uint, Fields, Result};
-use crate::array::{ArraySpec, Level};
+use crate::array::{ArraySpec, CopyChoice, Level};
 
 /// The one member of a logorg that maps requests onto it unchanged (`Addressing mode =
 /// Parts`, `Distribution scheme = Asis`, `Redundancy scheme = Noredun`, one device: how
@@ -71,10 +75,109 @@ pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<
     };
     word(&mut f, "Addressing mode", &["Array"])?;
     word(&mut f, "Distribution scheme", &["Striped"])?;
-    let level = match word(&mut f, "Redundancy scheme", &["Noredun", "Parity_rotated"])? {
+    let redundancy =
+        word(&mut f, "Redundancy scheme", &["Noredun", "Shadowed", "Parity_disk", "Parity_rotated"])?;
+    let members = members(doc, &mut f)?;
+    let n = members.len() as u32;
+    let parity = matches!(redundancy, "Parity_disk" | "Parity_rotated");
+    let min = if parity { 3 } else { 2 };
+    if !(min..=64).contains(&n) {
+        let at = b.entries.iter().find(|e| e.key == "devices").map_or(&b.at, |e| &e.at);
+        return err(at, format!("{n} members: headway's {redundancy} arrays take {min} to 64"));
+    }
+    let uv = f.need("Stripe unit")?;
+    let unit = uint(uv, "Stripe unit")?;
+    if unit == 0 {
+        return err(uv.pos(), "`Stripe unit` must be at least 1 sector");
+    }
+    let copies_v = f.need("Number of copies")?;
+    let copies = uint(copies_v, "Number of copies")?;
+    let choice_v = f.need("Copy choice on read")?;
+    let Some(copy_choice) = CopyChoice::from_disksim(uint(choice_v, "Copy choice on read")? as u64) else {
+        return err(choice_v.pos(), "`Copy choice on read` must be 1 to 6");
+    };
+    let parity_unit_v = f.need("Parity stripe unit")?;
+    let parity_unit = uint(parity_unit_v, "Parity stripe unit")?;
+    if parity_unit == 0 {
+        return err(parity_unit_v.pos(), "`Parity stripe unit` must be at least 1 sector");
+    }
+    let level = match redundancy {
         "Noredun" => Level::Raid0,
+        "Shadowed" => {
+            if copies == 0 || !n.is_multiple_of(copies) {
+                return err(
+                    copies_v.pos(),
+                    format!(
+                        "`Number of copies` = {copies}: the {n} devices are not a whole number of copies"
+                    ),
+                );
+            }
+            match n / copies {
+                _ if copies == 1 => Level::Raid0,
+                1 => Level::Raid1,
+                _ => Level::Raid10,
+            }
+        }
+        "Parity_disk" => Level::Raid4,
         _ => Level::Raid5,
     };
+    let mut spec = ArraySpec { copy_choice, ..ArraySpec::new(level, n, unit as u64) };
+    if level == Level::Raid10 {
+        spec.copies = copies;
+    }
+    let synch = f.need("Synch writes for safety")?;
+    let rmw = f.need("RMW vs. reconstruct")?;
+    let rotation = f.need("Parity rotation type")?;
+    if level == Level::Raid5 {
+        if uint(rotation, "Parity rotation type")? != 1 {
+            return err(rotation.pos(), "`Parity rotation type`: only 1 (left-symmetric) is modelled");
+        }
+        if parity_unit < unit || !parity_unit.is_multiple_of(unit) {
+            return err(
+                parity_unit_v.pos(),
+                format!(
+                    "`Parity stripe unit` = {parity_unit}: DiskSim's striped RAID 5 takes a whole multiple of \
+                     the stripe unit ({unit})"
+                ),
+            );
+        }
+        spec.parity_rows = parity_unit / unit;
+    }
+    if parity {
+        let r = num(rmw, "RMW vs. reconstruct")?;
+        if ((r * n as f64) as u32) < n - 1 {
+            return err(
+                rmw.pos(),
+                format!(
+                    "`RMW vs. reconstruct` = {r}: below {:.3} ({} of {n} members) DiskSim reconstructs partial \
+                     rows; headway models read-modify-write only",
+                    (n - 1) as f64 / n as f64,
+                    n - 1
+                ),
+            );
+        }
+        if uint(synch, "Synch writes for safety")? != 1 {
+            return err(
+                synch.pos(),
+                "`Synch writes for safety` = 0: headway's writes wait for all of the request's reads (1)",
+            );
+        }
+    }
+    f.ignore(&[
+        "Components",
+        "Time stamp interval",
+        "Time stamp start time",
+        "Time stamp stop time",
+        "Time stamp file name",
+    ]);
+    f.finish()?;
+    let mut members = members;
+    let first = members.swap_remove(0);
+    Ok((first, spec))
+}
+
+/// The devices `devices` lists, all of one model.
+fn members<'a>(doc: &'a Document, f: &mut Fields<'a>) -> Result<Vec<Device<'a>>> {
     let list = f.list("devices")?;
     let all = devices::devices(doc);
     let mut members: Vec<Device> = Vec::new();
@@ -98,60 +201,5 @@ pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<
         }
         members.push(d.clone());
     }
-    let n = members.len() as u32;
-    let min = if level == Level::Raid5 { 3 } else { 2 };
-    if !(min..=64).contains(&n) {
-        let at = b.entries.iter().find(|e| e.key == "devices").map_or(&b.at, |e| &e.at);
-        return err(at, format!("{n} members: headway's {level:?} arrays take {min} to 64"));
-    }
-    let uv = f.need("Stripe unit")?;
-    let unit = uint(uv, "Stripe unit")?;
-    if unit == 0 {
-        return err(uv.pos(), "`Stripe unit` must be at least 1 sector");
-    }
-    let synch = f.need("Synch writes for safety")?;
-    let rmw = f.need("RMW vs. reconstruct")?;
-    let parity_unit = f.need("Parity stripe unit")?;
-    let rotation = f.need("Parity rotation type")?;
-    if level == Level::Raid5 {
-        if uint(rotation, "Parity rotation type")? != 1 {
-            return err(rotation.pos(), "`Parity rotation type`: only 1 (left-symmetric) is modelled");
-        }
-        if uint(parity_unit, "Parity stripe unit")? != unit {
-            return err(
-                parity_unit.pos(),
-                format!("`Parity stripe unit`: only the stripe unit ({unit}) is modelled"),
-            );
-        }
-        let r = num(rmw, "RMW vs. reconstruct")?;
-        if ((r * n as f64) as u32) < n - 1 {
-            return err(
-                rmw.pos(),
-                format!(
-                    "`RMW vs. reconstruct` = {r}: below {:.3} ({} of {n} members) DiskSim reconstructs partial \
-                     rows; headway models read-modify-write only",
-                    (n - 1) as f64 / n as f64,
-                    n - 1
-                ),
-            );
-        }
-        if uint(synch, "Synch writes for safety")? != 1 {
-            return err(
-                synch.pos(),
-                "`Synch writes for safety` = 0: headway's writes wait for all of the request's reads (1)",
-            );
-        }
-    }
-    f.ignore(&[
-        "Number of copies",
-        "Copy choice on read",
-        "Components",
-        "Time stamp interval",
-        "Time stamp start time",
-        "Time stamp stop time",
-        "Time stamp file name",
-    ]);
-    f.finish()?;
-    let first = members.swap_remove(0);
-    Ok((first, ArraySpec { level, members: n, unit: unit as u64 }))
+    Ok(members)
 }

@@ -4,6 +4,7 @@ use crate::spec::Sparing;
 mod devices;
 mod layout;
 mod layout_cases;
+mod logorg;
 
 /// The DiskSim reference data (`data/` in the repository): missing, the
 /// test that asks for it fails.

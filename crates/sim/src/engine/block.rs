@@ -36,7 +36,7 @@
 //! acts on each before the next: the order of everything that follows a completion is the
 //! order of the requests in the command.
 
-use headway_disk::array::Piece;
+use headway_disk::array::{CopyView, Piece};
 use headway_disk::{Cmd, Drive, DriveError, Hdd, WriteCache};
 use headway_sched::idmap::IdMap;
 use headway_sched::{
@@ -59,6 +59,9 @@ struct Member {
     sched: Box<dyn Scheduler>,
     drive: Drive,
     head: u64,
+    /// The last sector of the request last sent to the drive (0 before any): where a
+    /// mirror's read policy takes this member's queue to be.
+    last_sector: u64,
     /// Requests in the drive with their submission times (at most the queue depth).
     inflight: Vec<(Request, Time)>,
     /// Time of the drive event in the heap, and its generation.
@@ -139,6 +142,7 @@ impl<'a> Block<'a> {
                 sched,
                 drive: Drive::new(Hdd::new(input.disk.clone()), input.drive)?,
                 head: 0,
+                last_sector: 0,
                 inflight: Vec::with_capacity(input.drive.queue_depth as usize),
                 drive_ev: None,
                 drive_gen: 0,
@@ -152,7 +156,7 @@ impl<'a> Block<'a> {
         let capacity = members[0].drive.hdd().capacity();
         Ok(Block {
             members,
-            array: input.array.map(ArrayFront::new),
+            array: input.array.map(|a| ArrayFront::new(a, input.seed)),
             hooks,
             deep: input.drive.queue_depth > 1,
             write_back: input.drive.write_cache == WriteCache::Back,
@@ -234,23 +238,28 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// An array request is admitted: its member requests of the first phase go out.
+    /// An array request is admitted: the member requests it starts with go out.
     fn split(&mut self, core: &mut Core, rq: Request) {
-        let (first, dir) = self.array.as_mut().expect("an array").split(rq);
-        self.issue_pieces(core, rq, &first, dir);
+        let members = &self.members;
+        let view = |m: u32| {
+            let m = &members[m as usize];
+            CopyView { queued: m.sched.pending() + m.inflight.len(), position: m.last_sector }
+        };
+        let first = self.array.as_mut().expect("an array").split(rq, &view);
+        self.issue_pieces(core, rq, &first);
     }
 
-    /// Send `pieces` of array request `parent` to the members as `dir` requests.
-    fn issue_pieces(&mut self, core: &mut Core, parent: Request, pieces: &[Piece], dir: Dir) {
+    /// Send `pieces` of array request `parent` to the members, each in its direction.
+    fn issue_pieces(&mut self, core: &mut Core, parent: Request, pieces: &[(Piece, Dir)]) {
         let first = core.new_ids(pieces.len() as u64);
         self.array.as_mut().expect("an array").issued(parent.id, pieces, first);
         let view = self.view(0);
         if let Some(h) = self.hooks.as_mut() {
             let ids: Vec<(u32, ReqId)> =
-                pieces.iter().enumerate().map(|(i, p)| (p.member, ReqId(first + i as u64))).collect();
+                pieces.iter().enumerate().map(|(i, p)| (p.0.member, ReqId(first + i as u64))).collect();
             h.pieces(core.now, &parent, &ids, &view);
         }
-        for (i, p) in pieces.iter().enumerate() {
+        for (i, &(p, dir)) in pieces.iter().enumerate() {
             let id = ReqId(first + i as u64);
             let rq = Request { id, sector: p.sector, len: p.len, dir, arrival: core.now, ..parent };
             self.arrive_at(core, p.member as usize, rq);
@@ -259,7 +268,7 @@ impl<'a> Block<'a> {
 
     /// Disk request `id` is done (`service` ns of drive time carried `total` bytes): what
     /// that completes. The last member request of an array request completes it (or,
-    /// ending a RAID 5 write's reads, sends its writes) and admits the next waiting one.
+    /// ending reads that writes wait for, sends those writes) and admits the next waiting one.
     #[inline(always)]
     pub fn finish_piece(&mut self, core: &mut Core, id: ReqId, service: u64, total: u64) -> Completes {
         let view = self.hooks.is_some().then(|| self.view(0));
@@ -268,7 +277,8 @@ impl<'a> Block<'a> {
             PieceDone::NotAPiece => Completes::Itself,
             PieceDone::Pending => Completes::Nothing,
             PieceDone::Writes(rq, writes) => {
-                self.issue_pieces(core, rq, &writes, Dir::Write);
+                let writes: Vec<(Piece, Dir)> = writes.into_iter().map(|p| (p, Dir::Write)).collect();
+                self.issue_pieces(core, rq, &writes);
                 Completes::Nothing
             }
             PieceDone::Complete(r) => {
@@ -382,6 +392,7 @@ impl<'a> Block<'a> {
         }
         let mem = &mut self.members[m];
         mem.figures.flow_out.add(rq.dir, rq.len);
+        mem.last_sector = rq.end().saturating_sub(1);
         if self.deep {
             mem.head = rq.end();
         }

@@ -26,7 +26,7 @@
 //! merges even under `noop`; requests from different jobs, or from one job at different
 //! instants, do not wait for each other (no unplug timer is modelled).
 //!
-//! Arrays (`--array raid0:N:STRIPE`, `raid5:N:STRIPE`): the jobs' addresses are array
+//! Arrays (`--array LEVEL:N:STRIPE`): the jobs' addresses are array
 //! addresses; an array request completes, exactly once, when its last member request does,
 //! and is then accounted like any request (a job's, a page-cache fill, a writeback).
 //! Without an array there is one member and no splitting.

@@ -33,7 +33,7 @@ fn simpledisk(latency: &str) -> String {
 
 /// Three TINY disks (`disk0 .. disk2`, rotationally synchronised) and a simpledisk `sd0`,
 /// `sd0` on a bus of 0.02 ms a block; `extra` is appended.
-fn system(extra: &str) -> String {
+pub(super) fn system(extra: &str) -> String {
     let tiny = drive(2, 3, &layout(9, 0, 1, ZONE)).replacen("disksim_disk tiny", "disksim_disk TINY", 1);
     format!(
         "{tiny}{sd}
@@ -55,7 +55,7 @@ topology disksim_iodriver driver0 [
     )
 }
 
-fn file(name: &str, text: &str) -> PathBuf {
+pub(super) fn file(name: &str, text: &str) -> PathBuf {
     write(&tmp(), name, text)
 }
 
@@ -165,102 +165,4 @@ fn block_count_stands_only_after_the_layout() {
     let e = import(&file("over.parv", &text)).unwrap_err().to_string();
     let line = text.lines().position(|l| l.contains("Block count")).unwrap() + 1;
     assert!(e.contains(&format!("over.parv:{line}:")) && e.contains("more than its zones' 24 LBNs"), "{e}");
-}
-
-/// A logorg over `devices` with these redundancy settings.
-fn logorg(
-    name: &str,
-    devices: &str,
-    redundancy: &str,
-    rmw: &str,
-    synch: u32,
-    rotation: u32,
-    parity_unit: u32,
-) -> String {
-    format!(
-        "disksim_logorg {name} {{
-   Addressing mode = Array,
-   Distribution scheme = Striped,
-   Redundancy scheme = {redundancy},
-   devices = [ {devices} ],
-   Stripe unit = 4,
-   Synch writes for safety = {synch},
-   Number of copies = 2,
-   Copy choice on read = 6,
-   RMW vs. reconstruct = {rmw},
-   Parity stripe unit = {parity_unit},
-   Parity rotation type = {rotation},
-   Time stamp interval = 0.000000,
-   Time stamp start time = 60000.000000,
-   Time stamp stop time = 10000000000.000000,
-   Time stamp file name = stamps
-}}
-"
-    )
-}
-
-#[test]
-fn a_logorg_is_an_array_of_its_members() {
-    use crate::array::Level;
-    let text = system(&format!(
-        "{}{}",
-        logorg("org0", "disk0 .. disk2", "Noredun", "0.5", 0, 1, 64),
-        logorg("org5", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 4)
-    ));
-    let p = file("arrays.parv", &text);
-    let (disk, a) = import_array(&p, "org0").unwrap().unwrap();
-    assert_eq!((a.level, a.members, a.unit), (Level::Raid0, 3, 4));
-    assert_eq!(disk.name, "arrays#disk0");
-    assert_eq!(disk, import_device(&p, Some("disk0")).unwrap());
-    let (_, a) = import_array(&p, "org5").unwrap().unwrap();
-    assert_eq!((a.level, a.members, a.unit), (Level::Raid5, 3, 4));
-    assert!(import_array(&p, "disk1").unwrap().is_none());
-    // the resolver: FILE#ORG is an array, and no single drive
-    let name = format!("{}#org5", p.display());
-    assert_eq!(crate::resolve_system(&name).unwrap().1.unwrap(), a);
-    let e = crate::resolve(&name).unwrap_err();
-    let e = format!("{e}: {}", std::error::Error::source(&e).unwrap());
-    assert!(e.contains("is a disksim_logorg, an array"), "{e}");
-}
-
-#[test]
-fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
-    // (logorg, the line's key, what the message says)
-    let cases = [
-        (
-            logorg("bad", "disk0 .. disk2", "Shadowed", "1.0", 1, 1, 4),
-            "Redundancy scheme",
-            "Noredun or Parity_rotated",
-        ),
-        (
-            logorg("bad", "disk0 .. disk2", "Parity_rotated", "0.5", 1, 1, 4),
-            "RMW vs. reconstruct",
-            "reconstructs",
-        ),
-        (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 0, 1, 4), "Synch writes for safety", "= 0"),
-        (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 2, 4), "Parity rotation type", "only 1"),
-        (
-            logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 8),
-            "Parity stripe unit",
-            "only the stripe unit",
-        ),
-        (logorg("bad", "disk0, sd0", "Noredun", "1.0", 1, 1, 4), "devices", "one model"),
-        (logorg("bad", "disk0, disk9", "Noredun", "1.0", 1, 1, 4), "devices", "`disk9` is not a device"),
-        (logorg("bad", "disk0", "Noredun", "1.0", 1, 1, 4), "devices", "2 to 64"),
-        (
-            logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4).replace("= Array", "= Parts"),
-            "Addressing mode",
-            "Array",
-        ),
-    ];
-    for (org, key, says) in cases {
-        let text = system(&org);
-        let p = file("bad.parv", &text);
-        let e = import_array(&p, "bad").unwrap_err().to_string();
-        let line = text.lines().position(|l| l.trim_start().starts_with(key)).unwrap() + 1;
-        assert!(
-            e.contains(&format!("bad.parv:{line}:")) && e.contains(says),
-            "{key}: want line {line}, {says}: {e}"
-        );
-    }
 }

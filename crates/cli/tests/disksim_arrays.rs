@@ -1,0 +1,112 @@
+//! DiskSim logorgs with redundancy: a `Shadowed` logorg (mirrors) and a `Parity_disk`
+//! logorg (RAID 4) load from a parameter file and replay a trace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn headway(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_headway")).args(args).output().expect("headway runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("headway-disksim-arrays-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A logorg `name` over the four drives with `redundancy`.
+fn logorg(name: &str, redundancy: &str, extra: &str) -> String {
+    format!(
+        "disksim_logorg {name} {{
+   Addressing mode = Array,
+   Distribution scheme = Striped,
+   Redundancy scheme = {redundancy},
+   devices = [ disk0 .. disk3 ],
+   Stripe unit = 64,
+   Synch writes for safety = 1,
+   Number of copies = 2,
+   Copy choice on read = 1,
+   RMW vs. reconstruct = 1.0,
+   Parity stripe unit = 64,
+   Parity rotation type = 1{extra}
+}}
+"
+    )
+}
+
+/// Four cheetah9LP drives (the reference file, sourced), mirrored (`mirror`) and RAID 4
+/// (`raid4`).
+fn system(dir: &Path) -> PathBuf {
+    let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid/cheetah9LP.diskspecs");
+    assert!(specs.exists(), "{} missing: the DiskSim reference data", specs.display());
+    let text = format!(
+        "source {}\ninstantiate [ disk0 .. disk3 ] as SEAGATE_ST39102LW_validate\n{}{}",
+        specs.canonicalize().unwrap().display(),
+        logorg("mirror", "Shadowed", ""),
+        logorg("raid4", "Parity_disk", ""),
+    );
+    let p = dir.join("arrays.parv");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// 300 requests, a third writes, 4 to 100 KiB, over the first 30 M sectors.
+fn trace(dir: &Path) -> PathBuf {
+    let mut t = String::new();
+    for i in 0..300u64 {
+        let sector = (i * 7_919_993) % 30_000_000;
+        let flags = if i % 3 == 0 { 0 } else { 1 };
+        t.push_str(&format!("{}.000000 0 {sector} {} {flags}\n", i * 4, 8 + (i % 5) * 48));
+    }
+    let p = dir.join("t.trace");
+    std::fs::write(&p, t).unwrap();
+    p
+}
+
+/// The run of `replay` with `args` (one scheduler): its JSON.
+fn replay(dir: &Path, trace: &Path, args: &[&str], json: &str) -> serde_json::Value {
+    let json = dir.join(json);
+    let mut all = vec!["replay", trace.to_str().unwrap(), "--format", "disksim", "--scheduler", "noop"];
+    all.extend_from_slice(&["--quiet", "--json", json.to_str().unwrap()]);
+    all.extend_from_slice(args);
+    let o = headway(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    v["runs"][0].clone()
+}
+
+/// (reads, writes) each member received.
+fn member_flows(run: &serde_json::Value) -> Vec<(u64, u64)> {
+    let n = |m: &serde_json::Value, d: &str| m["device"]["requests_in"][d].as_u64().unwrap();
+    run["members"].as_array().expect("members").iter().map(|m| (n(m, "reads"), n(m, "writes"))).collect()
+}
+
+#[test]
+fn a_shadowed_and_a_parity_disk_logorg_load_and_run() {
+    let dir = scratch("load");
+    let parv = system(&dir);
+    let t = trace(&dir);
+    let org = |name: &str| format!("{}#{name}", parv.display());
+
+    // mirrors: 2 copies of 2 data members, copy 1 of member d is member d + 2
+    let mirror = replay(&dir, &t, &["--disk", &org("mirror")], "mirror.json");
+    assert_eq!(mirror["array"], "raid10:4:32k:read=primary");
+    let f = member_flows(&mirror);
+    assert_eq!(f.len(), 4);
+    // every write goes to both copies; `Copy choice on read = 1` reads the primaries only
+    assert_eq!((f[0].1, f[1].1), (f[2].1, f[3].1), "{f:?}");
+    assert!(f[0].0 > 0 && f[1].0 > 0 && f[2].0 == 0 && f[3].0 == 0, "{f:?}");
+    assert_eq!(mirror["jobs"][0]["read"]["total_ios"].as_u64().unwrap(), 200);
+    assert_eq!(mirror["jobs"][0]["write"]["total_ios"].as_u64().unwrap(), 100);
+
+    // RAID 4: the last member holds every row's parity: it is written by every write and
+    // read only for a read-modify-write's old parity
+    let raid4 = replay(&dir, &t, &["--disk", &org("raid4")], "raid4.json");
+    assert_eq!(raid4["array"], "raid4:4:32k");
+    let f = member_flows(&raid4);
+    let writes = raid4["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    assert_eq!(writes, 100);
+    assert!(f[3].1 >= writes && f[3].0 <= f[3].1, "{f:?}");
+    assert!(f[..3].iter().all(|m| m.0 > 0), "{f:?}");
+}

@@ -1,0 +1,192 @@
+//! `disksim_logorg` blocks as arrays: each redundancy scheme's level, and what headway
+//! refuses at its line.
+
+use super::devices::{file, system};
+use super::*;
+use crate::array::{ArraySpec, CopyChoice, Level};
+
+/// A logorg over `devices` with these redundancy settings.
+pub(super) fn logorg(
+    name: &str,
+    devices: &str,
+    redundancy: &str,
+    rmw: &str,
+    synch: u32,
+    rotation: u32,
+    parity_unit: u32,
+) -> String {
+    format!(
+        "disksim_logorg {name} {{
+   Addressing mode = Array,
+   Distribution scheme = Striped,
+   Redundancy scheme = {redundancy},
+   devices = [ {devices} ],
+   Stripe unit = 4,
+   Synch writes for safety = {synch},
+   Number of copies = 2,
+   Copy choice on read = 6,
+   RMW vs. reconstruct = {rmw},
+   Parity stripe unit = {parity_unit},
+   Parity rotation type = {rotation},
+   Time stamp interval = 0.000000,
+   Time stamp start time = 60000.000000,
+   Time stamp stop time = 10000000000.000000,
+   Time stamp file name = stamps
+}}
+"
+    )
+}
+
+/// Six TINY disks (`disk0 .. disk5`) and the logorgs `orgs`.
+fn six(orgs: &str) -> String {
+    system(&format!("instantiate [ disk3 .. disk5 ] as TINY\n{orgs}"))
+}
+
+/// The array logorg `name` of `text` imports as.
+fn array(text: &str, name: &str) -> ArraySpec {
+    let p = file("arrays.parv", text);
+    import_array(&p, name).unwrap_or_else(|e| panic!("{e}")).expect("a logorg").1
+}
+
+#[test]
+fn a_logorg_is_an_array_of_its_members() {
+    let text = system(&format!(
+        "{}{}",
+        logorg("org0", "disk0 .. disk2", "Noredun", "0.5", 0, 1, 64),
+        logorg("org5", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 4)
+    ));
+    let p = file("arrays.parv", &text);
+    let (disk, a) = import_array(&p, "org0").unwrap().unwrap();
+    assert_eq!((a.level, a.members, a.unit), (Level::Raid0, 3, 4));
+    assert_eq!(disk.name, "arrays#disk0");
+    assert_eq!(disk, import_device(&p, Some("disk0")).unwrap());
+    let (_, a) = import_array(&p, "org5").unwrap().unwrap();
+    assert_eq!((a.level, a.members, a.unit, a.parity_rows), (Level::Raid5, 3, 4, 1));
+    assert!(import_array(&p, "disk1").unwrap().is_none());
+    // the resolver: FILE#ORG is an array, and no single drive
+    let name = format!("{}#org5", p.display());
+    assert_eq!(crate::resolve_system(&name).unwrap().1.unwrap(), a);
+    let e = crate::resolve(&name).unwrap_err();
+    let e = format!("{e}: {}", std::error::Error::source(&e).unwrap());
+    assert!(e.contains("is a disksim_logorg, an array"), "{e}");
+}
+
+#[test]
+fn shadowed_logorgs_are_mirrors_and_parity_disk_is_raid4() {
+    let shadowed = |name: &str, devices: &str, copies: u32, choice: u32| {
+        logorg(name, devices, "Shadowed", "1.0", 1, 1, 4)
+            .replace("Number of copies = 2", &format!("Number of copies = {copies}"))
+            .replace("Copy choice on read = 6", &format!("Copy choice on read = {choice}"))
+    };
+    let text = six(&[
+        shadowed("r10", "disk0 .. disk5", 2, 6),
+        shadowed("r10x3", "disk0 .. disk5", 3, 3),
+        shadowed("r1", "disk0 .. disk1", 2, 1),
+        shadowed("r1x3", "disk0 .. disk2", 3, 5),
+        shadowed("one", "disk0 .. disk2", 1, 2),
+        logorg("r4", "disk0 .. disk4", "Parity_disk", "1.0", 1, 3, 8),
+        logorg("r5k2", "disk0 .. disk4", "Parity_rotated", "1.0", 1, 1, 8),
+    ]
+    .concat());
+    // (logorg, level, members, copies, data members, read policy, printed)
+    let cases = [
+        ("r10", Level::Raid10, 6, 2, 3, CopyChoice::ShortestQueueThenDistance, "raid10:6:2k"),
+        ("r10x3", Level::Raid10, 6, 3, 2, CopyChoice::RoundRobin, "raid10:6:2k:3:read=rr"),
+        ("r1", Level::Raid1, 2, 2, 1, CopyChoice::Primary, "raid1:2:read=primary"),
+        ("r1x3", Level::Raid1, 3, 3, 1, CopyChoice::ShortestQueue, "raid1:3:read=queue"),
+        // one copy is no mirror
+        ("one", Level::Raid0, 3, 1, 3, CopyChoice::Random, "raid0:3:2k"),
+        // parity on the last device whatever the rotation type and parity unit say
+        ("r4", Level::Raid4, 5, 1, 4, CopyChoice::ShortestQueueThenDistance, "raid4:5:2k"),
+        // a parity unit of two stripe units: parity moves every second row
+        (
+            "r5k2",
+            Level::Raid5,
+            5,
+            1,
+            4,
+            CopyChoice::ShortestQueueThenDistance,
+            "raid5:5:2k (parity unit 2 stripe units)",
+        ),
+    ];
+    for (name, level, members, copies, data, read, printed) in cases {
+        let a = array(&text, name);
+        assert_eq!(
+            (a.level, a.members, a.copies, a.data_members()),
+            (level, members, copies, data),
+            "{name}"
+        );
+        assert_eq!(a.copy_choice, read, "{name}");
+        assert_eq!(a.to_string(), printed, "{name}");
+    }
+    let r5 = array(&text, "r5k2");
+    assert_eq!((r5.parity_rows, r5.parity_member(1), r5.parity_member(2)), (2, 4, 3));
+    let r10 = array(&text, "r10");
+    // copy 1 of data member 2 is member 2 + 3
+    assert_eq!(r10.copy_member(2, 1), 5);
+}
+
+#[test]
+fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
+    // (logorg, the line's key, what the message says)
+    let cases = [
+        (
+            logorg("bad", "disk0 .. disk2", "Shadowed", "1.0", 1, 1, 4),
+            "Number of copies",
+            "whole number of copies",
+        ),
+        (
+            logorg("bad", "disk0 .. disk1", "Shadowed", "1.0", 1, 1, 4)
+                .replace("Copy choice on read = 6", "Copy choice on read = 7"),
+            "Copy choice on read",
+            "1 to 6",
+        ),
+        (
+            logorg("bad", "disk0 .. disk2", "Parity_rotated", "0.5", 1, 1, 4),
+            "RMW vs. reconstruct",
+            "reconstructs",
+        ),
+        (
+            logorg("bad", "disk0 .. disk2", "Parity_disk", "0.5", 1, 1, 4),
+            "RMW vs. reconstruct",
+            "reconstructs",
+        ),
+        (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 0, 1, 4), "Synch writes for safety", "= 0"),
+        (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 2, 4), "Parity rotation type", "only 1"),
+        (
+            logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 6),
+            "Parity stripe unit",
+            "whole multiple",
+        ),
+        (
+            logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 2),
+            "Parity stripe unit",
+            "whole multiple",
+        ),
+        (logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 0), "Parity stripe unit", "at least 1"),
+        (logorg("bad", "disk0 .. disk1", "Parity_disk", "1.0", 1, 1, 4), "devices", "3 to 64"),
+        (logorg("bad", "disk0, sd0", "Noredun", "1.0", 1, 1, 4), "devices", "one model"),
+        (logorg("bad", "disk0, disk9", "Noredun", "1.0", 1, 1, 4), "devices", "`disk9` is not a device"),
+        (logorg("bad", "disk0", "Noredun", "1.0", 1, 1, 4), "devices", "2 to 64"),
+        (
+            logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4).replace("= Array", "= Parts"),
+            "Addressing mode",
+            "Array",
+        ),
+        (
+            logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4).replace("= Striped", "= Random"),
+            "Distribution scheme",
+            "Striped",
+        ),
+    ];
+    for (org, key, says) in cases {
+        let text = system(&org);
+        let p = file("bad.parv", &text);
+        let e = import_array(&p, "bad").unwrap_err().to_string();
+        let line = text.lines().position(|l| l.trim_start().starts_with(key)).unwrap() + 1;
+        assert!(
+            e.contains(&format!("bad.parv:{line}:")) && e.contains(says),
+            "{key}: want line {line}, {says}: {e}"
+        );
+    }
+}
