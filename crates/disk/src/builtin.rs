@@ -141,6 +141,7 @@ fn wd5000aaks() -> DiskSpec {
         min_seek: Duration::ZERO,
         disksim: false,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -184,6 +185,7 @@ fn hd080hj() -> DiskSpec {
         min_seek: Duration::ZERO,
         disksim: false,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -246,6 +248,7 @@ fn deskstar_34gxp() -> DiskSpec {
         min_seek: Duration::ZERO,
         disksim: false,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -300,6 +303,7 @@ fn cheetah(c: Cheetah) -> DiskSpec {
         min_seek: Duration::ZERO,
         disksim: false,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -456,6 +460,7 @@ fn cheetah9lp() -> DiskSpec {
         min_seek: Duration::ZERO,
         disksim: false,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     }
@@ -504,6 +509,7 @@ fn ibm18es() -> DiskSpec {
         min_seek: Duration::ZERO,
         disksim: false,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     }

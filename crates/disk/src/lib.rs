@@ -42,6 +42,7 @@
 pub mod array;
 pub mod builtin;
 pub mod calibrate;
+pub mod ctlr;
 mod disksim_tables;
 pub mod drive;
 pub mod geometry;

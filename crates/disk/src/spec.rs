@@ -346,6 +346,10 @@ pub struct DiskSpec {
     /// hard disk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed: Option<FixedService>,
+    /// A caching controller in front of the drive (DiskSim's type-3 `disksim_ctlr` with a
+    /// `disksim_cachemem`; [`crate::ctlr`]). `None`: the driver talks to the drive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller: Option<crate::ctlr::Controller>,
 }
 
 /// What every request to a fixed-time device costs: `overhead + access + sectors x

@@ -5,6 +5,7 @@
 //! once per scheduler on a fresh drive model. Same inputs and seed, byte-identical output.
 
 pub mod calibrate;
+pub mod ctlr_cache;
 pub mod engine;
 pub mod fio;
 pub mod fio_out;

@@ -16,6 +16,12 @@
 //! "lat_ns"}` ([`SyncReport`]). A run has `"head_trace"` too when one was asked for
 //! ([`HeadTrace`]).
 //!
+//! With a caching controller in front of the drive (a DiskSim type-3 `disksim_ctlr`,
+//! [`crate::ctlr_cache`]), a run has `"controller_cache": {"reads", "read_hits", "writes",
+//! "write_hits", "fills", "fill_sectors", "destages", "destage_sectors"}` after
+//! `"scheduler_stats"`, and the `"device"` section describes the drive behind it (the
+//! controller's fills and write-backs).
+//!
 //! With a disk array (`--array`), a run also has `"array"` (its spec, `raid0:5:64k`) after
 //! `"disk"` (the member model), its `"device"` section describes the whole array (see
 //! [`DeviceReport`]: sums over the members, utilisation their mean), and `"members": [{"member",
@@ -228,6 +234,9 @@ pub struct RunReport {
     /// Each member drive of an array, in member order; absent without an array.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub members: Option<Vec<MemberReport>>,
+    /// A caching controller's counts ([`crate::ctlr_cache`]); absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub controller_cache: Option<crate::ctlr_cache::CacheStats>,
     /// Dispatches of the run's first moments, when asked for ([`crate::simulate_traced`]);
     /// absent from the JSON otherwise, so the CLI's output does not change.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,9 @@
 //!   (`Full seek curve = NAME.seek`) or the HPL seek formula (evaluated out to the last
 //!   zone's cylinders).
 //! * `layout.rs`: the `dm_layout_g1` block (zones, sparing and mapping schemes, angles).
+//! * `ctlr.rs`: the controllers on the device's path in the `topology`: a type-3 controller
+//!   with a `disksim_cachemem` becomes the device's [`crate::ctlr::Controller`], a
+//!   pass-through one without delays is nothing, anything else is an error at its line.
 //!
 //! ## What maps to what
 //! | DiskSim | headway |
@@ -36,7 +39,7 @@
 //!
 //! Accepted and ignored, because they do not change a single drive's service times in
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
-//! `disksim_stats`, `disksim_iodriver`, `disksim_ctlr`, `disksim_logorg`, `disksim_pf`,
+//! `disksim_stats`, `disksim_iodriver`, `disksim_logorg`, `disksim_pf`,
 //! `disksim_synthio`; of the `disksim_bus` blocks only the drive's bus transfer times
 //! count; `disksim_syncset` blocks are checked, their members must be disks, and change
 //! nothing since every headway drive starts at the same spindle angle); in the drive block: print and statistics options, `Avg sectors per cylinder` (a
@@ -61,6 +64,7 @@
 //! `Skew units` other than sectors and revolutions, and an angle in revolutions that is
 //! not a whole number of sectors.
 
+mod ctlr;
 mod devices;
 mod layout;
 mod logorg;
@@ -228,6 +232,7 @@ fn map_device(doc: &Document, dev: &devices::Device, name: &str, path: &Path) ->
         "disksim_simpledisk" => simpledisk::map_simpledisk(dev.block, bus, name, path)?,
         _ => map_disk(dev.block, bus, name, path)?,
     };
+    let spec = DiskSpec { controller: ctlr::controller(doc, dev)?, ..spec };
     spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
     Ok(spec)
 }
@@ -415,27 +420,13 @@ fn read_seek_file(path: &Path, from: &Pos) -> Result<Vec<SeekKnot>> {
 /// The per-block read and write transfer times (ms) of the bus the device hangs off in the
 /// `.parv`'s topology (`disksim_bus` "Read/Write block transfer time"), if it has one.
 fn attached_bus(doc: &Document, dev: &devices::Device) -> Result<Option<(f64, f64)>> {
-    let block_of = |instance: &str| {
-        doc.instances
-            .iter()
-            .find(|(names, _, _)| names.iter().any(|n| n == instance))
-            .map(|(_, b, _)| b.as_str())
-    };
-    let template = dev.block.name.as_deref();
-    let Some(mut i) = doc.topology.iter().position(|n| {
-        devices::STORAGE.contains(&n.ty.as_str())
-            && if dev.instance { n.name == dev.name } else { block_of(&n.name) == template }
-    }) else {
-        return Ok(None);
-    };
+    let Some(mut i) = ctlr::device_node(doc, dev) else { return Ok(None) };
     while let Some(p) = doc.topology[i].parent {
         i = p;
         if doc.topology[i].ty != "disksim_bus" {
             continue;
         }
-        let Some(bus_name) = block_of(&doc.topology[i].name) else { return Ok(None) };
-        let Some(bus) =
-            doc.blocks.iter().find(|b| b.ty == "disksim_bus" && b.name.as_deref() == Some(bus_name))
+        let Some(bus) = ctlr::instance_block(doc, &doc.topology[i].name).filter(|b| b.ty == "disksim_bus")
         else {
             return Ok(None);
         };
@@ -783,6 +774,7 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         // DiskSim's angle bookkeeping comes with every import
         disksim: true,
         fixed: None,
+        controller: None,
         bus_protocol: BusProtocol::default(),
         queue: None,
     };

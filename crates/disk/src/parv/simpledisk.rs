@@ -89,5 +89,6 @@ pub(super) fn map_simpledisk(b: &Block, bus: (f64, f64), name: &str, path: &Path
         queue: Some(queue),
         disksim: false,
         fixed: Some(fixed),
+        controller: None,
     })
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::spec::Sparing;
 
+mod ctlr;
 mod devices;
 mod layout;
 mod layout_cases;

@@ -37,6 +37,10 @@ pub enum ModelError {
     Unknown(Box<ResolveError>),
     #[error(transparent)]
     Drive(#[from] DriveError),
+    /// The file puts a caching controller in front of the drive, which only the simulator
+    /// runs.
+    #[error("`{0}` has a caching controller (a type-3 disksim_ctlr): `headway serve` emulates the drive alone; name the drive's own file, or run the controller in `headway simulate`/`replay`")]
+    Controller(String),
 }
 
 impl From<ResolveError> for ModelError {
@@ -103,6 +107,9 @@ impl Emulated {
     /// [`Emulated::new`] with the drive's write cache `write_cache`.
     pub fn with_write_cache(name: &str, write_cache: WriteCache) -> Result<Emulated, ModelError> {
         let spec = headway_disk::resolve(name)?;
+        if spec.controller.is_some() {
+            return Err(ModelError::Controller(name.to_string()));
+        }
         let drive =
             Drive::new(Hdd::new(spec.clone()), DriveConfig { write_cache, ..DriveConfig::default() })?;
         Ok(Emulated { model: Mutex::new(Model { drive, last: Time::ZERO, next_tag: 0 }), spec })

@@ -46,6 +46,7 @@ use headway_sched::{
 
 use super::array::{ArrayFront, PieceDone};
 use super::core::{Core, Ev};
+use super::ctlr::CtlrFront;
 use super::devices::{aggregate, Figures};
 use super::RunInput;
 use crate::report::{DeviceReport, HeadTrace, MemberReport};
@@ -107,6 +108,8 @@ pub(crate) enum Completes {
 pub(crate) struct Block<'a> {
     members: Vec<Member>,
     array: Option<ArrayFront>,
+    /// A caching controller in front of the drive ([`super::ctlr`]).
+    ctlr: Option<CtlrFront>,
     /// The array-wide part of a scheduler that coordinates the members.
     hooks: Option<Box<dyn ArrayHooks>>,
     /// The drives queue commands: the head is the tail of its queue (module docs).
@@ -158,6 +161,7 @@ impl<'a> Block<'a> {
             members,
             array: input.array.map(|a| ArrayFront::new(a, input.seed)),
             hooks,
+            ctlr: input.disk.controller.as_ref().map(CtlrFront::new),
             deep: input.drive.queue_depth > 1,
             write_back: input.drive.write_cache == WriteCache::Back,
             curve: input.curve,
@@ -168,6 +172,20 @@ impl<'a> Block<'a> {
             owners: IdMap::default(),
             last_complete: Time::ZERO,
         })
+    }
+
+    /// The controller's event: its disk requests go to the scheduler; the host requests it
+    /// completed (id, drive time, bytes) are returned.
+    pub fn ctlr_wake(&mut self, core: &mut Core) -> Vec<(ReqId, u64, u64)> {
+        let w = self.ctlr.as_mut().expect("a controller's event").wake(core);
+        let sent = !w.send.is_empty();
+        for rq in w.send {
+            self.arrive_at(core, 0, rq);
+        }
+        if sent {
+            self.fill_kicked(core);
+        }
+        w.done
     }
 
     /// Record the dispatches of the run's first stretch ([`HeadTrace`]).
@@ -220,6 +238,9 @@ impl<'a> Block<'a> {
         if self.trace.as_ref().is_some_and(|t| core.now.0 <= t.window_ns && t.t_ns.len() < t.max) {
             self.owners.insert(rq.id, job);
         }
+        if let Some(c) = self.ctlr.as_mut() {
+            return c.arrive(core, rq);
+        }
         let Some(a) = self.array.as_mut() else { return self.arrive_at(core, 0, rq) };
         if let Some(rq) = a.offer(rq) {
             self.split(core, rq);
@@ -271,6 +292,11 @@ impl<'a> Block<'a> {
     /// ending reads that writes wait for, sends those writes) and admits the next waiting one.
     #[inline(always)]
     pub fn finish_piece(&mut self, core: &mut Core, id: ReqId, service: u64, total: u64) -> Completes {
+        if let Some(c) = self.ctlr.as_mut() {
+            if c.disk_done(core, id, service) {
+                return Completes::Nothing;
+            }
+        }
         let view = self.hooks.is_some().then(|| self.view(0));
         let Some(a) = self.array.as_mut() else { return Completes::Itself };
         match a.piece_done(id, service, total) {
@@ -547,6 +573,7 @@ impl<'a> Block<'a> {
             device,
             scheduler_stats,
             members,
+            controller_cache: self.ctlr.as_ref().map(|c| c.cache.stats),
         }
     }
 }
@@ -559,6 +586,7 @@ pub(crate) struct BlockReport {
     pub device: DeviceReport,
     pub scheduler_stats: std::collections::BTreeMap<String, u64>,
     pub members: Option<Vec<MemberReport>>,
+    pub controller_cache: Option<crate::ctlr_cache::CacheStats>,
 }
 
 /// Tell `sched` the weights, QoS classes and I/O priorities of the jobs' issuers: once per

@@ -29,6 +29,8 @@ pub(crate) enum Ev {
     Drive(u32, u64),
     /// A member scheduler's `WaitUntil` time may have come (see `Block::arm_timer`).
     Timer(u32),
+    /// The caching controller asked to be woken ([`super::ctlr`]).
+    Ctlr,
 }
 
 /// The clock, the pending events and the next request id.

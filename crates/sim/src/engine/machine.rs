@@ -89,6 +89,12 @@ pub(crate) struct Machine<'a> {
 
 impl<'a> Machine<'a> {
     pub fn new(scheds: ArraySchedulers, jobs: Vec<Job>, input: &RunInput<'a>) -> Result<Self, EngineError> {
+        if input.disk.controller.is_some() && input.array.is_some() {
+            return Err(EngineError::Unsupported(format!(
+                "`{}` has a caching controller: headway runs it in front of one drive, not of an array's members",
+                input.disk.name
+            )));
+        }
         let block = Block::new(scheds, &jobs, input)?;
         let mut cache = PageCache::new(&input.host);
         let mut jobs = jobs;
@@ -170,6 +176,13 @@ impl<'a> Machine<'a> {
             }
         }
         self.block.refill(&mut self.core, m);
+    }
+
+    /// The caching controller's event: the host requests it completed go up.
+    pub fn ctlr_event<S: Source + ?Sized>(&mut self, src: &mut S) {
+        for (id, disk_ns, total) in self.block.ctlr_wake(&mut self.core) {
+            self.finish_host(src, id, disk_ns, total);
+        }
     }
 
     /// The flusher's periodic check.

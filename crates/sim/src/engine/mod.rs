@@ -42,6 +42,7 @@
 mod array;
 mod block;
 mod core;
+mod ctlr;
 mod devices;
 mod issuers;
 mod jobs;
@@ -106,6 +107,9 @@ pub enum EngineError {
     /// A synthetic workload that cannot run on this machine.
     #[error("synthetic workload: {0}")]
     Synthetic(String),
+    /// A device layer that cannot be combined with the rest of the run.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// A run: a workload source on a simulated machine.
@@ -255,6 +259,7 @@ fn run<S: Source + ?Sized>(
             Ev::Flush => m.periodic_flush(),
             Ev::Drive(member, gen) => m.drive_event(src, member as usize, gen),
             Ev::Timer(member) => m.block.timer(&mut m.core, member as usize),
+            Ev::Ctlr => m.ctlr_event(src),
         }
         if src.failed() {
             break;

@@ -72,6 +72,7 @@ impl Machine<'_> {
             device: block.device,
             scheduler_stats: block.scheduler_stats,
             members: block.members,
+            controller_cache: block.controller_cache,
             head_trace,
         }
     }

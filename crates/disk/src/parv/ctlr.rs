@@ -1,0 +1,278 @@
+//! The controllers between the driver and a device (`disksim_ctlr` in the `topology`), read
+//! as DiskSim 4.0 reads them (`disksim_controller.c`, `disksim_ctlrsmart.c`,
+//! `disksim_cachemem.c`):
+//!
+//! * **type 1** (pass-through) with `Scale for delays` = 0, as every validation file writes
+//!   it: nothing between driver and drive. A non-zero scale would delay every message by
+//!   that many ms, which headway does not model: refused at its line.
+//! * **type 2** (an NCR 53C700-like one-request-at-a-time controller): refused.
+//! * **type 3** ("smart"), directly on the driver's bus, with a `disksim_cachemem` cache:
+//!   the device's [`Controller`] ([`crate::ctlr`]). What DiskSim itself never runs
+//!   correctly, and what headway would run differently, is refused naming the parameter:
+//!   - `Replacement policy` other than 2 (DiskSim puts lines on its replacement list only
+//!     under policy 2, so under 1, 3 and 4 a full cache never frees a line), and policy 2
+//!     without exactly one `SLRU segments` value (more segments overrun DiskSim's tables)
+//!     or with it written before `Cache size` (DiskSim then ignores the size);
+//!   - `Bit granularity` other than 1 (installation reads; DiskSim leaks locks when it
+//!     exceeds the lock granularity);
+//!   - `Lock granularity` other than `Line size` (headway locks whole lines);
+//!   - `Line size` 0, or a `Cache size` not a multiple of it (DiskSim's last line would be
+//!     short and its allocation walks past it);
+//!   - `Flush policy` 1 with `Flush period` 0 (DiskSim flushes forever at time 0);
+//!   - `Max per-disk pending count` missing or 0 (DiskSim never sends the disk anything);
+//!   - a `disksim_cachedev` cache, a type-3 controller under another controller.
+//!
+//!   - a controller `Scheduler` other than FCFS (`Scheduling policy` 1): the controller
+//!     sends the disk its requests in the order it made them.
+//!
+//! Accepted without effect: `Print stats`, `Write prefetch type` (write fills exist only
+//! with a bit granularity above 1), and the other keys of the controller's `Scheduler`.
+
+use super::devices::Device;
+use super::syntax::{Block, Document, Value};
+use super::{err, num, uint, Fields, Result};
+use crate::ctlr::{Allocation, CacheMem, Controller, WriteScheme};
+
+/// The template block of topology instance `name`.
+pub(super) fn instance_block<'a>(doc: &'a Document, name: &str) -> Option<&'a Block> {
+    let template = doc.instances.iter().find(|(names, _, _)| names.iter().any(|n| n == name))?;
+    doc.blocks.iter().find(|b| b.name.as_deref() == Some(template.1.as_str()))
+}
+
+/// Where device `dev` sits in the topology, if it is there.
+pub(super) fn device_node(doc: &Document, dev: &Device) -> Option<usize> {
+    let template = dev.block.name.as_deref();
+    doc.topology.iter().position(|n| {
+        super::devices::STORAGE.contains(&n.ty.as_str())
+            && if dev.instance {
+                n.name == dev.name
+            } else {
+                instance_block(doc, &n.name).and_then(|b| b.name.as_deref()) == template
+            }
+    })
+}
+
+/// The caching controller in front of `dev`, if any; the other controllers on its path
+/// checked.
+pub(super) fn controller(doc: &Document, dev: &Device) -> Result<Option<Controller>> {
+    let Some(mut i) = device_node(doc, dev) else { return Ok(None) };
+    let mut smart = None;
+    while let Some(p) = doc.topology[i].parent {
+        i = p;
+        let node = &doc.topology[i];
+        if node.ty != "disksim_ctlr" {
+            continue;
+        }
+        let Some(b) = instance_block(doc, &node.name) else { continue };
+        let ty = b.entries.iter().find(|e| e.key == "type");
+        let Some(ty) = ty else { return err(&b.at, "`disksim_ctlr` block lacks `type`") };
+        match uint(&ty.value, "type")? {
+            1 => pass_through(b)?,
+            3 => {
+                let on_driver_bus = node
+                    .parent
+                    .and_then(|bus| doc.topology[bus].parent)
+                    .is_some_and(|d| doc.topology[d].ty == "disksim_iodriver");
+                if smart.is_some() || !on_driver_bus {
+                    return err(
+                        &ty.at,
+                        format!(
+                            "controller `{}`: a type-3 controller below another controller is not \
+                             modelled (only one, on the driver's bus)",
+                            node.name
+                        ),
+                    );
+                }
+                smart = Some(smart_controller(b)?);
+            }
+            n => {
+                return err(
+                    &ty.at,
+                    format!(
+                        "controller `{}`: `type` = {n}: headway models type 1 (pass-through, no \
+                         delays) and type 3 (with a disksim_cachemem cache)",
+                        node.name
+                    ),
+                )
+            }
+        }
+    }
+    Ok(smart)
+}
+
+fn pass_through(b: &Block) -> Result<()> {
+    if let Some(e) = b.entries.iter().find(|e| e.key == "Scale for delays") {
+        let s = num(&e.value, "Scale for delays")?;
+        if s != 0.0 {
+            return err(
+                &e.at,
+                format!(
+                    "`Scale for delays` = {s} on a type-1 controller: its pass-through delays are not \
+                     modelled (only 0)"
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn smart_controller(b: &Block) -> Result<Controller> {
+    let mut f = Fields::new(b);
+    f.ignore(&["type", "Print stats"]);
+    fcfs_queue(f.block("Scheduler")?)?;
+    let scale = nonnegative(&mut f, "Scale for delays")?;
+    let per_sector = nonnegative(&mut f, "Bulk sector transfer time")?;
+    let host_slots = f.uint("Maximum queue length")?.saturating_add(1);
+    let dv = f.need("Max per-disk pending count")?;
+    let disk_slots = uint(dv, "Max per-disk pending count")?;
+    if disk_slots == 0 {
+        return err(
+            dv.pos(),
+            "`Max per-disk pending count` = 0: DiskSim would never send the disk a request",
+        );
+    }
+    let cache = f.block("Cache")?;
+    let (cache, max_request) = match cache.ty.as_str() {
+        "disksim_cachemem" => cachemem(cache)?,
+        other => return err(&cache.at, format!("`Cache` is a {other}: only disksim_cachemem is modelled")),
+    };
+    f.finish()?;
+    Ok(Controller {
+        overhead: super::ms(0.5 * scale),
+        host_per_sector: super::ms(per_sector),
+        host_slots,
+        disk_slots,
+        max_request,
+        cache,
+    })
+}
+
+/// The controller's queue to the disk: first come, first served is what headway runs there.
+fn fcfs_queue(b: &Block) -> Result<()> {
+    let Some(e) = b.entries.iter().find(|e| e.key == "Scheduling policy") else {
+        return err(&b.at, "the controller's `Scheduler` lacks `Scheduling policy`");
+    };
+    match uint(&e.value, "Scheduling policy")? {
+        1 => Ok(()),
+        n => err(&e.at, format!("controller `Scheduling policy` = {n}: only 1 (FCFS) is modelled")),
+    }
+}
+
+fn nonnegative(f: &mut Fields, key: &str) -> Result<f64> {
+    let v = f.need(key)?;
+    let x = num(v, key)?;
+    if x < 0.0 {
+        return err(v.pos(), format!("`{key}` must be >= 0, not {x}"));
+    }
+    Ok(x)
+}
+
+/// A whole number in `range`.
+fn choice(f: &mut Fields, key: &str, range: std::ops::RangeInclusive<u32>) -> Result<u32> {
+    let v = f.need(key)?;
+    let n = uint(v, key)?;
+    if !range.contains(&n) {
+        return err(v.pos(), format!("`{key}` = {n}: DiskSim takes {}..={}", range.start(), range.end()));
+    }
+    Ok(n)
+}
+
+/// The cache (`None` for `Cache size` 0) and the driver's `Max request size`.
+fn cachemem(b: &Block) -> Result<(Option<CacheMem>, u32)> {
+    let mut f = Fields::new(b);
+    let (size_at, slru_at) = (f.index("Cache size"), f.index("SLRU segments"));
+    let size = f.uint("Cache size")?;
+    let line = f.uint("Line size")?;
+    let policy = f.need("Replacement policy")?;
+    if uint(policy, "Replacement policy")? != 2 {
+        return err(
+            policy.pos(),
+            "`Replacement policy`: only 2 (LRU) runs; under 1, 3 and 4 DiskSim never replaces a line, \
+             so a full cache stops every miss",
+        );
+    }
+    match (f.take("SLRU segments"), slru_at < size_at) {
+        (Some(Value::List(segs, at)), _) if segs.len() != 1 => {
+            return err(at, "`SLRU segments`: only one segment (plain LRU) runs as DiskSim means it")
+        }
+        (Some(v), true) => {
+            return err(
+                v.pos(),
+                "`SLRU segments` before `Cache size`: DiskSim then ignores the size and runs without a \
+                 cache; write it after",
+            )
+        }
+        (Some(Value::List(..)), false) => {}
+        (Some(v), _) => return err(v.pos(), "`SLRU segments` must be a [ list ]"),
+        (None, _) => {
+            return err(
+                &b.at,
+                "`disksim_cachemem` lacks `SLRU segments`: policy 2 needs one segment, [ 1.0 ]",
+            )
+        }
+    }
+    let bits = f.need("Bit granularity")?;
+    if uint(bits, "Bit granularity")? != 1 {
+        return err(bits.pos(), "`Bit granularity`: only 1 is modelled (one valid bit per sector)");
+    }
+    let lock = f.need("Lock granularity")?;
+    if uint(lock, "Lock granularity")? != line {
+        return err(lock.pos(), format!("`Lock granularity`: only the line size ({line}) is modelled"));
+    }
+    let lv = f.need("Line size")?;
+    if line == 0 || size % line.max(1) != 0 {
+        return err(
+            lv.pos(),
+            format!("`Line size` = {line}: it must be > 0 and divide `Cache size` ({size})"),
+        );
+    }
+    let shared_reads = f.flag_or("Shared read locks", false)?;
+    let max_request = f.uint("Max request size")?;
+    let allocation = match choice(&mut f, "Allocation policy", 0..=1)? {
+        0 => Allocation::Victim,
+        _ => Allocation::Clean,
+    };
+    let write = match choice(&mut f, "Write scheme", 1..=3)? {
+        1 => WriteScheme::Synchronous,
+        2 => WriteScheme::Through,
+        _ => WriteScheme::Back,
+    };
+    let periodic = choice(&mut f, "Flush policy", 0..=1)? == 1;
+    let pv = f.need("Flush period")?;
+    let period = num(pv, "Flush period")?;
+    if periodic && period <= 0.0 {
+        return err(
+            pv.pos(),
+            "`Flush period` must be > 0 with `Flush policy` 1 (DiskSim flushes forever at 0)",
+        );
+    }
+    let iv = f.need("Flush idle delay")?;
+    let idle = num(iv, "Flush idle delay")?;
+    if idle < 0.0 && idle != -1.0 {
+        return err(iv.pos(), format!("`Flush idle delay` = {idle}: >= 0, or -1 for never"));
+    }
+    let cluster = f.uint("Flush max line cluster")?.max(1);
+    let prefetch = choice(&mut f, "Read prefetch type", 0..=3)?;
+    choice(&mut f, "Write prefetch type", 0..=3)?;
+    let line_by_line = f.flag_or("Line-by-line fetches", false)?;
+    let gather = f.uint("Max gather")?;
+    f.finish()?;
+    if size == 0 {
+        return Ok((None, max_request));
+    }
+    let cache = CacheMem {
+        lines: size / line,
+        line,
+        shared_reads,
+        allocation,
+        write,
+        flush_period: periodic.then(|| super::ms(period)),
+        idle_delay: (idle >= 0.0).then(|| super::ms(idle)),
+        cluster,
+        prefetch_front: prefetch & 1 == 1,
+        prefetch_rest: prefetch & 2 == 2,
+        line_by_line,
+        gather,
+    };
+    Ok((Some(cache), max_request))
+}

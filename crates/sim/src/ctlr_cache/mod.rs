@@ -1,0 +1,615 @@
+//! A caching controller between the host and a drive: DiskSim 4.0's type-3 ("smart")
+//! controller with its `disksim_cachemem` cache (`disksim_ctlrsmart.c`,
+//! `disksim_cachemem.c`, restated), as the device layer [`headway_disk::ctlr`] describes.
+//!
+//! **Host side.** The driver keeps at most `Maximum queue length + 1` host requests at the
+//! controller; the rest wait, first come first served. A request longer than `Max request
+//! size` is served as pieces of that size, each once the one before has completed. A
+//! request's arrival costs nothing; every message the controller sends (a request to the
+//! disk, a completion to the host) arrives 0.5 ms x `Scale for delays` later. Data moves
+//! between host and cache by one DMA engine, first come first served, at `Bulk sector
+//! transfer time` a sector.
+//!
+//! **Reads** ([`walk`]) walk their lines in order, allocating missing lines and locking
+//! each (a read lock where the first sector handled in the line is valid, a write lock
+//! where it is not). Invalid sectors are marked valid and gathered into a run; a valid
+//! sector after a run, the end of the request, or the end of a line when `Line-by-line
+//! fetches` is set or the run spans more than `Max gather` + 1 lines, issues the run as one
+//! disk read (widened by `Read prefetch type` to the invalid sectors before it in its first
+//! line and after it in its last), and the read waits for it, then walks again from its
+//! start (the fill's sectors now valid; write locks become read locks). Runs are fetched
+//! one at a time. A read whose sectors are all valid is a hit; it goes to the DMA, and at
+//! the DMA's end its lines are unlocked and become the most recently used, in address
+//! order; the completion reaches the host 0.5 ms x scale later.
+//!
+//! **Writes** take a write lock on every line (allocating as reads do), move their data by
+//! the DMA, then mark it valid, and dirty under write-back. Write-back (scheme 3): the
+//! locks are released and the host is told at once. Write-through (2) and synchronous (1):
+//! the locks become read locks, and the data goes to the disk in pieces of at most `Max
+//! gather` + 1 lines (one line each with `Line-by-line fetches`), one after another, each
+//! releasing its lines when done; write-through tells the host at once, synchronous after
+//! the last piece.
+//!
+//! **Replacement and write-back** ([`flush`]): a free line first, else the least recently
+//! used line that is not locked. Allocation policy 0 takes it even if dirty, writing it
+//! back first and waiting; policy 1 takes the first clean one, starting the write-back of
+//! each dirty one it passes. With every line locked, the allocation waits for a line to be
+//! unlocked. A write-back covers a line's dirty sectors (and the clean ones between them),
+//! clustered with neighbouring cached lines' dirty sectors up to `Flush max line cluster`
+//! lines where the dirty data crosses the line boundary; its lines are read-locked until the
+//! disk write completes. Dirty data is also written back every `Flush period`, and after the
+//! disk's queue has been empty for `Flush idle delay` (one line, then the next when that
+//! write completes, while the queue stays empty).
+//!
+//! **Disk side.** Fills and write-backs queue at the controller in the order they are made;
+//! at most `Max per-disk pending count` are at the disk at once (the disk's own queue and
+//! scheduler order them there).
+//!
+//! A `Cache size` of 0 passes requests through: a read goes to the disk and then to the
+//! DMA; a write goes through the DMA, then to the disk, and completes when the disk does.
+//!
+//! Departures from DiskSim, each small: one lock per line (import requires `Lock
+//! granularity` = `Line size`); the 0.5 ms x scale a request takes to reach the disk is
+//! spent before it joins the disk's queue rather than after; the disk-side transfer runs at
+//! the drive's own rate even when the controller's `Bulk sector transfer time` is slower;
+//! the disk's interrupts are not delayed by the controller's replies; a woken lock waiter
+//! retries after the work in hand rather than at once; with no dirty data the periodic
+//! flush is not re-armed until a request arrives (its ticks would find nothing to do).
+//!
+//! [`CtlrCache`] is pure: the simulator tells it when host requests arrive, when its disk
+//! requests complete and when it asked to be woken, and does what the returned [`Out`]s
+//! say.
+
+mod flush;
+mod lines;
+mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+use headway_disk::ctlr::{CacheMem, Controller, WriteScheme};
+use headway_sched::Dir;
+
+use lines::{Lines, Owner};
+
+/// A host request as the controller sees it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Host {
+    pub id: u64,
+    pub sector: u64,
+    pub len: u32,
+    pub dir: Dir,
+}
+
+/// What the simulator is to do now.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Out {
+    /// Send the disk this request; tell [`CtlrCache::disk_done`] its token.
+    Disk { token: u64, sector: u64, len: u32, dir: Dir },
+    /// Host request `host` is complete; `disk_ns`: the drive time of the disk reads it
+    /// waited for.
+    Done { host: u64, disk_ns: u64 },
+}
+
+/// What the cache counted (the report's `controller_cache`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CacheStats {
+    pub reads: u64,
+    /// Reads that issued no fill.
+    pub read_hits: u64,
+    pub writes: u64,
+    /// Writes that found every sector valid.
+    pub write_hits: u64,
+    pub fills: u64,
+    pub fill_sectors: u64,
+    /// Disk writes: write-backs and write-throughs.
+    pub destages: u64,
+    pub destage_sectors: u64,
+}
+
+/// Something due at a time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    /// A disk request reaches the disk.
+    Send(u64),
+    /// A host request's completion reaches the host (its current piece's).
+    Complete(u64),
+    /// The DMA of an op ends.
+    DmaEnd(u64),
+    /// The idle timer of generation `g`.
+    Idle(u64),
+    Periodic,
+}
+
+/// What an op waits for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Wait {
+    Running,
+    Lock,
+    Line,
+    Fill,
+    /// Write-backs of a dirty victim (this many left).
+    Flush(u32),
+    Dma,
+    /// A synchronous write's disk writes.
+    Destage,
+    /// Its completion on the way to the host.
+    Completing,
+}
+
+/// A host request at the controller (or, with `host` = None, the disk writes a
+/// write-through left behind).
+#[derive(Clone, Debug)]
+struct Op {
+    host: Host,
+    /// The piece being served: first sector, sectors.
+    start: u64,
+    len: u32,
+    /// Where the walk resumes, sectors from `start`.
+    pos: u64,
+    /// The first sector of the open fill run.
+    run: Option<u64>,
+    missed: bool,
+    wait: Wait,
+    disk_ns: u64,
+}
+
+/// A request the controller sent the disk.
+#[derive(Clone, Debug)]
+enum DiskJob {
+    /// A read's fill.
+    Fill(u64),
+    /// A write-back holding `lines`; `waiter`: the allocation waiting for it; `idle`: the
+    /// idle flush's.
+    Flush { lines: Vec<usize>, waiter: Option<u64>, idle: bool },
+    /// A piece of write `op`'s write-through: its lines, and the pieces after it.
+    Destage { op: u64, owner: u64, lines: Vec<usize>, rest: VecDeque<(u64, u32)> },
+    /// A request passed through (no cache).
+    Pass(u64),
+}
+
+/// The controller: host queue, cache, DMA engine and disk queue.
+pub struct CtlrCache {
+    c: Controller,
+    m: Option<CacheMem>,
+    lines: Option<Lines>,
+    agenda: BinaryHeap<Reverse<(u64, u64, Due)>>,
+    seq: u64,
+    now: u64,
+    hosts_in: u32,
+    hosts_waiting: VecDeque<Host>,
+    ops: HashMap<u64, Op>,
+    next_op: u64,
+    ready: VecDeque<u64>,
+    line_waiters: VecDeque<u64>,
+    dma_busy: bool,
+    dma_queue: VecDeque<u64>,
+    disk: HashMap<u64, DiskJob>,
+    disk_queue: VecDeque<(u64, u64, u32, Dir)>,
+    /// Requests on their way to the disk: sector, sectors, direction.
+    shapes: HashMap<u64, (u64, u32, Dir)>,
+    disk_in: u32,
+    next_token: u64,
+    idle_gen: u64,
+    idle_armed: bool,
+    periodic_armed: bool,
+    out: Vec<Out>,
+    pub stats: CacheStats,
+}
+
+impl CtlrCache {
+    pub fn new(c: &Controller) -> CtlrCache {
+        let m = c.cache.clone();
+        CtlrCache {
+            lines: m.as_ref().map(|m| Lines::new(m.lines, m.line, m.shared_reads)),
+            c: c.clone(),
+            m,
+            agenda: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            hosts_in: 0,
+            hosts_waiting: VecDeque::new(),
+            ops: HashMap::new(),
+            next_op: 0,
+            ready: VecDeque::new(),
+            line_waiters: VecDeque::new(),
+            dma_busy: false,
+            dma_queue: VecDeque::new(),
+            disk: HashMap::new(),
+            disk_queue: VecDeque::new(),
+            shapes: HashMap::new(),
+            disk_in: 0,
+            next_token: 0,
+            idle_gen: 0,
+            idle_armed: false,
+            periodic_armed: false,
+            out: Vec::new(),
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// When the controller next wants [`CtlrCache::wake`].
+    pub fn next_wake(&self) -> Option<u64> {
+        self.agenda.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// Host request `host` reaches the driver at `now`.
+    pub fn arrive(&mut self, now: u64, host: Host) {
+        self.now = now;
+        if !self.periodic_armed {
+            if let Some(p) = self.m.as_ref().and_then(|m| m.flush_period) {
+                self.periodic_armed = true;
+                self.at((now / p.0 + 1) * p.0, Due::Periodic);
+            }
+        }
+        if self.hosts_in < self.c.host_slots {
+            self.admit(host);
+        } else {
+            self.hosts_waiting.push_back(host);
+        }
+        self.run_ready();
+    }
+
+    /// The disk request `token` completed at `now`, after `service_ns` in the drive.
+    pub fn disk_done(&mut self, now: u64, token: u64, service_ns: u64) {
+        self.now = now;
+        self.disk_in -= 1;
+        let job = self.disk.remove(&token).expect("a request the controller sent");
+        match job {
+            DiskJob::Fill(op) => {
+                let o = self.ops.get_mut(&op).expect("the fill's read");
+                o.disk_ns += service_ns;
+                o.pos = 0;
+                o.wait = Wait::Running;
+                self.ready.push_back(op);
+            }
+            DiskJob::Flush { lines, waiter, idle } => {
+                self.release(&lines, Owner::Flush(token));
+                if let Some(op) = waiter {
+                    let o = self.ops.get_mut(&op).expect("the allocation waiting for the write-back");
+                    if let Wait::Flush(n) = o.wait {
+                        o.wait = if n > 1 { Wait::Flush(n - 1) } else { Wait::Running };
+                        if n == 1 {
+                            self.ready.push_back(op);
+                        }
+                    }
+                }
+                if idle && self.disk_empty() {
+                    self.idle_flush();
+                }
+            }
+            DiskJob::Destage { op, owner, lines, mut rest } => {
+                self.release(&lines, Owner::Op(owner));
+                match rest.pop_front() {
+                    Some((s, n)) => self.destage(op, owner, s, n, rest),
+                    None => {
+                        if self.ops.get(&op).is_some_and(|o| o.wait == Wait::Destage) {
+                            self.complete_after(op, self.c.overhead.0);
+                        }
+                    }
+                }
+            }
+            DiskJob::Pass(op) => {
+                self.ops.get_mut(&op).expect("the passed request").disk_ns += service_ns;
+                match self.ops[&op].host.dir {
+                    Dir::Read => self.dma(op),
+                    Dir::Write => self.complete_after(op, self.c.overhead.0),
+                }
+            }
+        }
+        self.send_more();
+        if self.disk_empty() {
+            self.arm_idle();
+        }
+        self.run_ready();
+    }
+
+    /// Whatever is due by `now`.
+    pub fn wake(&mut self, now: u64) -> Vec<Out> {
+        self.now = now;
+        while let Some(&Reverse((t, _, due))) = self.agenda.peek() {
+            if t > now {
+                break;
+            }
+            self.agenda.pop();
+            match due {
+                Due::Send(token) => {
+                    let (sector, len, dir) = self.shapes.remove(&token).expect("a request on its way");
+                    self.out.push(Out::Disk { token, sector, len, dir });
+                }
+                Due::Complete(op) => self.completed(op),
+                Due::DmaEnd(op) => {
+                    self.transferred(op);
+                    match self.dma_queue.pop_front() {
+                        Some(next) => self.start_dma(next),
+                        None => self.dma_busy = false,
+                    }
+                }
+                Due::Idle(g) => {
+                    if g == self.idle_gen && self.idle_armed {
+                        self.idle_armed = false;
+                        self.idle_flush();
+                    }
+                }
+                Due::Periodic => {
+                    self.periodic_armed = false;
+                    self.periodic_flush();
+                }
+            }
+            self.run_ready();
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    fn at(&mut self, t: u64, due: Due) {
+        self.seq += 1;
+        self.agenda.push(Reverse((t, self.seq, due)));
+    }
+
+    /// A host request takes a slot at the controller.
+    fn admit(&mut self, host: Host) {
+        self.hosts_in += 1;
+        let id = self.next_op;
+        self.next_op += 1;
+        let len = self.piece_len(host.len);
+        let op = Op {
+            host,
+            start: host.sector,
+            len,
+            pos: 0,
+            run: None,
+            missed: false,
+            wait: Wait::Running,
+            disk_ns: 0,
+        };
+        self.ops.insert(id, op);
+        self.start_piece(id);
+    }
+
+    fn piece_len(&self, left: u32) -> u32 {
+        match self.c.max_request {
+            0 => left,
+            m => left.min(m),
+        }
+    }
+
+    fn start_piece(&mut self, id: u64) {
+        let o = &self.ops[&id];
+        if self.lines.is_none() {
+            match o.host.dir {
+                Dir::Read => {
+                    let (s, n) = (o.start, o.len);
+                    self.ops.get_mut(&id).unwrap().wait = Wait::Fill;
+                    self.issue(s, n, Dir::Read, DiskJob::Pass(id));
+                }
+                Dir::Write => self.dma(id),
+            }
+            return;
+        }
+        self.ready.push_back(id);
+    }
+
+    /// Resume every op that can go on.
+    fn run_ready(&mut self) {
+        while let Some(id) = self.ready.pop_front() {
+            let Some(o) = self.ops.get(&id) else { continue };
+            if !matches!(o.wait, Wait::Running | Wait::Lock | Wait::Line) {
+                continue;
+            }
+            match o.host.dir {
+                Dir::Read => self.walk_read(id),
+                Dir::Write => self.walk_write(id),
+            }
+        }
+    }
+
+    /// Op `id` is ready for the host transfer.
+    fn dma(&mut self, id: u64) {
+        self.ops.get_mut(&id).unwrap().wait = Wait::Dma;
+        if self.dma_busy {
+            self.dma_queue.push_back(id);
+        } else {
+            self.start_dma(id);
+        }
+    }
+
+    fn start_dma(&mut self, id: u64) {
+        self.dma_busy = true;
+        let t = self.now + self.ops[&id].len as u64 * self.c.host_per_sector.0;
+        self.at(t, Due::DmaEnd(id));
+    }
+
+    /// Op `id`'s DMA ended.
+    fn transferred(&mut self, id: u64) {
+        let o = &self.ops[&id];
+        let (dir, s, n) = (o.host.dir, o.start, o.len);
+        if self.lines.is_none() {
+            match dir {
+                Dir::Read => self.complete_after(id, self.c.overhead.0),
+                Dir::Write => {
+                    self.ops.get_mut(&id).unwrap().wait = Wait::Fill;
+                    self.issue(s, n, Dir::Write, DiskJob::Pass(id));
+                }
+            }
+            return;
+        }
+        let lines = self.lines_of(s, n);
+        match dir {
+            Dir::Read => {
+                for &i in &lines {
+                    let l = self.lines.as_mut().unwrap();
+                    l.touch(i);
+                }
+                self.release(&lines, Owner::Op(id));
+                self.complete_after(id, self.c.overhead.0);
+            }
+            Dir::Write => self.written(id, s, n, lines),
+        }
+    }
+
+    /// A write's data is in the cache (after its DMA).
+    fn written(&mut self, id: u64, s: u64, n: u32, lines: Vec<usize>) {
+        let scheme = self.m.as_ref().unwrap().write;
+        let l = self.lines.as_mut().unwrap();
+        let size = l.line;
+        for &i in &lines {
+            l.touch(i);
+            let base = l.all[i].no * size;
+            for a in s.max(base)..(s + n as u64).min(base + size) {
+                let k = (a - base) as usize;
+                l.all[i].valid[k] = true;
+                l.all[i].dirty[k] = scheme == WriteScheme::Back;
+            }
+        }
+        if scheme == WriteScheme::Back {
+            self.release(&lines, Owner::Op(id));
+            if self.disk_empty() && !self.idle_armed {
+                self.arm_idle();
+            }
+            return self.complete_after(id, self.c.overhead.0);
+        }
+        // the lines stay read-locked, by an owner of their own, until the disk has them
+        let owner = self.next_op;
+        self.next_op += 1;
+        let l = self.lines.as_mut().unwrap();
+        for &i in &lines {
+            l.unlock(i, Owner::Op(id));
+            l.all[i].readers.push(Owner::Op(owner));
+        }
+        for &i in &lines {
+            self.wake_line(i);
+        }
+        let mut pieces = self.destage_pieces(s, n);
+        let (ps, pn) = pieces.pop_front().expect("a write has a piece");
+        self.destage(id, owner, ps, pn, pieces);
+        if scheme == WriteScheme::Through {
+            self.complete_after(id, self.c.overhead.0);
+        } else {
+            self.ops.get_mut(&id).unwrap().wait = Wait::Destage;
+        }
+    }
+
+    /// The write-through of `s..s+n` in pieces: cut at line starts, every line with
+    /// `Line-by-line fetches`, else past `Max gather` + 1 lines.
+    fn destage_pieces(&self, s: u64, n: u32) -> VecDeque<(u64, u32)> {
+        let m = self.m.as_ref().unwrap();
+        let size = m.line as u64;
+        let end = s + n as u64;
+        let mut out = VecDeque::new();
+        let (mut start, mut lines) = (s, 1u64);
+        let mut b = (s / size + 1) * size;
+        while b < end {
+            if m.line_by_line || (m.gather > 0 && lines > m.gather as u64) {
+                out.push_back((start, (b - start) as u32));
+                (start, lines) = (b, 1);
+            } else {
+                lines += 1;
+            }
+            b += size;
+        }
+        out.push_back((start, (end - start) as u32));
+        out
+    }
+
+    fn destage(&mut self, op: u64, owner: u64, s: u64, n: u32, rest: VecDeque<(u64, u32)>) {
+        let lines = self.lines_of(s, n);
+        self.stats.destages += 1;
+        self.stats.destage_sectors += n as u64;
+        self.issue(s, n, Dir::Write, DiskJob::Destage { op, owner, lines, rest });
+    }
+
+    /// The cached lines of `s..s+n`, in address order.
+    fn lines_of(&self, s: u64, n: u32) -> Vec<usize> {
+        let l = self.lines.as_ref().unwrap();
+        let first = s / l.line;
+        let last = (s + n as u64 - 1) / l.line;
+        (first..=last).filter_map(|k| l.find(k * l.line)).collect()
+    }
+
+    /// `who` unlocks `lines`; their waiters may go on.
+    fn release(&mut self, lines: &[usize], who: Owner) {
+        for &i in lines {
+            self.lines.as_mut().unwrap().unlock(i, who);
+        }
+        for &i in lines {
+            self.wake_line(i);
+        }
+    }
+
+    /// Line `i`'s lock changed: its waiters that may now have it try again; a line left
+    /// unlocked with no waiters goes to the first allocation waiting for a line.
+    fn wake_line(&mut self, i: usize) {
+        let l = self.lines.as_mut().unwrap();
+        let woken = l.wake(i);
+        let idle = l.all[i].waiters.is_empty() && !l.all[i].locked();
+        self.ready.extend(woken);
+        if idle {
+            if let Some(op) = self.line_waiters.pop_front() {
+                self.ready.push_back(op);
+            }
+        }
+    }
+
+    /// Op `id`'s current piece completes `delay` from now.
+    fn complete_after(&mut self, id: u64, delay: u64) {
+        self.ops.get_mut(&id).unwrap().wait = Wait::Completing;
+        self.at(self.now + delay, Due::Complete(id));
+    }
+
+    /// Op `id`'s piece has completed at the host: the next piece, or the request is done.
+    fn completed(&mut self, id: u64) {
+        let o = self.ops.get_mut(&id).unwrap();
+        let end = o.start + o.len as u64;
+        let left = (o.host.sector + o.host.len as u64 - end) as u32;
+        if left > 0 {
+            let len = self.piece_len(left);
+            let o = self.ops.get_mut(&id).unwrap();
+            (o.start, o.len, o.pos, o.run, o.wait) = (end, len, 0, None, Wait::Running);
+            return self.start_piece(id);
+        }
+        let o = self.ops.remove(&id).unwrap();
+        self.out.push(Out::Done { host: o.host.id, disk_ns: o.disk_ns });
+        self.hosts_in -= 1;
+        if let Some(h) = self.hosts_waiting.pop_front() {
+            self.admit(h);
+        }
+    }
+
+    /// Queue a disk request; it goes to the disk when there is room there.
+    fn issue(&mut self, s: u64, n: u32, dir: Dir, job: DiskJob) -> u64 {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.disk.insert(token, job);
+        self.disk_queue.push_back((token, s, n, dir));
+        // a request in the queue: the disk is not idle
+        self.idle_gen += 1;
+        self.idle_armed = false;
+        self.send_more();
+        token
+    }
+
+    fn send_more(&mut self) {
+        while self.disk_in < self.c.disk_slots {
+            let Some((token, s, n, dir)) = self.disk_queue.pop_front() else { break };
+            self.disk_in += 1;
+            self.shapes.insert(token, (s, n, dir));
+            self.at(self.now + self.c.overhead.0, Due::Send(token));
+        }
+    }
+
+    fn disk_empty(&self) -> bool {
+        self.disk_in == 0 && self.disk_queue.is_empty()
+    }
+
+    /// Restart the idle timer, if write-backs on idle are asked for.
+    fn arm_idle(&mut self) {
+        if let Some(d) = self.m.as_ref().and_then(|m| m.idle_delay) {
+            self.idle_gen += 1;
+            self.idle_armed = true;
+            self.at(self.now + d.0, Due::Idle(self.idle_gen));
+        }
+    }
+}
