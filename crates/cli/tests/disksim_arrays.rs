@@ -15,8 +15,9 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A logorg `name` over the four drives with `redundancy`.
-fn logorg(name: &str, redundancy: &str, extra: &str) -> String {
+/// A logorg `name` over the four drives with `redundancy`, `Synch writes for safety` and
+/// `RMW vs. reconstruct`.
+fn logorg(name: &str, redundancy: &str, synch: u32, rmw: f64) -> String {
     format!(
         "disksim_logorg {name} {{
    Addressing mode = Array,
@@ -24,27 +25,28 @@ fn logorg(name: &str, redundancy: &str, extra: &str) -> String {
    Redundancy scheme = {redundancy},
    devices = [ disk0 .. disk3 ],
    Stripe unit = 64,
-   Synch writes for safety = 1,
+   Synch writes for safety = {synch},
    Number of copies = 2,
    Copy choice on read = 1,
-   RMW vs. reconstruct = 1.0,
+   RMW vs. reconstruct = {rmw},
    Parity stripe unit = 64,
-   Parity rotation type = 1{extra}
+   Parity rotation type = 1
 }}
 "
     )
 }
 
-/// Four cheetah9LP drives (the reference file, sourced), mirrored (`mirror`) and RAID 4
-/// (`raid4`).
+/// Four cheetah9LP drives (the reference file, sourced), mirrored (`mirror`), RAID 4
+/// (`raid4`) and RAID 5 (`raid5`).
 fn system(dir: &Path) -> PathBuf {
     let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid/cheetah9LP.diskspecs");
     assert!(specs.exists(), "{} missing: the DiskSim reference data", specs.display());
     let text = format!(
-        "source {}\ninstantiate [ disk0 .. disk3 ] as SEAGATE_ST39102LW_validate\n{}{}",
+        "source {}\ninstantiate [ disk0 .. disk3 ] as SEAGATE_ST39102LW_validate\n{}{}{}",
         specs.canonicalize().unwrap().display(),
-        logorg("mirror", "Shadowed", ""),
-        logorg("raid4", "Parity_disk", ""),
+        logorg("mirror", "Shadowed", 1, 1.0),
+        logorg("raid4", "Parity_disk", 1, 1.0),
+        logorg("raid5", "Parity_rotated", 0, 0.5),
     );
     let p = dir.join("arrays.parv");
     std::fs::write(&p, text).unwrap();
@@ -91,7 +93,7 @@ fn a_shadowed_and_a_parity_disk_logorg_load_and_run() {
 
     // mirrors: 2 copies of 2 data members, copy 1 of member d is member d + 2
     let mirror = replay(&dir, &t, &["--disk", &org("mirror")], "mirror.json");
-    assert_eq!(mirror["array"], "raid10:4:32k:read=primary");
+    assert_eq!(mirror["array"], "raid10:4:32k:read=primary (DiskSim logorg)");
     let f = member_flows(&mirror);
     assert_eq!(f.len(), 4);
     // every write goes to both copies; `Copy choice on read = 1` reads the primaries only
@@ -103,10 +105,28 @@ fn a_shadowed_and_a_parity_disk_logorg_load_and_run() {
     // RAID 4: the last member holds every row's parity: it is written by every write and
     // read only for a read-modify-write's old parity
     let raid4 = replay(&dir, &t, &["--disk", &org("raid4")], "raid4.json");
-    assert_eq!(raid4["array"], "raid4:4:32k");
+    assert_eq!(raid4["array"], "raid4:4:32k (DiskSim logorg)");
     let f = member_flows(&raid4);
     let writes = raid4["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
     assert_eq!(writes, 100);
     assert!(f[3].1 >= writes && f[3].0 <= f[3].1, "{f:?}");
     assert!(f[..3].iter().all(|m| m.0 > 0), "{f:?}");
+}
+
+#[test]
+fn a_raid5_logorg_reconstructs_and_does_not_synchronise_its_writes() {
+    let dir = scratch("raid5");
+    let parv = system(&dir);
+    let t = trace(&dir);
+    let org = format!("{}#raid5", parv.display());
+    let member = format!("{}#disk0", parv.display());
+    // `RMW vs. reconstruct = 0.5` over 4 devices: rows touching 2 of their 3 data units
+    // are reconstruct-written; `Synch writes for safety = 0`
+    let run = replay(&dir, &t, &["--disk", &org], "raid5.json");
+    assert_eq!(run["array"], "raid5:4:32k (DiskSim logorg)");
+    assert_eq!(run["jobs"][0]["write"]["total_ios"].as_u64().unwrap(), 100);
+    // headway's own RAID 5 always reads the old data and parity: other member reads
+    let own = replay(&dir, &t, &["--disk", &member, "--array", "raid5:4:32k"], "own.json");
+    let reads = |r: &serde_json::Value| member_flows(r).iter().map(|m| m.0).sum::<u64>();
+    assert_ne!(reads(&run), reads(&own));
 }

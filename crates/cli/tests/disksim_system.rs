@@ -77,10 +77,16 @@ fn a_logorg_replays_as_the_array_it_describes() {
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
         v["runs"].clone()
     };
-    let from_file = run(&["--disk", &org], "org.json");
+    let mut from_file = run(&["--disk", &org], "org.json");
     let by_hand = run(&["--disk", &disk, "--array", "raid0:4:32k"], "hand.json");
-    assert_eq!(from_file, by_hand);
     assert_eq!(from_file.as_array().unwrap().len(), 2);
+    // the same array under DiskSim's rules (no front-end queue, which 200 requests 4 ms
+    // apart never fill): the same runs
+    for r in from_file.as_array_mut().unwrap() {
+        assert_eq!(r["array"], "raid0:4:32k (DiskSim logorg)");
+        r["array"] = "raid0:4:32k".into();
+    }
+    assert_eq!(from_file, by_hand);
 
     let o = headway(&["replay", t, "--format", "disksim", "--disk", &org, "--array", "raid0:4:32k"]);
     let e = String::from_utf8_lossy(&o.stderr);

@@ -39,13 +39,16 @@
 //! units and the old parity, then write the new data and the new parity (the small-write
 //! penalty).
 
+pub mod disksim;
 pub mod mirror;
+mod parity_table;
 
 use std::fmt;
 use std::str::FromStr;
 
 use headway_sched::units::{parse_size, SizeBase};
 
+pub use disksim::Disksim;
 pub use mirror::{CopyChoice, CopyChooser, CopyView};
 
 /// Array organisations.
@@ -93,6 +96,8 @@ pub struct ArraySpec {
     pub parity_rows: u32,
     /// How a mirrored read picks its copy (unused without mirrors).
     pub copy_choice: CopyChoice,
+    /// DiskSim's rules, for an array imported from a `disksim_logorg` ([`disksim`]).
+    pub disksim: Option<Disksim>,
 }
 
 /// One unit-sized (or smaller) piece of an array request on one member.
@@ -113,6 +118,9 @@ pub struct WritePlan {
     pub reads: Vec<Piece>,
     /// New data (to every copy on a mirror) and new parity.
     pub writes: Vec<Piece>,
+    /// The reads each write waits for (indices into `reads`); `None`: every write waits
+    /// for every read.
+    pub waits: Option<Vec<Vec<u32>>>,
 }
 
 /// The read policy of mirrors from `--array` (module docs).
@@ -184,7 +192,7 @@ impl FromStr for ArraySpec {
             }
             _ => 1,
         };
-        Ok(ArraySpec { level, members, unit, copies, parity_rows: 1, copy_choice })
+        Ok(ArraySpec { level, members, unit, copies, parity_rows: 1, copy_choice, disksim: None })
     }
 }
 
@@ -209,6 +217,9 @@ impl fmt::Display for ArraySpec {
             // (DiskSim's `Parity stripe unit`: not an `--array` field)
             write!(f, " (parity unit {} stripe units)", self.parity_rows)?;
         }
+        if self.disksim.is_some() {
+            write!(f, " (DiskSim logorg)")?;
+        }
         Ok(())
     }
 }
@@ -223,7 +234,15 @@ impl ArraySpec {
             _ => 1,
         };
         let unit = if level == Level::Raid1 { 0 } else { unit };
-        ArraySpec { level, members, unit, copies, parity_rows: 1, copy_choice: DEFAULT_COPY_CHOICE }
+        ArraySpec {
+            level,
+            members,
+            unit,
+            copies,
+            parity_rows: 1,
+            copy_choice: DEFAULT_COPY_CHOICE,
+            disksim: None,
+        }
     }
 
     /// Data units per row (on a mirror: the data members, `N / copies`).
@@ -308,12 +327,16 @@ impl ArraySpec {
 
     /// What a write of `[sector, sector + len)` does on the members: RAID 0 its pieces as
     /// writes, a mirror its pieces to every copy (nothing to read either way), RAID 4 and 5
-    /// the read-modify-write or full-row plan of the module docs.
+    /// the read-modify-write or full-row plan of the module docs (imported from DiskSim:
+    /// [`parity_table`]'s).
     pub fn write_plan(&self, sector: u64, len: u32) -> WritePlan {
         let pieces: Vec<Piece> = self.split(sector, len).collect();
         if !self.level.has_parity() {
             let writes = if self.level.mirrored() { self.to_every_copy(&pieces) } else { pieces };
-            return WritePlan { reads: Vec::new(), writes };
+            return WritePlan { reads: Vec::new(), writes, waits: None };
+        }
+        if let Some(rules) = &self.disksim {
+            return parity_table::write_plan(self, rules, sector, len);
         }
         let d = self.data_members() as u64;
         let row_sectors = d * self.unit;

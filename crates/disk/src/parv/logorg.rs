@@ -9,6 +9,12 @@
 //! | `Parity_rotated`, `Parity rotation type = 1` (left-symmetric, the only type DiskSim 4.0's striped table builds), `Parity stripe unit` = k x `Stripe unit` | [`Level::Raid5`], the parity unit moving every k rows ([`ArraySpec::parity_rows`]) |
 //! | `devices = [ disk0 .. disk4 ]` | the members: devices of the file, all of one template (headway's members are identical drives) |
 //! | `Stripe unit` (sectors) | [`ArraySpec::unit`] |
+//! | `RMW vs. reconstruct` = x, `Synch writes for safety` | [`Disksim`]`::rmw_point` = trunc(x N), `synch_writes` |
+//!
+//! Every imported array carries DiskSim's rules ([`crate::array::disksim`]): RAID 4 and 5
+//! writes by DiskSim's parity-table procedure (read-modify-write or reconstruct-write by
+//! the units a row touches, per-write dependencies without synchronous writes), and no
+//! front-end queue.
 //!
 //! A `Parts` logorg over one device with `Asis` and `Noredun` (how DiskSim's single-disk
 //! examples wrap their disk) is that device: `FILE#ORG` imports the device.
@@ -19,12 +25,8 @@
 //!   balancer's toys mapping to no sector, and layouts no headway front end addresses);
 //! * `Number of copies` that does not divide the devices, `Copy choice on read` outside
 //!   1-6, a `Parity stripe unit` that is not a whole multiple of the stripe unit on RAID 5,
-//!   `Parity rotation type` other than 1 (DiskSim itself stops on these);
-//! * `RMW vs. reconstruct` below `(N - 1) / N`: DiskSim then writes partially written rows
-//!   by reconstruct-write, where headway always reads the old data and parity
-//!   (read-modify-write);
-//! * `Synch writes for safety = 0`: DiskSim then starts each write once the reads on its own
-//!   member are done; headway's writes wait for all of the request's reads (as with 1).
+//!   `Parity rotation type` other than 1 (DiskSim itself stops on these), `RMW vs.
+//!   reconstruct` outside 0-1 and `Synch writes for safety` other than 0 or 1.
 //!
 //! Accepted and without effect here: `Number of copies` and `Copy choice on read` without
 //! mirrors, `Parity stripe unit` without RAID 5, `Components`, and the time-stamp
@@ -40,7 +42,7 @@
 use super::devices::{self, Device};
 use super::syntax::{Block, Document, Value};
 use super::{err, num, uint, Fields, Result};
-use crate::array::{ArraySpec, CopyChoice, Level};
+use crate::array::{ArraySpec, CopyChoice, Disksim, Level};
 
 /// The one member of a logorg that maps requests onto it unchanged (`Addressing mode =
 /// Parts`, `Distribution scheme = Asis`, `Redundancy scheme = Noredun`, one device: how
@@ -143,26 +145,17 @@ pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<
         }
         spec.parity_rows = parity_unit / unit;
     }
-    if parity {
-        let r = num(rmw, "RMW vs. reconstruct")?;
-        if ((r * n as f64) as u32) < n - 1 {
-            return err(
-                rmw.pos(),
-                format!(
-                    "`RMW vs. reconstruct` = {r}: below {:.3} ({} of {n} members) DiskSim reconstructs partial \
-                     rows; headway models read-modify-write only",
-                    (n - 1) as f64 / n as f64,
-                    n - 1
-                ),
-            );
-        }
-        if uint(synch, "Synch writes for safety")? != 1 {
-            return err(
-                synch.pos(),
-                "`Synch writes for safety` = 0: headway's writes wait for all of the request's reads (1)",
-            );
-        }
+    let r = num(rmw, "RMW vs. reconstruct")?;
+    if !(0.0..=1.0).contains(&r) {
+        return err(rmw.pos(), format!("`RMW vs. reconstruct` = {r}: DiskSim takes 0 to 1"));
     }
+    let synch_writes = match uint(synch, "Synch writes for safety")? {
+        0 => false,
+        1 => true,
+        v => return err(synch.pos(), format!("`Synch writes for safety` = {v}: DiskSim takes 0 or 1")),
+    };
+    // (DiskSim turns the fraction into a unit count at load, truncating)
+    spec.disksim = Some(Disksim { rmw_point: (r * n as f64) as u32, synch_writes });
     f.ignore(&[
         "Components",
         "Time stamp interval",

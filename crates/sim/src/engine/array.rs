@@ -2,15 +2,18 @@
 //! [`headway_disk::array`]): admission, splitting, and completing array requests.
 //!
 //! An array request first passes a front-end queue of `queue_depth` requests (a RAID
-//! card's): past it, requests wait in FIFO order. Admitted, it becomes member requests
+//! card's): past it, requests wait in FIFO order (an array imported from DiskSim admits
+//! every request at once, as DiskSim does). Admitted, it becomes member requests
 //! that carry its direction, sync flag and context:
 //! * a read is split at stripe-unit boundaries; on a mirror each piece goes to the copy
 //!   the array's read policy picks ([`headway_disk::array::mirror`]), from what the
 //!   members have queued and where they last dispatched, with ties (and `random`) drawn
 //!   from a stream seeded from the run's seed;
 //! * a write becomes its write plan: on a mirror its pieces to every copy at once; on
-//!   RAID 4 and 5 the read-modify-write reads first, and each write once the reads it
-//!   waits for completed (every read of the request, for the plans `--array` gives).
+//!   RAID 4 and 5 the reads first, and each write once the reads it waits for completed
+//!   (every read of the request for the plans `--array` gives; under DiskSim's `Synch
+//!   writes for safety = 0` only some, and a write waiting for none goes out with the
+//!   reads).
 //!
 //! The array request completes, exactly once, when its last member request does; then the
 //! next waiting one is admitted.
@@ -91,10 +94,20 @@ impl ArrayFront {
         }
     }
 
+    /// Array requests admitted at once: the configured depth, unlimited on an array
+    /// imported from DiskSim (which has no front-end queue).
+    fn depth(&self) -> u32 {
+        if self.cfg.spec.disksim.is_some() {
+            u32::MAX
+        } else {
+            self.cfg.queue_depth
+        }
+    }
+
     /// An array request arrives: admitted now (returned) or queued behind the front end.
     pub fn offer(&mut self, rq: Request) -> Option<Request> {
         self.flow_in.add(rq.dir, rq.len);
-        if self.admitted < self.cfg.queue_depth {
+        if self.admitted < self.depth() {
             self.admitted += 1;
             Some(rq)
         } else {
@@ -105,7 +118,7 @@ impl ArrayFront {
 
     /// The next waiting request, if the front end has room for it (admitted).
     pub fn admit_next(&mut self) -> Option<Request> {
-        if self.admitted >= self.cfg.queue_depth {
+        if self.admitted >= self.depth() {
             return None;
         }
         let next = self.waiting.pop_front()?;
@@ -122,15 +135,31 @@ impl ArrayFront {
             ArrayReq { rq, outstanding: 0, held: Vec::new(), waiters: Vec::new(), reads: 0, disk_ns: 0 };
         let now: Vec<(Piece, Dir)> = if rq.dir == Dir::Write {
             let plan = spec.write_plan(rq.sector, rq.len);
-            if plan.reads.is_empty() {
-                plan.writes.into_iter().map(|p| (p, Dir::Write)).collect()
-            } else {
-                // every write waits for every read
-                let n = plan.reads.len() as u32;
-                r.held = plan.writes.into_iter().map(|p| (p, n)).collect();
-                r.waiters = vec![(0..r.held.len() as u32).collect(); n as usize];
-                plan.reads.into_iter().map(|p| (p, Dir::Read)).collect()
+            let mut now: Vec<(Piece, Dir)> = plan.reads.iter().map(|&p| (p, Dir::Read)).collect();
+            match plan.waits {
+                _ if plan.reads.is_empty() => now.extend(plan.writes.into_iter().map(|p| (p, Dir::Write))),
+                None => {
+                    // every write waits for every read
+                    let n = plan.reads.len() as u32;
+                    r.held = plan.writes.into_iter().map(|p| (p, n)).collect();
+                    r.waiters = vec![(0..r.held.len() as u32).collect(); n as usize];
+                }
+                Some(waits) => {
+                    // each write waits for its reads; one waiting for none goes out now
+                    r.waiters = vec![Vec::new(); plan.reads.len()];
+                    for (w, reads) in plan.writes.into_iter().zip(waits) {
+                        if reads.is_empty() {
+                            now.push((w, Dir::Write));
+                            continue;
+                        }
+                        for &i in &reads {
+                            r.waiters[i as usize].push(r.held.len() as u32);
+                        }
+                        r.held.push((w, reads.len() as u32));
+                    }
+                }
             }
+            now
         } else if spec.level.mirrored() {
             let (chooser, rng) = (&mut self.chooser, &mut self.rng);
             spec.split(rq.sector, rq.len)
@@ -334,5 +363,59 @@ mod tests {
         assert_ne!(picks(7), picks(8));
         let p = picks(7);
         assert!((0..4).all(|m| p.contains(&m)), "every copy drawn: {p:?}");
+    }
+
+    /// A raid5:4:4k imported from DiskSim: rmw point `rmw_point`, `Synch writes` 0.
+    fn disksim_raid5(rmw_point: u32, depth: u32) -> ArrayFront {
+        let mut spec: ArraySpec = "raid5:4:4k".parse().unwrap();
+        spec.disksim = Some(headway_disk::array::Disksim { rmw_point, synch_writes: false });
+        ArrayFront::new(ArrayConfig { spec, queue_depth: depth }, 1)
+    }
+
+    #[test]
+    fn without_synch_writes_each_write_goes_out_when_its_own_reads_are_done() {
+        let mut a = disksim_raid5(2, 8);
+        // [4, 12) reconstructed: reads member 2 [0, 8), member 1 [4, 8), member 0 [0, 4)
+        let r = a.offer(rq(1, 4, 8, Dir::Write)).unwrap();
+        let reads = a.split(r, &idle);
+        assert_eq!(shape(&reads), [(2, 0, 8, Dir::Read), (1, 4, 4, Dir::Read), (0, 0, 4, Dir::Read)]);
+        a.issued(ReqId(1), &reads, 10);
+        // member 2's read: no write waits for it alone
+        assert!(matches!(a.piece_done(ReqId(10), 100, 4096), PieceDone::Pending));
+        // member 0's read releases member 0's data write
+        let PieceDone::Writes(_, w) = a.piece_done(ReqId(12), 100, 4096) else { panic!("member 0's write") };
+        assert_eq!(w.iter().map(|p| (p.member, p.sector, p.len)).collect::<Vec<_>>(), [(0, 4, 4)]);
+        let w0: Vec<(Piece, Dir)> = w.into_iter().map(|p| (p, Dir::Write)).collect();
+        a.issued(ReqId(1), &w0, 20);
+        // member 1's read, the row's last: the parity write and member 1's data write
+        let PieceDone::Writes(_, w) = a.piece_done(ReqId(11), 100, 4096) else { panic!("the last read") };
+        assert_eq!(w.iter().map(|p| (p.member, p.sector, p.len)).collect::<Vec<_>>(), [(3, 0, 8), (1, 0, 4)]);
+        let w1: Vec<(Piece, Dir)> = w.into_iter().map(|p| (p, Dir::Write)).collect();
+        a.issued(ReqId(1), &w1, 30);
+        for id in [20, 30] {
+            assert!(matches!(a.piece_done(ReqId(id), 100, 4096), PieceDone::Pending));
+        }
+        assert!(matches!(a.piece_done(ReqId(31), 100, 4096), PieceDone::Complete(_)));
+    }
+
+    #[test]
+    fn a_write_waiting_for_nothing_goes_out_with_the_reads_and_nothing_waits_at_the_front() {
+        let mut a = disksim_raid5(4, 1);
+        // [16, 56): rows 0 and 2 partial (read-modify-write), row 1 whole; member 0's data
+        // write in row 1 has no read on its member and carries no parity
+        let r = a.offer(rq(1, 16, 40, Dir::Write)).unwrap();
+        let now = a.split(r, &idle);
+        assert_eq!(
+            shape(&now),
+            [
+                (3, 0, 8, Dir::Read),
+                (2, 16, 8, Dir::Read),
+                (2, 0, 8, Dir::Read),
+                (1, 16, 8, Dir::Read),
+                (0, 8, 8, Dir::Write)
+            ]
+        );
+        // a front-end depth of 1 does not hold DiskSim's arrays back
+        assert!(a.offer(rq(2, 0, 8, Dir::Read)).is_some());
     }
 }

@@ -3,7 +3,7 @@
 
 use super::devices::{file, system};
 use super::*;
-use crate::array::{ArraySpec, CopyChoice, Level};
+use crate::array::{ArraySpec, CopyChoice, Disksim, Level};
 
 /// A logorg over `devices` with these redundancy settings.
 pub(super) fn logorg(
@@ -90,14 +90,22 @@ fn shadowed_logorgs_are_mirrors_and_parity_disk_is_raid4() {
     .concat());
     // (logorg, level, members, copies, data members, read policy, printed)
     let cases = [
-        ("r10", Level::Raid10, 6, 2, 3, CopyChoice::ShortestQueueThenDistance, "raid10:6:2k"),
-        ("r10x3", Level::Raid10, 6, 3, 2, CopyChoice::RoundRobin, "raid10:6:2k:3:read=rr"),
-        ("r1", Level::Raid1, 2, 2, 1, CopyChoice::Primary, "raid1:2:read=primary"),
-        ("r1x3", Level::Raid1, 3, 3, 1, CopyChoice::ShortestQueue, "raid1:3:read=queue"),
+        (
+            "r10",
+            Level::Raid10,
+            6,
+            2,
+            3,
+            CopyChoice::ShortestQueueThenDistance,
+            "raid10:6:2k (DiskSim logorg)",
+        ),
+        ("r10x3", Level::Raid10, 6, 3, 2, CopyChoice::RoundRobin, "raid10:6:2k:3:read=rr (DiskSim logorg)"),
+        ("r1", Level::Raid1, 2, 2, 1, CopyChoice::Primary, "raid1:2:read=primary (DiskSim logorg)"),
+        ("r1x3", Level::Raid1, 3, 3, 1, CopyChoice::ShortestQueue, "raid1:3:read=queue (DiskSim logorg)"),
         // one copy is no mirror
-        ("one", Level::Raid0, 3, 1, 3, CopyChoice::Random, "raid0:3:2k"),
+        ("one", Level::Raid0, 3, 1, 3, CopyChoice::Random, "raid0:3:2k (DiskSim logorg)"),
         // parity on the last device whatever the rotation type and parity unit say
-        ("r4", Level::Raid4, 5, 1, 4, CopyChoice::ShortestQueueThenDistance, "raid4:5:2k"),
+        ("r4", Level::Raid4, 5, 1, 4, CopyChoice::ShortestQueueThenDistance, "raid4:5:2k (DiskSim logorg)"),
         // a parity unit of two stripe units: parity moves every second row
         (
             "r5k2",
@@ -106,7 +114,7 @@ fn shadowed_logorgs_are_mirrors_and_parity_disk_is_raid4() {
             1,
             4,
             CopyChoice::ShortestQueueThenDistance,
-            "raid5:5:2k (parity unit 2 stripe units)",
+            "raid5:5:2k (parity unit 2 stripe units) (DiskSim logorg)",
         ),
     ];
     for (name, level, members, copies, data, read, printed) in cases {
@@ -127,6 +135,29 @@ fn shadowed_logorgs_are_mirrors_and_parity_disk_is_raid4() {
 }
 
 #[test]
+fn rmw_vs_reconstruct_becomes_a_unit_count_and_synch_writes_a_flag() {
+    // (redundancy, devices, RMW vs. reconstruct, synch, rmw point = trunc(x N))
+    let cases = [
+        ("Parity_rotated", "disk0 .. disk2", "0.5", 0, 1),
+        ("Parity_rotated", "disk0 .. disk4", "0.5", 1, 2),
+        ("Parity_disk", "disk0 .. disk4", "0.8", 0, 4),
+        ("Parity_disk", "disk0 .. disk4", "0.79", 1, 3),
+        ("Parity_rotated", "disk0 .. disk5", "1.0", 1, 6),
+        ("Noredun", "disk0 .. disk1", "0.0", 0, 0),
+    ];
+    for (i, (redundancy, devices, rmw, synch, point)) in cases.into_iter().enumerate() {
+        let text = six(&logorg(&format!("org{i}"), devices, redundancy, rmw, synch, 1, 4));
+        let a = array(&text, &format!("org{i}"));
+        assert_eq!(
+            a.disksim,
+            Some(Disksim { rmw_point: point, synch_writes: synch == 1 }),
+            "{redundancy} {rmw}"
+        );
+        assert!(a.to_string().ends_with(" (DiskSim logorg)"), "{a}");
+    }
+}
+
+#[test]
 fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
     // (logorg, the line's key, what the message says)
     let cases = [
@@ -141,17 +172,8 @@ fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
             "Copy choice on read",
             "1 to 6",
         ),
-        (
-            logorg("bad", "disk0 .. disk2", "Parity_rotated", "0.5", 1, 1, 4),
-            "RMW vs. reconstruct",
-            "reconstructs",
-        ),
-        (
-            logorg("bad", "disk0 .. disk2", "Parity_disk", "0.5", 1, 1, 4),
-            "RMW vs. reconstruct",
-            "reconstructs",
-        ),
-        (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 0, 1, 4), "Synch writes for safety", "= 0"),
+        (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.5", 1, 1, 4), "RMW vs. reconstruct", "0 to 1"),
+        (logorg("bad", "disk0 .. disk2", "Parity_disk", "1.0", 2, 1, 4), "Synch writes for safety", "0 or 1"),
         (logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 2, 4), "Parity rotation type", "only 1"),
         (
             logorg("bad", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 6),

@@ -1,0 +1,25 @@
+//! DiskSim's rules for an array imported from a `disksim_logorg` ([`Disksim`], set by
+//! `crate::parv`'s logorg import; `--array`'s arrays have none and keep headway's rules).
+//!
+//! With them an array behaves as DiskSim 4.0's logical organisation does
+//! (`disksim_logorg.c`, `disksim_redun.c`), where that differs from headway's own arrays:
+//! * RAID 4 and 5 writes are built by DiskSim's parity-table procedure
+//!   ([`super::parity_table`]): rows classified by the data units they touch, a partial row
+//!   read-modify-written below the `RMW vs. reconstruct` point and reconstruct-written
+//!   from it on, and each write waiting only for the reads it depends on when `Synch
+//!   writes for safety = 0`;
+//! * the array front end admits every request at once: DiskSim has no front-end queue
+//!   (it only stops a run with 10,000 array requests outstanding, which headway does not).
+
+/// What a `disksim_logorg` sets beyond the layout.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Disksim {
+    /// A partial row touching fewer data units than this is read-modify-written, one
+    /// touching this many or more reconstruct-written: `RMW vs. reconstruct` times the
+    /// devices (parity included), truncated, as DiskSim turns it into an integer at load.
+    pub rmw_point: u32,
+    /// `Synch writes for safety = 1`: every write of a request waits for all its reads;
+    /// 0: each write only for the reads on its member and those of the rows whose parity
+    /// it carries.
+    pub synch_writes: bool,
+}
