@@ -340,3 +340,51 @@ fn a_controller_cache_serves_a_region_it_holds_at_memory_speed() {
     let again = simulate_json(&cached(&dir, 8192, 1.0), &dir.join("again.json"));
     assert_eq!(again, std::fs::read_to_string(dir.join("reads.json")).unwrap());
 }
+
+/// Three different drives (the reference files, sourced), one closed generator drawing its
+/// device among them: DiskSim's "3 different disks" kind of system.
+#[test]
+fn generators_over_several_devices_run_each_device_on_its_own() {
+    let dir = scratch("three");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid").canonicalize().unwrap();
+    let gen = "disksim_synthgen {
+       Storage capacity per device = 4000000, devices = [ disk0, disk1, disk2 ], Blocking factor = 8,
+       Probability of sequential access = 0.0, Probability of local access = 0.0,
+       Probability of read access = 1.0, Probability of time-critical request = 1.0,
+       Probability of time-limited request = 0.0, Time-limited think times = [ normal, 30.0, 100.0 ],
+       General inter-arrival times = [ exponential, 0.0, 5.0 ],
+       Sequential inter-arrival times = [ exponential, 0.0, 5.0 ],
+       Local inter-arrival times = [ exponential, 0.0, 5.0 ],
+       Local distances = [ normal, 0.0, 40000.0 ], Sizes = [ exponential, 0.0, 8.0 ] }";
+    let text = format!(
+        "source {d}/cheetah9LP.diskspecs
+source {d}/ibm18es.diskspecs
+source {d}/barracuda.diskspecs
+instantiate [ disk0 ] as SEAGATE_ST39102LW_validate
+instantiate [ disk1 ] as IBM_DNES-309170W_validate
+instantiate [ disk2 ] as SEAGATE_ST32171W
+disksim_global Global {{ Init Seed = 3, Real Seed = 3, Stat definition file = statdefs }}
+disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
+disksim_synthio Synthio {{
+   Number of I/O requests to generate = 600, Maximum time of trace generated = 10000.0,
+   System call/return with each request = 0, Think time from call to request = 0.0,
+   Think time from request to return = 0.0, Generators = [ {gen} ]
+}}
+",
+        d = data.display()
+    );
+    let parv = dir.join("three.parv");
+    std::fs::write(&parv, text).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&simulate_json(&parv, &dir.join("three.json"))).unwrap();
+    let run = &v["runs"][0];
+    let members = run["members"].as_array().expect("a section per device");
+    let per: Vec<u64> = members.iter().map(|m| m["device"]["requests"].as_u64().unwrap()).collect();
+    // a third each, give or take: each device drawn uniformly, 600 requests
+    assert_eq!(per.len(), 3);
+    assert!(per.iter().all(|&n| (140..=260).contains(&n)), "{per:?}");
+    assert_eq!(per.iter().sum::<u64>(), run["device"]["requests"].as_u64().unwrap());
+    assert_eq!(run["disk"].as_str().unwrap().matches(", ").count(), 2, "{}", run["disk"]);
+    // one device named for the whole workload: the generator's three devices are refused
+    let o = headway(&["simulate", parv.to_str().unwrap(), "--disk", &format!("{}#disk1", parv.display())]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("several devices"));
+}

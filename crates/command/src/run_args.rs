@@ -105,6 +105,7 @@ impl RunArgs {
             drive: self.drive.config()?,
             array,
             array_queue_depth: self.array_queue_depth,
+            devices: Vec::new(),
         })
     }
 }

@@ -133,8 +133,9 @@ pub(crate) fn run(a: Args) -> Result<()> {
 }
 
 /// `headway simulate FILE.parv`: DiskSim's synthetic workload of the file
-/// (`disksim_synthio`) on the device its generators address (`--disk` other than the
-/// default overrides it), reported as a job file's runs are.
+/// (`disksim_synthio`) on the device its generators address, or on the several devices
+/// they address, each on its own (`--disk` other than the default names one device for
+/// all), reported as a job file's runs are.
 fn run_synthetic(a: Args, path: &Path) -> Result<()> {
     if !a.fio_args.is_empty() || a.output_format.is_some() || a.output.is_some() {
         bail!("{}: a DiskSim synthetic workload takes no fio options or fio output", path.display());
@@ -147,17 +148,32 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
         );
     };
     let mut args = a.run;
+    let mut devices = Vec::new();
     if args.disk == headway_disk::DEFAULT {
-        match spec.device_names.as_slice() {
-            [one] => args.disk = format!("{}#{one}", path.display()),
-            names => bail!(
-                "{}: the generators address {}: name the one to simulate with --disk FILE#NAME",
-                path.display(),
-                names.join(", ")
-            ),
+        args.disk = format!("{}#{}", path.display(), spec.device_names[0]);
+        if spec.device_names.len() > 1 {
+            // several devices, each on its own: every name must be a device, not an array
+            for name in &spec.device_names {
+                let (disk, array) = headway_disk::resolve_system(&format!("{}#{name}", path.display()))?;
+                if array.is_some() {
+                    bail!(
+                        "{}: the generators address {}; `{name}` is an array, and headway runs several \
+                         devices only as lone drives",
+                        path.display(),
+                        spec.device_names.join(", ")
+                    );
+                }
+                devices.push(disk);
+            }
         }
     }
-    let run = args.spec()?;
+    let mut run = args.spec()?;
+    if !devices.is_empty() {
+        if run.array.is_some() {
+            bail!("{}: --array with generators over several devices", path.display());
+        }
+        run.devices = devices;
+    }
     let mut csv = match &a.per_request {
         Some(p) => Some(RequestCsv::create(p, &run.schedulers)?),
         None => None,

@@ -211,7 +211,11 @@ fn run_each<'i>(
     let input = shared.input(run, array);
     let mut runs = Vec::with_capacity(run.schedulers.len());
     for (i, name) in run.schedulers.iter().enumerate() {
-        let scheds = build_array_schedulers(name, &run.settings, run.array)?;
+        let scheds = if run.devices.is_empty() {
+            build_array_schedulers(name, &run.settings, run.array)?
+        } else {
+            device_schedulers(name, &run.settings, run.devices.len())?
+        };
         let mut engine = engine(scheds, &input)?;
         if let Some(log) = log.as_deref_mut() {
             engine = engine.with_request_log(Box::new(move |r| log(i, r)));
@@ -288,12 +292,29 @@ impl Shared {
             drive: run.drive,
             host: self.host.clone(),
             array,
+            devices: &run.devices,
         }
     }
 }
 
 /// Fresh schedulers `name` with `settings` for one run: one per member of `array` (the
 /// coordinated array stream scheduler for `stream`), one without an array.
+/// One scheduler instance of `name` per device of a run of `n` independent devices (no
+/// array-wide part: nothing spans devices).
+fn device_schedulers(
+    name: &str,
+    settings: &Settings,
+    n: usize,
+) -> Result<headway_sched::ArraySchedulers, SimError> {
+    let members = (0..n)
+        .map(|_| {
+            headway_sched::registry::build(name, &mut settings.clone())
+                .map_err(|err| SimError::Scheduler { name: name.to_string(), err })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(headway_sched::ArraySchedulers { members, hooks: None })
+}
+
 pub(crate) fn build_array_schedulers(
     name: &str,
     settings: &Settings,

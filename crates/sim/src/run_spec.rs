@@ -38,6 +38,10 @@ pub struct RunSpec {
     /// Array requests admitted at once by the array's front end
     /// ([`DEFAULT_ARRAY_QUEUE_DEPTH`]); unused without an array.
     pub array_queue_depth: u32,
+    /// Devices the workload addresses each on its own, the first being `disk` (a DiskSim
+    /// system of several disks whose synthetic generators name several). Empty: the one
+    /// device `disk`, or its array.
+    pub devices: Vec<DiskSpec>,
 }
 
 impl RunSpec {
@@ -53,6 +57,7 @@ impl RunSpec {
             drive: DriveConfig::default(),
             array: None,
             array_queue_depth: DEFAULT_ARRAY_QUEUE_DEPTH,
+            devices: Vec::new(),
         }
     }
 

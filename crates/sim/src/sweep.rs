@@ -433,6 +433,7 @@ impl Sweep {
                 drive: self.base.drive,
                 array: p.array.as_deref().map(|a| a.parse().expect("checked when loaded")),
                 array_queue_depth: self.base.array_queue_depth,
+                devices: Vec::new(),
             },
         };
         let report = simulate(&cfg, |_, _| {})?;

@@ -31,6 +31,11 @@
 //! names the members another member's event concerns (their schedulers are asked again at
 //! once). Without an array there is one member and no splitting.
 //!
+//! Several independent devices (a DiskSim system whose generators name several disks,
+//! [`super::RunInput::devices`]) are members too, each of its own model: a request's device
+//! is in its address above [`super::DEVICE_SHIFT`], and it goes to that member's scheduler
+//! with the rest of the address as its sector; nothing spans members.
+//!
 //! The layer hands completed requests back one at a time (`drive_event`, then
 //! `finish_piece` for each request the completed command carried), so the layer above
 //! acts on each before the next: the order of everything that follows a completion is the
@@ -47,7 +52,7 @@ use headway_sched::{
 use super::array::{ArrayFront, PieceDone};
 use super::core::{Core, Ev};
 use super::ctlr::CtlrFront;
-use super::devices::{aggregate, Figures};
+use super::devices::{aggregate, Counts, Figures};
 use super::RunInput;
 use crate::report::{DeviceReport, HeadTrace, MemberReport};
 use crate::workload::Job;
@@ -110,6 +115,9 @@ pub(crate) struct Block<'a> {
     array: Option<ArrayFront>,
     /// A caching controller in front of the drive ([`super::ctlr`]).
     ctlr: Option<CtlrFront>,
+    /// The members are independent devices, each addressed on its own: a request's
+    /// device is in its address above [`super::DEVICE_SHIFT`].
+    devices: bool,
     /// The array-wide part of a scheduler that coordinates the members.
     hooks: Option<Box<dyn ArrayHooks>>,
     /// The drives queue commands: the head is the tail of its queue (module docs).
@@ -135,15 +143,19 @@ impl<'a> Block<'a> {
     /// and I/O priorities (the first job of an issuer decides) and their drive's depth.
     pub fn new(scheds: ArraySchedulers, jobs: &[Job], input: &RunInput<'a>) -> Result<Self, DriveError> {
         let ArraySchedulers { members: scheds, hooks } = scheds;
-        let n_members = input.array.map_or(1, |a| a.spec.members as usize);
+        let n_members = match input.devices.len() {
+            0 => input.array.map_or(1, |a| a.spec.members as usize),
+            n => n,
+        };
         assert_eq!(scheds.len(), n_members, "one scheduler per member");
         let mut members = Vec::with_capacity(n_members);
-        for mut sched in scheds {
+        for (i, mut sched) in scheds.into_iter().enumerate() {
             tell_issuers(sched.as_mut(), jobs);
             sched.set_device_queue_depth(input.drive.queue_depth);
+            let spec = input.devices.get(i).unwrap_or(input.disk);
             members.push(Member {
                 sched,
-                drive: Drive::new(Hdd::new(input.disk.clone()), input.drive)?,
+                drive: Drive::new(Hdd::new(spec.clone()), input.drive)?,
                 head: 0,
                 last_sector: 0,
                 inflight: Vec::with_capacity(input.drive.queue_depth as usize),
@@ -162,6 +174,7 @@ impl<'a> Block<'a> {
             array: input.array.map(|a| ArrayFront::new(a, input.seed)),
             hooks,
             ctlr: input.disk.controller.as_ref().map(CtlrFront::new),
+            devices: !input.devices.is_empty(),
             deep: input.drive.queue_depth > 1,
             write_back: input.drive.write_cache == WriteCache::Back,
             curve: input.curve,
@@ -240,6 +253,11 @@ impl<'a> Block<'a> {
         }
         if let Some(c) = self.ctlr.as_mut() {
             return c.arrive(core, rq);
+        }
+        if self.devices {
+            let m = (rq.sector >> super::DEVICE_SHIFT) as usize;
+            let sector = rq.sector & ((1 << super::DEVICE_SHIFT) - 1);
+            return self.arrive_at(core, m, Request { sector, ..rq });
         }
         let Some(a) = self.array.as_mut() else { return self.arrive_at(core, 0, rq) };
         if let Some(rq) = a.offer(rq) {
@@ -539,22 +557,27 @@ impl<'a> Block<'a> {
     pub fn report(&self, run_ns: u64, page_cache_dirty_bytes: u64) -> BlockReport {
         let end = self.last_complete;
         // (a host figure: the whole device's, not a member's)
-        let member_dirty = if self.array.is_some() { 0 } else { page_cache_dirty_bytes };
+        let several = self.array.is_some() || self.devices;
+        let member_dirty = if several { 0 } else { page_cache_dirty_bytes };
         let member_reports: Vec<DeviceReport> =
             self.members.iter().map(|m| m.figures.report(&m.drive, end, run_ns, member_dirty)).collect();
+        let figures = || self.members.iter().map(|m| &m.figures);
         let device = match &self.array {
-            None => member_reports[0].clone(),
-            Some(a) => DeviceReport {
+            None if self.devices => DeviceReport {
                 page_cache_dirty_bytes,
-                ..aggregate(&member_reports, &a.flow_in, self.members.iter().map(|m| &m.figures))
+                ..aggregate(&member_reports, &Counts::flow_in_of(figures()), figures())
             },
+            None => member_reports[0].clone(),
+            Some(a) => {
+                DeviceReport { page_cache_dirty_bytes, ..aggregate(&member_reports, &a.flow_in, figures()) }
+            }
         };
         let mut scheduler_stats = std::collections::BTreeMap::new();
         let array_stats = self.hooks.as_ref().map(|h| h.stats()).unwrap_or_default();
         for (k, v) in self.members.iter().flat_map(|m| m.sched.stats()).chain(array_stats) {
             *scheduler_stats.entry(k.to_string()).or_insert(0) += v;
         }
-        let members = self.array.as_ref().map(|_| {
+        let members = several.then(|| {
             self.members
                 .iter()
                 .zip(member_reports)
@@ -568,7 +591,13 @@ impl<'a> Block<'a> {
         });
         BlockReport {
             scheduler: self.scheduler_name(),
-            disk: self.members[0].drive.hdd().spec().name.to_string(),
+            disk: if self.devices {
+                let names: Vec<&str> =
+                    self.members.iter().map(|m| m.drive.hdd().spec().name.as_str()).collect();
+                names.join(", ")
+            } else {
+                self.members[0].drive.hdd().spec().name.to_string()
+            },
             array: self.array.as_ref().map(|a| a.cfg.spec.to_string()),
             device,
             scheduler_stats,
@@ -637,6 +666,7 @@ pub(super) mod tests {
             drive: DriveConfig { write_cache: WriteCache::Back, ..DriveConfig::default() },
             host: HostParams::default(),
             array: array.map(|a| super::super::ArrayConfig { spec: a.parse().unwrap(), queue_depth: 8 }),
+            devices: &[],
         }
     }
 

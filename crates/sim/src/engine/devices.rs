@@ -29,6 +29,16 @@ impl Counts {
         }
     }
 
+    /// The requests that reached the members' schedulers, summed: a run of independent
+    /// devices' host requests.
+    pub fn flow_in_of<'f>(figures: impl Iterator<Item = &'f Figures>) -> Counts {
+        let mut c = Counts::default();
+        for f in figures {
+            c.merge(&f.flow_in);
+        }
+        c
+    }
+
     pub fn flow(&self) -> Flow {
         let mean = |b: u64, n: u64| if n == 0 { 0.0 } else { b as f64 / n as f64 };
         let (n, b) = (self.n[0] + self.n[1], self.bytes[0] + self.bytes[1]);

@@ -79,7 +79,14 @@ pub struct RunInput<'a> {
     pub host: crate::host::HostParams,
     /// A disk array of `drive`s instead of one drive.
     pub array: Option<ArrayConfig>,
+    /// Devices addressed each on its own (see [`crate::RunSpec::devices`]); empty: one.
+    /// Device `d`'s sector `s` is the run's address `d << DEVICE_SHIFT | s`.
+    pub devices: &'a [DiskSpec],
 }
+
+/// Where a run of several devices keeps the device in an address: above 2^40 sectors
+/// (512 TiB a device).
+pub const DEVICE_SHIFT: u32 = 40;
 
 /// An array of drives ([module docs](self)).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -170,36 +177,48 @@ impl<'a> Engine<'a> {
     }
 
     /// An engine that runs DiskSim's synthetic generators ([`crate::synthio`]): one job per
-    /// generator; every generator must address the one device (or array) simulated, within
-    /// its capacity.
+    /// generator. Without `input.devices`, every generator must address the one device (or
+    /// array) simulated; with them, the run's devices are the workload's device names in
+    /// order. Every generator stays within the capacity of each device it addresses.
     pub fn synthetic(
         scheds: ArraySchedulers,
         spec: crate::synthio::SynthSpec,
         input: &RunInput<'a>,
     ) -> Result<Self, EngineError> {
-        let capacity = match input.array {
-            Some(a) => a.spec.capacity(input.disk.capacity_sectors),
-            None => input.disk.capacity_sectors,
+        let several = !input.devices.is_empty();
+        let capacity = |d: u32| match (input.array, input.devices.get(d as usize)) {
+            (_, Some(dev)) => dev.capacity_sectors,
+            (Some(a), None) => a.spec.capacity(input.disk.capacity_sectors),
+            (None, None) => input.disk.capacity_sectors,
         };
         let Some(&first) = spec.generators.first().and_then(|g| g.devices.first()) else {
             return Err(EngineError::Synthetic("no generator, or one without devices".into()));
         };
+        if several && input.devices.len() != spec.device_names.len() {
+            return Err(EngineError::Synthetic(format!(
+                "{} devices simulated for the {} the generators name",
+                input.devices.len(),
+                spec.device_names.len()
+            )));
+        }
         for (i, g) in spec.generators.iter().enumerate() {
-            if g.devices.iter().any(|&d| d != first) {
+            if !several && g.devices.iter().any(|&d| d != first) {
                 return Err(EngineError::Synthetic(format!(
                     "generator {i} addresses several devices; headway simulates one device or array"
                 )));
             }
-            if g.capacity > capacity {
+            if let Some(&d) = g.devices.iter().find(|&&d| g.capacity > capacity(d)) {
                 return Err(EngineError::Synthetic(format!(
-                    "generator {i}: `Storage capacity per device` {} is more than the device's {capacity} sectors",
-                    g.capacity
+                    "generator {i}: `Storage capacity per device` {} is more than the {} sectors of `{}`",
+                    g.capacity,
+                    capacity(d),
+                    spec.device_names.get(d as usize).map_or("the device", |n| n.as_str())
                 )));
             }
         }
         let blocking = spec.generators.iter().map(|g| g.blocking).collect();
         let flow = crate::synthio::flow::Flow::new(spec).map_err(EngineError::Synthetic)?;
-        let source = Sources::Other(Box::new(SynthSource::new(flow, blocking)));
+        let source = Sources::Other(Box::new(SynthSource::new(flow, blocking, several)));
         Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source })
     }
 

@@ -20,12 +20,14 @@ pub(super) struct SynthSource {
     tokens: HashMap<ReqId, u64>,
     /// Each generator's blocking factor (sectors a block).
     blocking: Vec<u64>,
+    /// The run has several devices: a request's device goes into its address.
+    several: bool,
     stopped: bool,
 }
 
 impl SynthSource {
-    pub fn new(flow: Flow, blocking: Vec<u64>) -> Self {
-        SynthSource { flow, tokens: HashMap::new(), blocking, stopped: false }
+    pub fn new(flow: Flow, blocking: Vec<u64>, several: bool) -> Self {
+        SynthSource { flow, tokens: HashMap::new(), blocking, several, stopped: false }
     }
 
     fn apply(&mut self, m: &mut Machine, steps: Vec<Step>) {
@@ -36,7 +38,8 @@ impl SynthSource {
                 Step::ThinkUntil { proc, at } => m.core.push(Time(at), Ev::Source(proc as u32)),
                 Step::Issue { proc, req, token } => {
                     let b = self.blocking[proc];
-                    let (sector, len) = (req.block as u64 * b, (req.count as u64 * b) as u32);
+                    let device = if self.several { (req.device as u64) << super::DEVICE_SHIFT } else { 0 };
+                    let (sector, len) = (device | (req.block as u64 * b), (req.count as u64 * b) as u32);
                     let dir = if req.read { Dir::Read } else { Dir::Write };
                     let job = &mut m.jobs[proc];
                     job.progress.started_at.get_or_insert(now);
@@ -158,5 +161,63 @@ mod tests {
         g.devices = vec![0, 1];
         let e = run(spec(vec![g], 5)).unwrap_err().to_string();
         assert!(e.contains("several devices"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod devices_tests {
+    use std::cell::RefCell;
+
+    use super::super::{block, Engine, RunInput};
+    use crate::synthio::testutil::{self, gen};
+    use headway_sched::{ArraySchedulers, Settings};
+
+    #[test]
+    fn generators_over_several_devices_reach_each_device_at_its_own_address() {
+        let (_, curve) = block::tests::disk_and_curve();
+        let models =
+            [headway_disk::builtin("wd5000aaks").unwrap(), headway_disk::builtin("cheetah-15k4").unwrap()];
+        let input = RunInput { devices: &models, ..block::tests::input(&models[0], &curve, None) };
+        // one closed generator drawing its device among two (each request random), one
+        // pinned to the second device
+        let mut both = gen(1.0, 1.0, 1_000_000);
+        both.devices = vec![0, 1];
+        let mut second = gen(1.0, 1.0, 1_000_000);
+        second.devices = vec![1];
+        let mut s = testutil::spec(vec![both, second], 2, 400);
+        s.device_names = vec!["disk0".into(), "disk1".into()];
+        let scheds =
+            (0..2).map(|_| headway_sched::registry::build("noop", &mut Settings::new()).unwrap()).collect();
+        let log = RefCell::new(Vec::new());
+        let r = Engine::synthetic(ArraySchedulers { members: scheds, hooks: None }, s.clone(), &input)
+            .unwrap()
+            .with_request_log(Box::new(|r| log.borrow_mut().push((r.job_index, r.offset / 512))))
+            .run(|_| {})
+            .unwrap();
+        let members = r.members.as_ref().expect("a section per device");
+        let per: Vec<u64> = members.iter().map(|m| m.device.requests).collect();
+        assert_eq!(per.iter().sum::<u64>(), r.device.requests);
+        // the pinned generator only ever addresses the second device; the other one both
+        let device = |sector: u64| sector >> super::super::DEVICE_SHIFT;
+        let log = log.into_inner();
+        assert!(log.iter().filter(|l| l.0 == 1).all(|l| device(l.1) == 1));
+        let firsts = log.iter().filter(|l| l.0 == 0 && device(l.1) == 0).count();
+        let seconds = log.iter().filter(|l| l.0 == 0 && device(l.1) == 1).count();
+        assert!(firsts > 50 && seconds > 50, "{firsts} on the first device, {seconds} on the second");
+        assert!(per[0] > 0 && per[1] > per[0], "{per:?}");
+        assert_eq!(r.disk, "wd5000aaks, cheetah-15k4");
+        // the workload names two devices: two must be simulated
+        let e = Engine::synthetic(
+            ArraySchedulers {
+                members: vec![headway_sched::registry::build("noop", &mut Settings::new()).unwrap()],
+                hooks: None,
+            },
+            s,
+            &RunInput { devices: &models[..1], ..block::tests::input(&models[0], &curve, None) },
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(e.contains("1 devices simulated for the 2"), "{e}");
     }
 }

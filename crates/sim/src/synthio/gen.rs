@@ -42,7 +42,8 @@ pub enum Class {
 pub struct GenSpec {
     /// `Storage capacity per device`, sectors.
     pub capacity: u64,
-    /// `devices`, as device numbers.
+    /// `devices`, as places in [`super::SynthSpec::device_names`] (a repeated name weighs
+    /// the draw).
     pub devices: Vec<u32>,
     /// `Blocking factor`, sectors.
     pub blocking: u64,

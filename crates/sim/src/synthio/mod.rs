@@ -11,9 +11,11 @@
 //! `disksim_global`'s seed for the generators' first requests (the last generator first),
 //! then reseeded with DiskSim's fixed run seed for the rest ([`flow`]).
 //!
-//! `headway simulate FILE.parv` runs the experiment (the engine's synthetic source). Not
-//! run: generators addressing several devices, and a `Storage capacity per device` above
-//! the device's (both refused where the run is set up).
+//! `headway simulate FILE.parv` runs the experiment (the engine's synthetic source): on the
+//! one device (or array) the generators address, or on the several devices they name, each
+//! simulated on its own (a name that is an array among several is refused). A `Storage
+//! capacity per device` above a device's is refused where the run is set up (DiskSim
+//! aborts at the first request past a device).
 
 pub mod dist;
 pub mod flow;
@@ -235,14 +237,17 @@ fn generator(
     let mut numbers = Vec::new();
     for v in names {
         let Value::Word(n, at) = v else { return err(v.pos(), "`devices` lists names") };
-        let found = devices.iter().position(|d| d == n).or_else(|| logorgs.iter().position(|l| l == n));
-        match found {
-            Some(i) => numbers.push(i as u32),
-            None => return err(at, format!("`{n}` is neither a device nor a logorg of the file")),
+        if !devices.contains(n) && !logorgs.contains(n) {
+            return err(at, format!("`{n}` is neither a device nor a logorg of the file"));
         }
-        if !names_seen.contains(n) {
-            names_seen.push(n.clone());
-        }
+        let place = match names_seen.iter().position(|s| s == n) {
+            Some(i) => i,
+            None => {
+                names_seen.push(n.clone());
+                names_seen.len() - 1
+            }
+        };
+        numbers.push(place as u32);
     }
     if numbers.is_empty() {
         return err(at, "`devices` is empty");

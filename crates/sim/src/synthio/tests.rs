@@ -54,9 +54,10 @@ fn a_parv_synthetic_workload_reads_as_disksim_sets_it_up() {
     assert_eq!((s.seed, s.processors, s.requests, s.max_time_ms), (7, 5, 10000, 1_000_000.0));
     assert!(!s.syscalls);
     assert_eq!(s.generators.len(), 2);
-    // device names are instance numbers first, logorg places second
-    assert_eq!(s.generators[0].devices, [1]);
-    assert_eq!(s.generators[1].devices, [2, 0]);
+    // each generator draws among its names (repeats weigh), kept as places in the
+    // workload's list of the names the generators use
+    assert_eq!(s.generators[0].devices, [0]);
+    assert_eq!(s.generators[1].devices, [1, 2]);
     assert_eq!(s.device_names, ["org1", "disk2", "org0"]);
     let g = &s.generators[0];
     assert_eq!((g.capacity, g.blocking, g.p_read), (16448064, 8, 0.66));

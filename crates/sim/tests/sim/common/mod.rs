@@ -24,6 +24,7 @@ pub fn config(text: &str, disk: &str, schedulers: &[&str], context: ContextMode,
             drive: Default::default(),
             array: None,
             array_queue_depth: headway_sim::DEFAULT_ARRAY_QUEUE_DEPTH,
+            devices: Vec::new(),
         },
     }
 }
