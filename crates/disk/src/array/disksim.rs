@@ -8,6 +8,9 @@
 //!   read-modify-written below the `RMW vs. reconstruct` point and reconstruct-written
 //!   from it on, and each write waiting only for the reads it depends on when `Synch
 //!   writes for safety = 0`;
+//! * member requests are DiskSim's ([`super::join`]): RAID 0 and 10 give each member one
+//!   request per array request, RAID 4 and 5 join a member's pieces less than 33 sectors
+//!   apart (reads through the gap);
 //! * the array front end admits every request at once: DiskSim has no front-end queue
 //!   (it only stops a run with 10,000 array requests outstanding, which headway does not).
 

@@ -32,7 +32,9 @@
 //!   RAID 4 and 5: capacity `(N - 1) * units_per_member * u`.
 //!
 //! A request is split at unit boundaries into [`Piece`]s, one per unit touched, in array
-//! order (on a mirror the data members' pieces: the array front picks a copy for a read).
+//! order (on a mirror the data members' pieces: the array front picks a copy for a read);
+//! under DiskSim's rules ([`disksim`], arrays imported from a `disksim_logorg`) the pieces
+//! are joined into member requests as DiskSim joins them ([`join`]).
 //! Writes come with a [`WritePlan`]: on a mirror the pieces to every copy; on RAID 4 and 5
 //! a row written whole gets its parity computed from the new data (data and parity writes
 //! only); a row written in part is a read-modify-write — read the old data of the written
@@ -40,6 +42,7 @@
 //! penalty).
 
 pub mod disksim;
+pub mod join;
 pub mod mirror;
 mod parity_table;
 
@@ -314,6 +317,17 @@ impl ArraySpec {
         })
     }
 
+    /// The member requests of `[sector, sector + len)` (on a mirror the data members',
+    /// before a read picks its copies): [`split`](Self::split)'s pieces, or under DiskSim's
+    /// rules the pieces joined as DiskSim joins them ([`join`]).
+    pub fn member_reads(&self, sector: u64, len: u32) -> Vec<Piece> {
+        match self.disksim {
+            None => self.split(sector, len).collect(),
+            Some(_) if self.level.has_parity() => parity_table::reads(self, sector, len),
+            Some(_) => join::per_member(self.split(sector, len)),
+        }
+    }
+
     /// Each piece of `pieces` (on data members) to every copy, in order: a piece's primary,
     /// its copy 1, ..., then the next piece's.
     pub fn to_every_copy(&self, pieces: &[Piece]) -> Vec<Piece> {
@@ -330,14 +344,15 @@ impl ArraySpec {
     /// the read-modify-write or full-row plan of the module docs (imported from DiskSim:
     /// [`parity_table`]'s).
     pub fn write_plan(&self, sector: u64, len: u32) -> WritePlan {
-        let pieces: Vec<Piece> = self.split(sector, len).collect();
         if !self.level.has_parity() {
+            let pieces = self.member_reads(sector, len);
             let writes = if self.level.mirrored() { self.to_every_copy(&pieces) } else { pieces };
             return WritePlan { reads: Vec::new(), writes, waits: None };
         }
         if let Some(rules) = &self.disksim {
             return parity_table::write_plan(self, rules, sector, len);
         }
+        let pieces: Vec<Piece> = self.split(sector, len).collect();
         let d = self.data_members() as u64;
         let row_sectors = d * self.unit;
         let mut plan = WritePlan::default();

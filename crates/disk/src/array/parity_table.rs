@@ -29,9 +29,14 @@
 //!   DiskSim answer to copy — and headway simply issues the writes). `= 0`: a write waits
 //!   for every read on its own member, and, carrying a tag, for every read sharing a tag
 //!   bit with it; a write waiting for nothing goes out with the reads.
-//! * **Order.** Reads and writes are each listed by member from the highest down, and on a
-//!   member by sector from the highest down (DiskSim builds its lists by prepending).
+//! * **Joining.** The pre-reads, and the writes (data and parity together), are each joined
+//!   per member across gaps of up to 32 sectors, a joined piece carrying the union of its
+//!   parts' tags (so a data write joined with a partial row's parity write waits as that
+//!   parity write does), and listed from the highest member down, on a member from the
+//!   highest sector down ([`super::join`]).
+//! * **Reads** of the array ([`reads`]) are the unit pieces joined the same way.
 
+use super::join::within_32;
 use super::{ArraySpec, Disksim, Piece, WritePlan};
 
 /// One row of the write: its data pieces (with their unit in the row) and parity range.
@@ -125,9 +130,7 @@ pub(super) fn write_plan(a: &ArraySpec, rules: &Disksim, sector: u64, len: u32) 
             }
         }
     }
-    let order = |x: &(Piece, u8), y: &(Piece, u8)| (y.0.member, y.0.sector).cmp(&(x.0.member, x.0.sector));
-    reads.sort_by(order);
-    writes.sort_by(order);
+    let (reads, writes) = (within_32(reads), within_32(writes));
     let waits = (!rules.synch_writes).then(|| {
         writes
             .iter()
@@ -146,6 +149,12 @@ pub(super) fn write_plan(a: &ArraySpec, rules: &Disksim, sector: u64, len: u32) 
         writes: writes.into_iter().map(|w| w.0).collect(),
         waits,
     }
+}
+
+/// The member reads of an array read of `[sector, sector + len)` on RAID 4 or 5 under
+/// DiskSim's rules: its unit pieces joined per member (module docs).
+pub(super) fn reads(a: &ArraySpec, sector: u64, len: u32) -> Vec<Piece> {
+    within_32(a.split(sector, len).map(|p| (p, 0)).collect()).into_iter().map(|p| p.0).collect()
 }
 
 #[cfg(test)]
@@ -185,15 +194,17 @@ mod tests {
     fn two_pieces_not_overlapping_in_the_unit_are_two_one_unit_rows() {
         // [6, 11): unit 0 [6, 8) on member 0, unit 1 [0, 3) on member 1; 6 > 3
         let p = raid5(4, false).write_plan(6, 5);
-        // two parity pieces [6, 8) and [0, 3) on member 3, each row read-modify-written
-        assert_eq!(at(&p.reads), [(3, 6, 2), (3, 0, 3), (1, 0, 3), (0, 6, 2)]);
-        assert_eq!(at(&p.writes), [(3, 6, 2), (3, 0, 3), (1, 0, 3), (0, 6, 2)]);
-        // parity [6, 8) carries tag 1 (reads 0 and 3), parity [0, 3) tag 2 (reads 1, 2)
-        assert_eq!(p.waits, Some(vec![vec![0, 1, 3], vec![0, 1, 2], vec![2], vec![3]]));
+        // two parity pieces [6, 8) and [0, 3) on member 3, each row read-modify-written;
+        // 3 sectors apart, the two parity reads join over [0, 8), as do the parity writes
+        // (tags 1 and 2 united)
+        assert_eq!(at(&p.reads), [(3, 0, 8), (1, 0, 3), (0, 6, 2)]);
+        assert_eq!(at(&p.writes), [(3, 0, 8), (1, 0, 3), (0, 6, 2)]);
+        assert_eq!(p.waits, Some(vec![vec![0, 1, 2], vec![1], vec![2]]));
         // reconstructed (point 1): the first row reads units 1 and 2 over [6, 8); the
-        // second, as though its piece were in unit 0, units 1 and 2 over [0, 3)
+        // second, as though its piece were in unit 0, units 1 and 2 over [0, 3): member 1
+        // (the written unit) and 2 read [0, 3) and [6, 8), joined
         let p = raid5(1, false).write_plan(6, 5);
-        assert_eq!(at(&p.reads), [(2, 6, 2), (2, 0, 3), (1, 6, 2), (1, 0, 3)]);
+        assert_eq!(at(&p.reads), [(2, 0, 8), (1, 0, 8)]);
     }
 
     #[test]
@@ -205,22 +216,38 @@ mod tests {
     }
 
     #[test]
-    fn partial_first_and_last_rows_carry_their_own_tags() {
-        // [16, 56): row 0 unit 2 (member 2), row 1 whole (parity on 2), row 2 unit 6
-        // (member 2, parity on 1)
-        let p = raid5(4, false).write_plan(16, 40);
-        assert_eq!(at(&p.reads), [(3, 0, 8), (2, 16, 8), (2, 0, 8), (1, 16, 8)]);
-        assert_eq!(
-            at(&p.writes),
-            [(3, 8, 8), (3, 0, 8), (2, 16, 8), (2, 8, 8), (2, 0, 8), (1, 16, 8), (1, 8, 8), (0, 8, 8)]
-        );
-        let waits = p.waits.unwrap();
-        // row 0's parity (tag 1) waits for reads 0 and 2; row 2's (tag 2) for 1 and 3;
+    fn partial_first_and_last_rows_carry_their_own_tags_and_joined_writes_unite_them() {
+        // unit 64, rows of 192 sectors; [128, 448): row 0 unit 2 (member 2 [0, 64), parity
+        // on 3), row 1 whole (members 3, 0, 1 at [64, 128), parity on 2), row 2 unit 6
+        // (member 2 [128, 192), parity on 1)
+        let a = ArraySpec { unit: 64, ..raid5(4, false) };
+        let p = a.write_plan(128, 320);
+        // member 2's two reads are 64 sectors apart: not joined
+        assert_eq!(at(&p.reads), [(3, 0, 64), (2, 128, 64), (2, 0, 64), (1, 128, 64)]);
+        // the writes join: member 3 row 0's parity with row 1's data, member 2 data, parity,
+        // data, member 1 row 1's data with row 2's parity
+        assert_eq!(at(&p.writes), [(3, 0, 128), (2, 0, 192), (1, 64, 128), (0, 64, 64)]);
+        // member 3's write (tag 1) waits for member 3's read and row 0's (reads 0, 2);
+        // member 1's (tag 2) for reads 1 and 3; member 2's data for its member's reads;
         // member 0 has nothing to wait for: its write goes out with the reads
-        assert_eq!(waits[1], [0, 2]);
-        assert_eq!(waits[5], [1, 3]);
-        assert_eq!(waits[2], [1, 2], "a data write waits for every read on its member");
-        assert!(waits[7].is_empty());
+        assert_eq!(p.waits, Some(vec![vec![0, 2], vec![1, 2], vec![1, 3], vec![]]));
+        // unit 8: the same request in small units joins member 2's reads (gap 8)
+        let p = raid5(4, false).write_plan(16, 40);
+        assert_eq!(at(&p.reads), [(3, 0, 8), (2, 0, 24), (1, 16, 8)]);
+    }
+
+    #[test]
+    fn array_reads_join_a_members_units_through_its_parity_unit() {
+        // unit 8, [0, 96): rows 0-3, parity on 3, 2, 1, 0; each member's data units joined
+        // across its own parity unit (8 sectors)
+        let a = raid5(4, true);
+        assert_eq!(at(&reads(&a, 0, 96)), [(3, 8, 24), (2, 0, 32), (1, 0, 32), (0, 0, 24)]);
+        // unit 64, rows 0-2: member 2's units either side of its parity unit stay apart
+        let a = ArraySpec { unit: 64, ..raid5(4, true) };
+        assert_eq!(
+            at(&reads(&a, 0, 576)),
+            [(3, 64, 128), (2, 128, 64), (2, 0, 64), (1, 0, 128), (0, 0, 192)]
+        );
     }
 
     #[test]

@@ -245,3 +245,24 @@ proptest! {
         prop_assert_eq!(next, len as u64);
     }
 }
+
+/// `a` under DiskSim's rules (read-modify-write always, synchronous writes).
+fn disksim(a: ArraySpec) -> ArraySpec {
+    ArraySpec { disksim: Some(Disksim { rmw_point: a.members, synch_writes: true }), ..a }
+}
+
+#[test]
+fn under_disksims_rules_each_member_gets_one_request() {
+    // N = 4, u = 8: [20, 60) touches members 2, 3, 0, 1, 2, 3
+    let a = disksim(ArraySpec::new(Level::Raid0, 4, 8));
+    let at = |ps: Vec<Piece>| ps.iter().map(|p| (p.member, p.sector, p.len)).collect::<Vec<_>>();
+    assert_eq!(at(a.member_reads(20, 40)), [(2, 4, 12), (3, 0, 12), (0, 8, 8), (1, 8, 8)]);
+    assert_eq!(at(a.write_plan(20, 40).writes), [(2, 4, 12), (3, 0, 12), (0, 8, 8), (1, 8, 8)]);
+    // headway's own: one piece per unit
+    assert_eq!(ArraySpec::new(Level::Raid0, 4, 8).member_reads(20, 40).len(), 6);
+    // RAID 10 of 2 data members: [4, 28) is member 0 [4, 16), member 1 [0, 12), each to
+    // both copies
+    let m = disksim(ArraySpec::new(Level::Raid10, 4, 8));
+    assert_eq!(at(m.member_reads(4, 24)), [(0, 4, 12), (1, 0, 12)]);
+    assert_eq!(at(m.write_plan(4, 24).writes), [(0, 4, 12), (2, 4, 12), (1, 0, 12), (3, 0, 12)]);
+}

@@ -5,10 +5,11 @@
 //! card's): past it, requests wait in FIFO order (an array imported from DiskSim admits
 //! every request at once, as DiskSim does). Admitted, it becomes member requests
 //! that carry its direction, sync flag and context:
-//! * a read is split at stripe-unit boundaries; on a mirror each piece goes to the copy
-//!   the array's read policy picks ([`headway_disk::array::mirror`]), from what the
-//!   members have queued and where they last dispatched, with ties (and `random`) drawn
-//!   from a stream seeded from the run's seed;
+//! * a read is split at stripe-unit boundaries (joined as DiskSim joins the pieces, on an
+//!   array imported from DiskSim: [`headway_disk::array::join`]); on a mirror each piece
+//!   goes to the copy the array's read policy picks ([`headway_disk::array::mirror`]),
+//!   from what the members have queued and where they last dispatched, with ties (and
+//!   `random`) drawn from a stream seeded from the run's seed;
 //! * a write becomes its write plan: on a mirror its pieces to every copy at once; on
 //!   RAID 4 and 5 the reads first, and each write once the reads it waits for completed
 //!   (every read of the request for the plans `--array` gives; under DiskSim's `Synch
@@ -162,13 +163,16 @@ impl ArrayFront {
             now
         } else if spec.level.mirrored() {
             let (chooser, rng) = (&mut self.chooser, &mut self.rng);
-            spec.split(rq.sector, rq.len)
+            spec.member_reads(rq.sector, rq.len)
+                .into_iter()
                 .map(|p| {
                     let view = |c: u32| member(spec.copy_member(p.member, c));
                     let c = chooser.choose(spec.copies, p.sector, &view, &mut || rng.gen::<f64>());
                     (Piece { member: spec.copy_member(p.member, c), ..p }, Dir::Read)
                 })
                 .collect()
+        } else if spec.disksim.is_some() {
+            spec.member_reads(rq.sector, rq.len).into_iter().map(|p| (p, Dir::Read)).collect()
         } else {
             spec.split(rq.sector, rq.len).map(|p| (p, Dir::Read)).collect()
         };
@@ -401,19 +405,14 @@ mod tests {
     #[test]
     fn a_write_waiting_for_nothing_goes_out_with_the_reads_and_nothing_waits_at_the_front() {
         let mut a = disksim_raid5(4, 1);
-        // [16, 56): rows 0 and 2 partial (read-modify-write), row 1 whole; member 0's data
-        // write in row 1 has no read on its member and carries no parity
+        // [16, 56): rows 0 and 2 partial (read-modify-write; member 2's two reads joined
+        // over its parity unit of row 1), row 1 whole; member 0's data write in row 1 has
+        // no read on its member and carries no parity
         let r = a.offer(rq(1, 16, 40, Dir::Write)).unwrap();
         let now = a.split(r, &idle);
         assert_eq!(
             shape(&now),
-            [
-                (3, 0, 8, Dir::Read),
-                (2, 16, 8, Dir::Read),
-                (2, 0, 8, Dir::Read),
-                (1, 16, 8, Dir::Read),
-                (0, 8, 8, Dir::Write)
-            ]
+            [(3, 0, 8, Dir::Read), (2, 0, 24, Dir::Read), (1, 16, 8, Dir::Read), (0, 8, 8, Dir::Write)]
         );
         // a front-end depth of 1 does not hold DiskSim's arrays back
         assert!(a.offer(rq(2, 0, 8, Dir::Read)).is_some());
