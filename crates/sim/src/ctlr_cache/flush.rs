@@ -13,8 +13,33 @@
 
 use headway_sched::Dir;
 
-use super::lines::Owner;
+use super::lines::{Lines, Owner};
 use super::{CtlrCache, DiskJob};
+
+/// A neighbour of a write-back: the cached line holding `edge`, walked away from the run
+/// (down from its end when `down`, else up from its start) through dirty and clean valid
+/// sectors up to an invalid one, its dirty ones cleaned. The farthest dirty sector
+/// reached, and whether the walk crossed the whole line; `None` if the line is not cached
+/// or a request holds it for writing.
+fn absorb(l: &mut Lines, edge: u64, down: bool) -> Option<(Option<u64>, bool)> {
+    let i = l.find(edge)?;
+    if l.all[i].writer.is_some() {
+        return None;
+    }
+    let size = l.line as usize;
+    let base = l.all[i].no * l.line;
+    let line = &mut l.all[i];
+    let mut far = None;
+    for k in (0..size).map(|j| if down { size - 1 - j } else { j }) {
+        if line.dirty[k] {
+            line.dirty[k] = false;
+            far = Some(base + k as u64);
+        } else if !line.valid[k] {
+            return Some((far, false));
+        }
+    }
+    Some((far, true))
+}
 
 impl CtlrCache {
     /// Write line `i` back (clustered); `waiter`: an allocation that waits for it. The disk
@@ -45,49 +70,23 @@ impl CtlrCache {
         let aligned = first.0 == base;
         let mut used = 1;
         // back into the lines before, while the dirty data reaches their end
-        while cluster > 1 && used < cluster && first.0 % size == 0 && first.0 > 0 {
-            let Some(p) = l.find(first.0 - 1) else { break };
-            if l.all[p].writer.is_some() {
-                break;
-            }
+        while cluster > 1 && used < cluster && first.0.is_multiple_of(size) && first.0 > 0 {
+            let Some((far, whole)) = absorb(l, first.0 - 1, true) else { break };
             used += 1;
-            let pbase = l.all[p].no * size;
-            let mut stopped = false;
-            for k in (0..size as usize).rev() {
-                let line = &mut l.all[p];
-                if line.dirty[k] {
-                    line.dirty[k] = false;
-                    first.0 = pbase + k as u64;
-                } else if !line.valid[k] {
-                    stopped = true;
-                    break;
-                }
-            }
-            if stopped || first.0 != pbase {
+            let line_start = first.0 - size;
+            first.0 = far.unwrap_or(first.0);
+            if !whole || first.0 != line_start {
                 break;
             }
         }
         let last = runs.last_mut().unwrap();
         // on into the lines after, while it reaches their start
         while aligned && cluster > 1 && used < cluster && (last.1 + 1).is_multiple_of(size) {
-            let Some(q) = l.find(last.1 + 1) else { break };
-            if l.all[q].writer.is_some() {
-                break;
-            }
+            let Some((far, whole)) = absorb(l, last.1 + 1, false) else { break };
             used += 1;
-            let qbase = l.all[q].no * size;
-            let mut stopped = false;
-            for k in 0..size as usize {
-                let line = &mut l.all[q];
-                if line.dirty[k] {
-                    line.dirty[k] = false;
-                    last.1 = qbase + k as u64;
-                } else if !line.valid[k] {
-                    stopped = true;
-                    break;
-                }
-            }
-            if stopped || last.1 != qbase + size - 1 {
+            let line_end = last.1 + size;
+            last.1 = far.unwrap_or(last.1);
+            if !whole || last.1 != line_end {
                 break;
             }
         }

@@ -203,6 +203,15 @@ fn idle_write_backs_cluster_neighbouring_dirty_lines() {
     assert_eq!(idle(4), [(10_580 * US, 0, 16, Dir::Write)]);
     // one line at a time: the next once the first is done and the queue empty again
     assert_eq!(idle(1), [(10_580 * US, 0, 8, Dir::Write), (16_080 * US, 8, 8, Dir::Write)]);
+    // the least recently used line is the upper one: its write-back reaches back into the
+    // line before it
+    let m = CacheMem { idle_delay: Some(Duration(10 * MS)), cluster: 4, ..cache(4) };
+    let r = run(ctlr(Some(m)), vec![(0, write(1, 8, 8)), (MS, write(2, 0, 8))]);
+    assert_eq!(r.disk, [(10_580 * US, 0, 16, Dir::Write)]);
+    // a line between them that is not cached stops the reach
+    let m = CacheMem { idle_delay: Some(Duration(10 * MS)), cluster: 4, ..cache(4) };
+    let r = run(ctlr(Some(m)), vec![(0, write(1, 16, 8)), (MS, write(2, 0, 8))]);
+    assert_eq!(r.disk, [(10_580 * US, 16, 8, Dir::Write), (16_080 * US, 0, 8, Dir::Write)]);
 }
 
 #[test]

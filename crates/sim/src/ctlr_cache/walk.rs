@@ -57,15 +57,20 @@ impl CtlrCache {
         false
     }
 
+    /// Op `id` walks again: the line size, its piece's first sector and length, and where
+    /// it stopped.
+    fn resume(&mut self, id: u64) -> (u64, u64, u64, u64) {
+        let o = self.ops.get_mut(&id).unwrap();
+        o.wait = Wait::Running;
+        (self.lines.as_ref().unwrap().line, o.start, o.len as u64, o.pos)
+    }
+
     pub(super) fn walk_read(&mut self, id: u64) {
-        let size = self.lines.as_ref().unwrap().line;
         let (line_by_line, gather) = {
             let m = self.m.as_ref().unwrap();
             (m.line_by_line, m.gather as u64)
         };
-        self.ops.get_mut(&id).unwrap().wait = Wait::Running;
-        let (b, n) = (self.ops[&id].start, self.ops[&id].len as u64);
-        let mut pos = self.ops[&id].pos;
+        let (size, b, n, mut pos) = self.resume(id);
         while pos < n {
             let s = b + pos;
             self.ops.get_mut(&id).unwrap().pos = pos;
@@ -150,10 +155,7 @@ impl CtlrCache {
     }
 
     pub(super) fn walk_write(&mut self, id: u64) {
-        let size = self.lines.as_ref().unwrap().line;
-        self.ops.get_mut(&id).unwrap().wait = Wait::Running;
-        let (b, n) = (self.ops[&id].start, self.ops[&id].len as u64);
-        let mut pos = self.ops[&id].pos;
+        let (size, b, n, mut pos) = self.resume(id);
         while pos < n {
             let s = b + pos;
             self.ops.get_mut(&id).unwrap().pos = pos;
