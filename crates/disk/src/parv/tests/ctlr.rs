@@ -91,6 +91,9 @@ fn a_type_3_controller_with_a_cachemem_is_the_devices_controller() {
     assert_eq!(m.flush_period, Some(Duration::from_millis(1000)));
     assert_eq!(m.idle_delay, Some(Duration::from_millis(50)));
 
+    // DiskSim sets no idle work for a delay of 0
+    let m = load("idle0.parv", &system("3", "0.2", &cachemem(&[("Flush idle delay", "0.0")]), false)).unwrap();
+    assert_eq!(m.controller.unwrap().cache.unwrap().idle_delay, None);
     // prefetch 2 is the rest of the last line only; -1 is never; policy 0 no period
     let over = [("Read prefetch type", "2"), ("Flush idle delay", "-1"), ("Flush policy", "0")];
     let m = load("smart2.parv", &system("3", "0.2", &cachemem(&over), false)).unwrap().controller.unwrap();
