@@ -147,3 +147,37 @@ fn a_raid5_logorg_reconstructs_and_does_not_synchronise_its_writes() {
     let reads = |r: &serde_json::Value| member_flows(r).iter().map(|m| m.0).sum::<u64>();
     assert_ne!(reads(&run), reads(&own));
 }
+
+#[test]
+fn a_striped_logorg_holds_every_sector_of_its_members() {
+    let dir = scratch("capacity");
+    let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid/cheetah9LP.diskspecs");
+    let text = format!(
+        "source {}\ninstantiate [ disk0 .. disk3 ] as SEAGATE_ST39102LW_validate\n{}",
+        specs.canonicalize().unwrap().display(),
+        logorg("raid0", "Noredun", 1, 1.0)
+    );
+    let parv = dir.join("raid0.parv");
+    std::fs::write(&parv, text).unwrap();
+    let (org, member) = (format!("{}#raid0", parv.display()), format!("{}#disk0", parv.display()));
+    // four members of 17,918,387 sectors (51 past their last whole 64-sector unit):
+    // DiskSim's RAID 0 holds 4 x 17,918,387 = 71,673,548, the last row in 51-sector units
+    let t = dir.join("end.trace");
+    std::fs::write(&t, "0.0 0 71673540 8 1\n1.0 0 71673343 40 1\n").unwrap();
+    let run = replay(&dir, &t, &["--disk", &org], "end.json");
+    assert_eq!(run["jobs"][0]["read"]["total_ios"].as_u64().unwrap(), 2);
+    // (the error of replaying the trace on `disk` with `extra`)
+    let refused = |disk: &str, extra: &[&str]| {
+        let mut a = vec!["replay", t.to_str().unwrap(), "--format", "disksim", "--disk", disk];
+        a.extend_from_slice(extra);
+        let o = headway(&a);
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // headway's own RAID 0 stops at the members' whole units: 71,673,344
+    let e = refused(&member, &["--array", "raid0:4:32k"]);
+    assert!(e.contains("ends past the disk's 71673344 sectors"), "{e}");
+    std::fs::write(&t, "0.0 0 71673548 1 1\n").unwrap();
+    let e = refused(&org, &[]);
+    assert!(e.contains("ends past the disk's 71673548 sectors"), "{e}");
+}

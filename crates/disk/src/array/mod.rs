@@ -258,12 +258,33 @@ impl ArraySpec {
     }
 
     /// Array capacity in sectors over members of `member_sectors` each (whole units only;
-    /// RAID 1: a member's).
+    /// RAID 1: a member's; under DiskSim's rules DiskSim's, module `disksim`).
     pub fn capacity(&self, member_sectors: u64) -> u64 {
         if self.level == Level::Raid1 {
             return member_sectors;
         }
-        (member_sectors / self.unit) * self.unit * self.data_members() as u64
+        let (n, p) = (self.members as u64, member_sectors);
+        let whole_rows = (p / self.unit) * self.unit * self.data_members() as u64;
+        match (self.disksim, self.level) {
+            (None, _) => whole_rows,
+            // DiskSim's (module `disksim`), RAID 4 and 5 within their whole rows
+            (Some(_), Level::Raid5) => whole_rows.min(n * ((p as f64 * (n - 1) as f64 / n as f64) as u64)),
+            (Some(_), Level::Raid4) => whole_rows,
+            (Some(_), _) => p * self.data_members() as u64,
+        }
+    }
+
+    /// DiskSim's last row on RAID 0 and 10 (module `disksim`) when a member is not a whole
+    /// number of stripe units: (its first array sector, its first member sector, its unit).
+    #[inline]
+    fn tail_row(&self) -> Option<(u64, u64, u64)> {
+        let rules = self.disksim?;
+        if self.level.has_parity() || self.level == Level::Raid1 {
+            return None;
+        }
+        let r = rules.member_sectors % self.unit;
+        let at = rules.member_sectors - r;
+        (r > 0).then(|| (at * self.data_members() as u64, at, r))
     }
 
     /// Member holding parity for row `row` (RAID 4 and 5).
@@ -295,6 +316,9 @@ impl ArraySpec {
         if self.level == Level::Raid1 {
             return (0, s);
         }
+        if let Some((start, at, r)) = self.tail_row().filter(|t| s >= t.0) {
+            return (((s - start) / r) as u32, at + (s - start) % r);
+        }
         let (member, row) = self.locate_unit(s / self.unit);
         (member, row * self.unit + s % self.unit)
     }
@@ -308,8 +332,12 @@ impl ArraySpec {
             if at >= end {
                 return None;
             }
-            let stop =
-                if self.level == Level::Raid1 { end } else { ((at / self.unit + 1) * self.unit).min(end) };
+            let unit_end = match self.tail_row() {
+                _ if self.level == Level::Raid1 => end,
+                Some((start, _, r)) if at >= start => start + ((at - start) / r + 1) * r,
+                _ => (at / self.unit + 1) * self.unit,
+            };
+            let stop = unit_end.min(end);
             let (member, msector) = self.locate(at);
             let p = Piece { member, sector: msector, len: (stop - at) as u32, offset: at - sector };
             at = stop;

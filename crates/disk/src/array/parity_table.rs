@@ -164,7 +164,10 @@ mod tests {
 
     /// RAID 5 of 4 members (3 data units a row), unit 8, DiskSim's rules.
     fn raid5(rmw_point: u32, synch_writes: bool) -> ArraySpec {
-        ArraySpec { disksim: Some(Disksim { rmw_point, synch_writes }), ..ArraySpec::new(Level::Raid5, 4, 8) }
+        ArraySpec {
+            disksim: Some(Disksim { rmw_point, synch_writes, member_sectors: 1 << 30 }),
+            ..ArraySpec::new(Level::Raid5, 4, 8)
+        }
     }
 
     /// (member, sector, len) of each piece.
@@ -253,7 +256,7 @@ mod tests {
     #[test]
     fn raid4_takes_the_same_procedure_with_its_parity_member() {
         let a = ArraySpec {
-            disksim: Some(Disksim { rmw_point: 4, synch_writes: true }),
+            disksim: Some(Disksim { rmw_point: 4, synch_writes: true, member_sectors: 1 << 30 }),
             ..ArraySpec::new(Level::Raid4, 4, 8)
         };
         // row 1, unit 1: member 1 at 8, parity on member 3

@@ -248,7 +248,10 @@ proptest! {
 
 /// `a` under DiskSim's rules (read-modify-write always, synchronous writes).
 fn disksim(a: ArraySpec) -> ArraySpec {
-    ArraySpec { disksim: Some(Disksim { rmw_point: a.members, synch_writes: true }), ..a }
+    ArraySpec {
+        disksim: Some(Disksim { rmw_point: a.members, synch_writes: true, member_sectors: 1 << 30 }),
+        ..a
+    }
 }
 
 #[test]
@@ -265,4 +268,54 @@ fn under_disksims_rules_each_member_gets_one_request() {
     let m = disksim(ArraySpec::new(Level::Raid10, 4, 8));
     assert_eq!(at(m.member_reads(4, 24)), [(0, 4, 12), (1, 0, 12)]);
     assert_eq!(at(m.write_plan(4, 24).writes), [(0, 4, 12), (2, 4, 12), (1, 0, 12), (3, 0, 12)]);
+}
+
+/// `a` under DiskSim's rules over members of `p` sectors.
+fn disksim_over(a: ArraySpec, p: u64) -> ArraySpec {
+    ArraySpec { disksim: Some(Disksim { rmw_point: a.members, synch_writes: true, member_sectors: p }), ..a }
+}
+
+#[test]
+fn disksims_capacities_count_every_sector_of_the_data_members() {
+    // P = 1000, u = 64: DiskSim's RAID 0 of 5 holds 5000 (headway's own 4800), RAID 5 of 5
+    // 5 x trunc(1000 x 4 / 5) = 4000 (headway's own 3840)
+    let cap = |level, n, p| disksim_over(ArraySpec::new(level, n, 64), p).capacity(p);
+    assert_eq!(cap(Level::Raid0, 5, 1000), 5000);
+    assert_eq!(ArraySpec::new(Level::Raid0, 5, 64).capacity(1000), 4800);
+    assert_eq!(cap(Level::Raid5, 5, 1024), 5 * 819);
+    assert_eq!(cap(Level::Raid5, 4, 1024), 3072);
+    assert_eq!(ArraySpec::new(Level::Raid5, 5, 64).capacity(1024), 4096);
+    assert_eq!(cap(Level::Raid4, 5, 1024), 4096);
+    assert_eq!(cap(Level::Raid10, 6, 1000), 3000);
+    assert_eq!(cap(Level::Raid1, 3, 1000), 1000);
+}
+
+#[test]
+fn raid0s_last_row_has_units_of_what_is_left() {
+    // N = 4, u = 8, P = 100: 12 whole rows (384 sectors), then a row of 4-sector units at
+    // member sector 96
+    let a = disksim_over(ArraySpec::new(Level::Raid0, 4, 8), 100);
+    assert_eq!(a.capacity(100), 400);
+    assert_eq!(a.locate(383), (3, 95));
+    assert_eq!(a.locate(384), (0, 96));
+    assert_eq!(a.locate(387), (0, 99));
+    assert_eq!(a.locate(388), (1, 96));
+    assert_eq!(a.locate(399), (3, 99));
+    let at = |ps: Vec<Piece>| ps.iter().map(|p| (p.member, p.sector, p.len)).collect::<Vec<_>>();
+    // [380, 400): member 3's last whole unit's end, then the short row; member 3's two
+    // pieces are one request
+    assert_eq!(at(a.split(380, 20).collect()), [(3, 92, 4), (0, 96, 4), (1, 96, 4), (2, 96, 4), (3, 96, 4)]);
+    assert_eq!(at(a.member_reads(380, 20)), [(3, 92, 8), (0, 96, 4), (1, 96, 4), (2, 96, 4)]);
+    // every sector of every member, once
+    let mut seen = std::collections::HashSet::new();
+    for s in 0..400 {
+        let (m, ms) = a.locate(s);
+        assert!(m < 4 && ms < 100 && seen.insert((m, ms)), "sector {s}: {m} {ms}");
+    }
+    // RAID 10 of 2 data members over P = 20, u = 8: a last row of 4-sector units
+    let m = disksim_over(ArraySpec::new(Level::Raid10, 4, 8), 20);
+    assert_eq!(m.capacity(20), 40);
+    assert_eq!((m.locate(32), m.locate(36), m.locate(39)), ((0, 16), (1, 16), (1, 19)));
+    // [30, 40): data member 1 [14, 16) and [16, 20) (one request), data member 0 [16, 20)
+    assert_eq!(at(m.write_plan(30, 10).writes), [(1, 14, 6), (3, 14, 6), (0, 16, 4), (2, 16, 4)]);
 }

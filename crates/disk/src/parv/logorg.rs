@@ -32,12 +32,14 @@
 //! mirrors, `Parity stripe unit` without RAID 5, `Components`, and the time-stamp
 //! parameters (statistics only; DiskSim 4.0 never stamps).
 //!
-//! Known differences that remain, in the array model rather than the import: DiskSim
-//! sends each member one request per array request (the units it holds, coalesced) and
-//! merges pieces on a member less than 32 sectors apart, where headway sends one piece per
-//! unit and lets the member's scheduler merge them; DiskSim's capacities are
-//! `P x N` (RAID 0) and `trunc(P (N - 1) / N) x N` (RAID 5) for members of `P` sectors,
-//! headway's `floor(P / unit) x unit x data members`.
+//! Sizes ([`fit_members`]): the members' sectors `P` (all members are the first's model)
+//! give DiskSim's capacities; refused are a `Stripe unit` or `Parity stripe unit` above
+//! `P` (DiskSim stops) and arrays of 2^31 sectors or more (DiskSim's 32-bit count
+//! overflows). RAID 4 and 5 stop at their last whole row ([`crate::array::disksim`]).
+//!
+//! Known differences that remain: a request ending exactly at the array's end runs (DiskSim
+//! aborts on it); mirrored reads draw from headway's stream, not DiskSim's; the order in
+//! which member requests reach shared buses is headway's.
 
 use super::devices::{self, Device};
 use super::syntax::{Block, Document, Value};
@@ -155,7 +157,7 @@ pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<
         v => return err(synch.pos(), format!("`Synch writes for safety` = {v}: DiskSim takes 0 or 1")),
     };
     // (DiskSim turns the fraction into a unit count at load, truncating)
-    spec.disksim = Some(Disksim { rmw_point: (r * n as f64) as u32, synch_writes });
+    spec.disksim = Some(Disksim { rmw_point: (r * n as f64) as u32, synch_writes, member_sectors: 0 });
     f.ignore(&[
         "Components",
         "Time stamp interval",
@@ -195,4 +197,31 @@ fn members<'a>(doc: &'a Document, f: &mut Fields<'a>) -> Result<Vec<Device<'a>>>
         members.push(d.clone());
     }
     Ok(members)
+}
+
+/// `array` of logorg `b` over members of `sectors` each: DiskSim's sizes set, and what
+/// DiskSim stops on or headway does not reproduce refused at its parameter's line.
+pub(super) fn fit_members(b: &Block, mut array: ArraySpec, sectors: u64) -> Result<ArraySpec> {
+    let at = |key: &str| b.entries.iter().find(|e| e.key == key).map_or(&b.at, |e| e.value.pos());
+    let Some(rules) = array.disksim.as_mut() else { return Ok(array) };
+    rules.member_sectors = sectors;
+    let unit = array.unit.max(1);
+    if unit > sectors {
+        return err(at("Stripe unit"), format!("`Stripe unit` is more than a member's {sectors} sectors"));
+    }
+    let parity_unit = b.entries.iter().find(|e| e.key == "Parity stripe unit").map(|e| &e.value);
+    if let Some(v) = parity_unit.filter(|v| num(v, "").is_ok_and(|x| x > sectors as f64)) {
+        return err(v.pos(), format!("`Parity stripe unit` is more than a member's {sectors} sectors"));
+    }
+    let capacity = array.capacity(sectors);
+    if capacity >= 1 << 31 {
+        return err(
+            at("devices"),
+            format!(
+                "an array of {capacity} sectors: DiskSim counts an array's sectors in a 32-bit int, which \
+                 overflows from 2^31"
+            ),
+        );
+    }
+    Ok(array)
 }

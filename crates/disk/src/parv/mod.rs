@@ -212,6 +212,7 @@ fn logorg_array(doc: &Document, path: &Path, name: &str) -> Result<Option<(DiskS
     let (member, array) = logorg::map_logorg(doc, b)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let spec = map_device(doc, &member, &format!("{stem}#{}", member.name), path)?;
+    let array = logorg::fit_members(b, array, spec.capacity_sectors)?;
     Ok(Some((spec, array)))
 }
 

@@ -372,7 +372,8 @@ mod tests {
     /// A raid5:4:4k imported from DiskSim: rmw point `rmw_point`, `Synch writes` 0.
     fn disksim_raid5(rmw_point: u32, depth: u32) -> ArrayFront {
         let mut spec: ArraySpec = "raid5:4:4k".parse().unwrap();
-        spec.disksim = Some(headway_disk::array::Disksim { rmw_point, synch_writes: false });
+        spec.disksim =
+            Some(headway_disk::array::Disksim { rmw_point, synch_writes: false, member_sectors: 1 << 30 });
         ArrayFront::new(ArrayConfig { spec, queue_depth: depth }, 1)
     }
 

@@ -52,7 +52,7 @@ fn array(text: &str, name: &str) -> ArraySpec {
 fn a_logorg_is_an_array_of_its_members() {
     let text = system(&format!(
         "{}{}",
-        logorg("org0", "disk0 .. disk2", "Noredun", "0.5", 0, 1, 64),
+        logorg("org0", "disk0 .. disk2", "Noredun", "0.5", 0, 1, 4),
         logorg("org5", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 4)
     ));
     let p = file("arrays.parv", &text);
@@ -150,11 +150,43 @@ fn rmw_vs_reconstruct_becomes_a_unit_count_and_synch_writes_a_flag() {
         let a = array(&text, &format!("org{i}"));
         assert_eq!(
             a.disksim,
-            Some(Disksim { rmw_point: point, synch_writes: synch == 1 }),
+            Some(Disksim { rmw_point: point, synch_writes: synch == 1, member_sectors: 24 }),
             "{redundancy} {rmw}"
         );
         assert!(a.to_string().ends_with(" (DiskSim logorg)"), "{a}");
     }
+}
+
+#[test]
+fn disksims_sizes_come_from_the_members_and_what_it_stops_on_is_refused() {
+    // three TINY members of 24 sectors: DiskSim's RAID 0 holds all 72, its RAID 5
+    // 3 x trunc(24 x 2 / 3) = 48
+    let text = system(&format!(
+        "{}{}{}",
+        logorg("r0", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4)
+            .replace("Stripe unit = 4", "Stripe unit = 5"),
+        logorg("r5", "disk0 .. disk2", "Parity_rotated", "1.0", 1, 1, 4),
+        logorg("big", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4),
+    ));
+    let r0 = array(&text, "r0");
+    assert_eq!(r0.disksim.map(|d| d.member_sectors), Some(24));
+    assert_eq!(r0.capacity(24), 72, "a last row of 4-sector units");
+    assert_eq!(array(&text, "r5").capacity(24), 48);
+    // 5-sector units: RAID 0 keeps a last row of 4-sector units; RAID 4 and 5 stop at
+    // their 4 whole rows of 2 data units (40 sectors; DiskSim's 48 run into its short row)
+    let five = |name: &str, redundancy: &str| {
+        logorg(name, "disk0 .. disk2", redundancy, "1.0", 1, 1, 5)
+            .replace("Stripe unit = 4", "Stripe unit = 5")
+    };
+    let text5 = system(&[five("r4", "Parity_disk"), five("r5", "Parity_rotated")].concat());
+    assert_eq!((array(&text5, "r4").capacity(24), array(&text5, "r5").capacity(24)), (40, 40));
+    // members of 2^30 sectors: 3 x 2^30 overflows DiskSim's count, at `devices`
+    let doc = syntax::parse_file(&file("arrays.parv", &text)).unwrap();
+    let b = doc.blocks.iter().find(|b| b.name.as_deref() == Some("big")).unwrap();
+    let e = crate::parv::logorg::fit_members(b, array(&text, "big"), 1 << 30).unwrap_err().to_string();
+    // (`big`'s `devices` is the fifth line of its block)
+    let line = text[..text.find("disksim_logorg big").unwrap()].lines().count() + 5;
+    assert!(e.contains(&format!("arrays.parv:{line}:")) && e.contains("32-bit"), "{e}");
 }
 
 #[test]
@@ -186,6 +218,17 @@ fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
             "whole multiple",
         ),
         (logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 0), "Parity stripe unit", "at least 1"),
+        (
+            logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 32),
+            "Parity stripe unit",
+            "member's 24 sectors",
+        ),
+        (
+            logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4)
+                .replace("Stripe unit = 4", "Stripe unit = 25"),
+            "Stripe unit",
+            "member's 24 sectors",
+        ),
         (logorg("bad", "disk0 .. disk1", "Parity_disk", "1.0", 1, 1, 4), "devices", "3 to 64"),
         (logorg("bad", "disk0, sd0", "Noredun", "1.0", 1, 1, 4), "devices", "one model"),
         (logorg("bad", "disk0, disk9", "Noredun", "1.0", 1, 1, 4), "devices", "`disk9` is not a device"),
