@@ -14,7 +14,7 @@
 //! | `Allocation policy` 0 / 1 | [`Allocation::Victim`] / [`Allocation::Clean`] |
 //! | `Write scheme` 1 / 2 / 3 | [`WriteScheme::Synchronous`] / [`WriteScheme::Through`] / [`WriteScheme::Back`] |
 //! | `Flush policy` 1, `Flush period` (ms) | [`CacheMem::flush_period`] |
-//! | `Flush idle delay` (ms; 0 or -1: never) | [`CacheMem::idle_delay`] |
+//! | `Flush idle delay` (ms, truncated to whole ms as DiskSim's queue keeps it; 0 or -1: never) | [`CacheMem::idle_delay`] |
 //! | `Flush max line cluster` | [`CacheMem::cluster`] |
 //! | `Read prefetch type` 0-3 | [`CacheMem::prefetch_front`], [`CacheMem::prefetch_rest`] |
 //! | `Line-by-line fetches` | [`CacheMem::line_by_line`] |

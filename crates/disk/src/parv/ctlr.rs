@@ -267,8 +267,9 @@ fn cachemem(b: &Block) -> Result<(Option<CacheMem>, u32)> {
         allocation,
         write,
         flush_period: periodic.then(|| super::ms(period)),
-        // DiskSim sets up the idle work only for a delay above 0 (`cachemem_initialize`)
-        idle_delay: (idle > 0.0).then(|| super::ms(idle)),
+        // DiskSim sets up the idle work only for a delay above 0 (`cachemem_initialize`), and
+        // its queue keeps the delay as whole ms (`struct ioq`'s `int idledelay`)
+        idle_delay: (idle > 0.0).then(|| super::ms(idle.trunc())),
         cluster,
         prefetch_front: prefetch & 1 == 1,
         prefetch_rest: prefetch & 2 == 2,

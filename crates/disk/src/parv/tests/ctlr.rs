@@ -91,9 +91,14 @@ fn a_type_3_controller_with_a_cachemem_is_the_devices_controller() {
     assert_eq!(m.flush_period, Some(Duration::from_millis(1000)));
     assert_eq!(m.idle_delay, Some(Duration::from_millis(50)));
 
-    // DiskSim sets no idle work for a delay of 0
-    let m = load("idle0.parv", &system("3", "0.2", &cachemem(&[("Flush idle delay", "0.0")]), false)).unwrap();
-    assert_eq!(m.controller.unwrap().cache.unwrap().idle_delay, None);
+    // DiskSim sets no idle work for a delay of 0, and keeps a delay in whole ms
+    let idle = |d: &str| {
+        let m = load(&format!("idle{d}.parv"), &system("3", "0.2", &cachemem(&[("Flush idle delay", d)]), false));
+        m.unwrap().controller.unwrap().cache.unwrap().idle_delay
+    };
+    assert_eq!(idle("0.0"), None);
+    assert_eq!(idle("50.7"), Some(Duration::from_millis(50)));
+    assert_eq!(idle("0.5"), Some(Duration::ZERO));
     // prefetch 2 is the rest of the last line only; -1 is never; policy 0 no period
     let over = [("Read prefetch type", "2"), ("Flush idle delay", "-1"), ("Flush policy", "0")];
     let m = load("smart2.parv", &system("3", "0.2", &cachemem(&over), false)).unwrap().controller.unwrap();
