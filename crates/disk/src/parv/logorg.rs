@@ -205,13 +205,12 @@ pub(super) fn fit_members(b: &Block, mut array: ArraySpec, sectors: u64) -> Resu
     let at = |key: &str| b.entries.iter().find(|e| e.key == key).map_or(&b.at, |e| e.value.pos());
     let Some(rules) = array.disksim.as_mut() else { return Ok(array) };
     rules.member_sectors = sectors;
-    let unit = array.unit.max(1);
-    if unit > sectors {
-        return err(at("Stripe unit"), format!("`Stripe unit` is more than a member's {sectors} sectors"));
-    }
-    let parity_unit = b.entries.iter().find(|e| e.key == "Parity stripe unit").map(|e| &e.value);
-    if let Some(v) = parity_unit.filter(|v| num(v, "").is_ok_and(|x| x > sectors as f64)) {
-        return err(v.pos(), format!("`Parity stripe unit` is more than a member's {sectors} sectors"));
+    // (the file's units, also where the array does not stripe: DiskSim checks them all)
+    for key in ["Stripe unit", "Parity stripe unit"] {
+        let value = b.entries.iter().find(|e| e.key == key).map(|e| &e.value);
+        if let Some(v) = value.filter(|v| num(v, key).is_ok_and(|x| x > sectors as f64)) {
+            return err(v.pos(), format!("`{key}` is more than a member's {sectors} sectors"));
+        }
     }
     let capacity = array.capacity(sectors);
     if capacity >= 1 << 31 {

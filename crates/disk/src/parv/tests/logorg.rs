@@ -229,6 +229,12 @@ fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
             "Stripe unit",
             "member's 24 sectors",
         ),
+        (
+            logorg("bad", "disk0 .. disk1", "Shadowed", "1.0", 1, 1, 4)
+                .replace("Stripe unit = 4", "Stripe unit = 25"),
+            "Stripe unit",
+            "member's 24 sectors",
+        ),
         (logorg("bad", "disk0 .. disk1", "Parity_disk", "1.0", 1, 1, 4), "devices", "3 to 64"),
         (logorg("bad", "disk0, sd0", "Noredun", "1.0", 1, 1, 4), "devices", "one model"),
         (logorg("bad", "disk0, disk9", "Noredun", "1.0", 1, 1, 4), "devices", "`disk9` is not a device"),
