@@ -238,7 +238,23 @@ fn time_limited_requests_and_system_calls_run_and_change_the_timeline() {
 /// cache of `cache_size` sectors in lines of 8, write-back, and one closed generator of
 /// 8-sector requests over the first 4096 sectors, reads with probability `p_read`.
 fn cached(dir: &Path, cache_size: u32, p_read: f64) -> PathBuf {
+    let cache = format!(
+        "disksim_cachemem {{
+      Cache size = {cache_size}, SLRU segments = [ 1.0 ], Line size = 8, Bit granularity = 1,
+      Lock granularity = 8, Shared read locks = 1, Max request size = 0,
+      Replacement policy = 2, Allocation policy = 0, Write scheme = 3, Flush policy = 0,
+      Flush period = 0.0, Flush idle delay = -1.0, Flush max line cluster = 1,
+      Read prefetch type = 3, Write prefetch type = 3, Line-by-line fetches = 0, Max gather = 0
+   }}"
+    );
+    behind_controller(dir, &cache, &["disk0"], &format!("cached-{cache_size}-{p_read}.parv"), p_read)
+}
+
+/// The workload of [`cached`] on `disks` (cheetah9LP drives behind the one controller, the
+/// generator addressing the first) with `cache` as the controller's cache.
+fn behind_controller(dir: &Path, cache: &str, disks: &[&str], name: &str, p_read: f64) -> PathBuf {
     let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid/cheetah9LP.diskspecs");
+    let attached: Vec<String> = disks.iter().map(|d| format!("disksim_disk {d} []")).collect();
     let text = format!(
         "source {}
 disksim_bus BUS {{ type = 1, Arbitration type = 1, Arbitration time = 0.0,
@@ -247,18 +263,12 @@ disksim_ctlr CTLR {{ type = 3, Scale for delays = 0.2, Bulk sector transfer time
    Maximum queue length = 4, Print stats = 0,
    Scheduler = disksim_ioqueue {{ Scheduling policy = 1 }},
    Max per-disk pending count = 1,
-   Cache = disksim_cachemem {{
-      Cache size = {cache_size}, SLRU segments = [ 1.0 ], Line size = 8, Bit granularity = 1,
-      Lock granularity = 8, Shared read locks = 1, Max request size = 0,
-      Replacement policy = 2, Allocation policy = 0, Write scheme = 3, Flush policy = 0,
-      Flush period = 0.0, Flush idle delay = -1.0, Flush max line cluster = 1,
-      Read prefetch type = 3, Write prefetch type = 3, Line-by-line fetches = 0, Max gather = 0
-   }} }}
+   Cache = {cache} }}
 instantiate [ bus0 .. bus1 ] as BUS
 instantiate [ ctlr0 ] as CTLR
-instantiate [ disk0 ] as SEAGATE_ST39102LW_validate
+instantiate [ {names} ] as SEAGATE_ST39102LW_validate
 topology disksim_iodriver driver0 [
-   disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [ disksim_disk disk0 [] ] ] ]
+   disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [ {attached} ] ] ]
 ]
 disksim_global Global {{ Init Seed = 7, Real Seed = 7, Stat definition file = statdefs }}
 disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
@@ -278,9 +288,11 @@ disksim_synthio Synthio {{
    }} ]
 }}
 ",
-        specs.canonicalize().unwrap().display()
+        specs.canonicalize().unwrap().display(),
+        names = disks.join(", "),
+        attached = attached.join(", ")
     );
-    let p = dir.join(format!("cached-{cache_size}-{p_read}.parv"));
+    let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -387,4 +399,29 @@ disksim_synthio Synthio {{
     // one device named for the whole workload: the generator's three devices are refused
     let o = headway(&["simulate", parv.to_str().unwrap(), "--disk", &format!("{}#disk1", parv.display())]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("several devices"));
+}
+
+#[test]
+fn a_cache_on_a_second_device_serves_hits_from_it_and_copies_misses_to_it() {
+    let dir = scratch("cachedev");
+    // cheetah9LP's 17918387 sectors cached on a second cheetah9LP, write-back, no idle
+    // write-backs
+    let cache = "disksim_cachedev { Cache size = 17918387, Max request size = 0, Write scheme = 3,
+      Flush policy = 0, Flush period = 0.0, Flush idle delay = 0.0,
+      Cache device = disk1, Cached device = disk0 }";
+    let parv = behind_controller(&dir, cache, &["disk0", "disk1"], "dev.parv", 1.0);
+    let v: serde_json::Value = serde_json::from_str(&simulate_json(&parv, &dir.join("dev.json"))).unwrap();
+    let run = &v["runs"][0];
+    let c = &run["controller_cache"];
+    let count = |k: &str| c[k].as_u64().unwrap();
+    let members: Vec<u64> = run["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["device"]["requests"].as_u64().unwrap())
+        .collect();
+    // every miss is read from the drive and copied to the cache device; hits come from it
+    assert_eq!(count("reads") - count("read_hits"), count("fills"), "{c}");
+    assert_eq!(members, [count("fills"), count("read_hits") + count("fills")], "{c}");
+    assert!(count("read_hits") > count("reads") / 2, "{c}");
 }

@@ -21,6 +21,18 @@
 //! | `Max gather` (lines; 0: no limit) | [`CacheMem::gather`] |
 //!
 //! A `Cache size` of 0 is DiskSim's pass-through mode: [`Controller::cache`] is `None`.
+//!
+//! A `disksim_cachedev` keeps the cache on a second device behind the same controller
+//! ([`Controller::on_device`]):
+//!
+//! | DiskSim parameter | field |
+//! |---|---|
+//! | `Cache size` (blocks) | [`CacheDev::sectors`] |
+//! | `Write scheme` (2: write-through; 1 and 3: write-back, as DiskSim runs them) | [`CacheDev::write_through`] |
+//! | `Flush idle delay` (ms, whole; 0: never) | [`CacheDev::idle_delay`] |
+//! | `Cache device`, `Cached device` | [`CacheDev::device`]; the cached device is the one imported |
+//! | `Max request size` | [`Controller::max_request`] |
+//! | `Flush policy`, `Flush period` | none: DiskSim reads them and never uses them |
 
 use headway_sched::Duration;
 use serde::{Deserialize, Serialize};
@@ -42,8 +54,29 @@ pub struct Controller {
     /// The driver splits larger host requests into pieces of this many sectors, one after
     /// another (0: no limit; the cache's `Max request size`).
     pub max_request: u32,
-    /// `None`: `Cache size` 0, every request passes through.
+    /// `None`: `Cache size` 0, every request passes through (or the cache is on a device).
     pub cache: Option<CacheMem>,
+    /// A `disksim_cachedev`: the cache kept on another device behind the controller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_device: Option<CacheDev>,
+}
+
+/// A `disksim_cachedev` cache: sector `b` of the drive is kept at sector `b` of the cache
+/// device, for `b` below `sectors`; one valid and one dirty bit a sector, nothing ever
+/// replaced (the simulator's `ctlr_cache::device` has the rules).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheDev {
+    /// `Cache size`: the drive's first sectors that can be cached.
+    pub sectors: u64,
+    /// `Write scheme` 2: a write to the cache device is copied to the drive behind it
+    /// (DiskSim treats 1 and 3 alike, as write-back).
+    pub write_through: bool,
+    /// Dirty data is written back after the drive's queue has been empty this long (`None`:
+    /// never).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_ns")]
+    pub idle_delay: Option<Duration>,
+    /// The device holding the copies (`Cache device`).
+    pub device: Box<crate::spec::DiskSpec>,
 }
 
 /// A `disksim_cachemem` cache, as far as headway runs it (one lock per line, one valid bit

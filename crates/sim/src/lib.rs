@@ -211,11 +211,7 @@ fn run_each<'i>(
     let input = shared.input(run, array);
     let mut runs = Vec::with_capacity(run.schedulers.len());
     for (i, name) in run.schedulers.iter().enumerate() {
-        let scheds = if run.devices.is_empty() {
-            build_array_schedulers(name, &run.settings, run.array)?
-        } else {
-            device_schedulers(name, &run.settings, run.devices.len())?
-        };
+        let scheds = run_schedulers(name, run)?;
         let mut engine = engine(scheds, &input)?;
         if let Some(log) = log.as_deref_mut() {
             engine = engine.with_request_log(Box::new(move |r| log(i, r)));
@@ -299,6 +295,18 @@ impl Shared {
 
 /// Fresh schedulers `name` with `settings` for one run: one per member of `array` (the
 /// coordinated array stream scheduler for `stream`), one without an array.
+/// The schedulers of one run of `name`: one per device when the run has several (its own
+/// `devices`, or a drive and the device its controller caches on), else the array's or the
+/// drive's.
+pub(crate) fn run_schedulers(name: &str, run: &RunSpec) -> Result<headway_sched::ArraySchedulers, SimError> {
+    let cache_device = run.disk.controller.as_ref().is_some_and(|c| c.on_device.is_some());
+    match run.devices.len() {
+        0 if cache_device => device_schedulers(name, &run.settings, 2),
+        0 | 1 => build_array_schedulers(name, &run.settings, run.array),
+        n => device_schedulers(name, &run.settings, n),
+    }
+}
+
 /// One scheduler instance of `name` per device of a run of `n` independent devices (no
 /// array-wide part: nothing spans devices).
 fn device_schedulers(

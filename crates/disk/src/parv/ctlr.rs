@@ -20,7 +20,15 @@
 //!     short and its allocation walks past it);
 //!   - `Flush policy` 1 with `Flush period` 0 (DiskSim flushes forever at time 0);
 //!   - `Max per-disk pending count` missing or 0 (DiskSim never sends the disk anything);
-//!   - a `disksim_cachedev` cache, a type-3 controller under another controller.
+//!   - a type-3 controller under another controller.
+//! * a `disksim_cachedev` (the cache on a second device behind the controller): the
+//!   controller's [`CacheDev`], the cache device imported alone. Refused: a `Cache device`
+//!   that is not another device behind this controller; a `Cached device` other than the
+//!   device imported (the host reaches only it); a `Cache size` that does not cover the
+//!   cached device (DiskSim writes past its bitmaps for a read beyond it) or does not fit on
+//!   the cache device; a negative `Flush idle delay` (DiskSim tests the delay for non-zero,
+//!   so -1 runs the idle work 1 ms in the past). `Flush policy` and `Flush period` are read
+//!   and, as in DiskSim, unused.
 //!
 //!   - a controller `Scheduler` other than FCFS (`Scheduling policy` 1): the controller
 //!     sends the disk its requests in the order it made them.
@@ -31,7 +39,9 @@
 use super::devices::Device;
 use super::syntax::{Block, Document, Value};
 use super::{err, num, uint, Fields, Result};
-use crate::ctlr::{Allocation, CacheMem, Controller, WriteScheme};
+use crate::ctlr::{Allocation, CacheDev, CacheMem, Controller, WriteScheme};
+use crate::spec::DiskSpec;
+use std::path::Path;
 
 /// The template block of topology instance `name`.
 pub(super) fn instance_block<'a>(doc: &'a Document, name: &str) -> Option<&'a Block> {
@@ -54,7 +64,12 @@ pub(super) fn device_node(doc: &Document, dev: &Device) -> Option<usize> {
 
 /// The caching controller in front of `dev`, if any; the other controllers on its path
 /// checked.
-pub(super) fn controller(doc: &Document, dev: &Device) -> Result<Option<Controller>> {
+pub(super) fn controller(
+    doc: &Document,
+    dev: &Device,
+    spec: &DiskSpec,
+    path: &Path,
+) -> Result<Option<Controller>> {
     let Some(mut i) = device_node(doc, dev) else { return Ok(None) };
     let mut smart = None;
     while let Some(p) = doc.topology[i].parent {
@@ -83,7 +98,7 @@ pub(super) fn controller(doc: &Document, dev: &Device) -> Result<Option<Controll
                         ),
                     );
                 }
-                smart = Some(smart_controller(b)?);
+                smart = Some(smart_controller(b, &Place { doc, dev, spec, ctlr: i, path })?);
             }
             n => {
                 return err(
@@ -116,7 +131,17 @@ fn pass_through(b: &Block) -> Result<()> {
     Ok(())
 }
 
-fn smart_controller(b: &Block) -> Result<Controller> {
+/// Where a controller sits: the file, the device imported and its model, the controller's
+/// node in the topology, the file's path.
+struct Place<'a> {
+    doc: &'a Document,
+    dev: &'a Device<'a>,
+    spec: &'a DiskSpec,
+    ctlr: usize,
+    path: &'a Path,
+}
+
+fn smart_controller(b: &Block, at: &Place) -> Result<Controller> {
     let mut f = Fields::new(b);
     f.ignore(&["type", "Print stats"]);
     fcfs_queue(f.block("Scheduler")?)?;
@@ -132,9 +157,21 @@ fn smart_controller(b: &Block) -> Result<Controller> {
         );
     }
     let cache = f.block("Cache")?;
-    let (cache, max_request) = match cache.ty.as_str() {
-        "disksim_cachemem" => cachemem(cache)?,
-        other => return err(&cache.at, format!("`Cache` is a {other}: only disksim_cachemem is modelled")),
+    let (cache, on_device, max_request) = match cache.ty.as_str() {
+        "disksim_cachemem" => {
+            let (m, max) = cachemem(cache)?;
+            (m, None, max)
+        }
+        "disksim_cachedev" => {
+            let (d, max) = cachedev(cache, at)?;
+            (None, Some(d), max)
+        }
+        other => {
+            return err(
+                &cache.at,
+                format!("`Cache` is a {other}: disksim_cachemem and disksim_cachedev are modelled"),
+            )
+        }
     };
     f.finish()?;
     Ok(Controller {
@@ -144,7 +181,78 @@ fn smart_controller(b: &Block) -> Result<Controller> {
         disk_slots,
         max_request,
         cache,
+        on_device,
     })
+}
+
+/// A `disksim_cachedev` block: the cache on another device behind this controller, and the
+/// driver's `Max request size`.
+fn cachedev(b: &Block, at: &Place) -> Result<(CacheDev, u32)> {
+    let mut f = Fields::new(b);
+    let sv = f.need("Cache size")?;
+    let sectors = uint(sv, "Cache size")? as u64;
+    let max_request = f.uint("Max request size")?;
+    let write_through = choice(&mut f, "Write scheme", 1..=3)? == 2;
+    // read by DiskSim, and never used
+    choice(&mut f, "Flush policy", 0..=1)?;
+    f.num("Flush period")?;
+    let iv = f.need("Flush idle delay")?;
+    let idle = num(iv, "Flush idle delay")?;
+    if idle < 0.0 {
+        return err(
+            iv.pos(),
+            format!(
+                "`Flush idle delay` = {idle}: DiskSim's cachedev runs its idle work whenever the delay is not \
+                 0, so -1 would run it 1 ms in the past; 0 is never"
+            ),
+        );
+    }
+    let (cache_name, cat) = f.word("Cache device")?;
+    let (cached_name, cdat) = f.word("Cached device")?;
+    f.finish()?;
+    if cached_name != at.dev.name {
+        return err(
+            cdat,
+            format!(
+                "`Cached device` is `{cached_name}`, not `{}`: the host reaches only the cached device \
+                 through this controller (import it as FILE#{cached_name})",
+                at.dev.name
+            ),
+        );
+    }
+    let all = super::devices::devices(at.doc);
+    let Some(cache_dev) = all.iter().find(|d| d.name == cache_name && cache_name != cached_name) else {
+        return err(cat, format!("`Cache device` `{cache_name}` is not another device of the file"));
+    };
+    let mut up = device_node(at.doc, cache_dev);
+    while let Some(i) = up.filter(|&i| i != at.ctlr) {
+        up = at.doc.topology[i].parent;
+    }
+    if up.is_none() {
+        return err(cat, format!("`Cache device` `{cache_name}` is not behind this controller"));
+    }
+    let stem = at.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let device = super::map_bare(at.doc, cache_dev, &format!("{stem}#{cache_name}"), at.path)?;
+    if sectors < at.spec.capacity_sectors || sectors > device.capacity_sectors {
+        return err(
+            sv.pos(),
+            format!(
+                "`Cache size` = {sectors}: it must cover the cached device ({} sectors; DiskSim writes past its \
+                 bitmaps for a read beyond it) and fit on the cache device ({} sectors)",
+                at.spec.capacity_sectors, device.capacity_sectors
+            ),
+        );
+    }
+    let delay = super::ms(idle.trunc());
+    Ok((
+        CacheDev {
+            sectors,
+            write_through,
+            idle_delay: (idle > 0.0).then_some(delay),
+            device: Box::new(device),
+        },
+        max_request,
+    ))
 }
 
 /// The controller's queue to the disk: first come, first served is what headway runs there.

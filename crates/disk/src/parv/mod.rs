@@ -12,8 +12,9 @@
 //!   zone's cylinders).
 //! * `layout.rs`: the `dm_layout_g1` block (zones, sparing and mapping schemes, angles).
 //! * `ctlr.rs`: the controllers on the device's path in the `topology`: a type-3 controller
-//!   with a `disksim_cachemem` becomes the device's [`crate::ctlr::Controller`], a
-//!   pass-through one without delays is nothing, anything else is an error at its line.
+//!   with a `disksim_cachemem` or a `disksim_cachedev` becomes the device's
+//!   [`crate::ctlr::Controller`], a pass-through one without delays is nothing, anything
+//!   else is an error at its line.
 //!
 //! ## What maps to what
 //! | DiskSim | headway |
@@ -228,12 +229,17 @@ fn parse_checked(path: &Path) -> Result<Document> {
 }
 
 fn map_device(doc: &Document, dev: &devices::Device, name: &str, path: &Path) -> Result<DiskSpec> {
+    let spec = map_bare(doc, dev, name, path)?;
+    Ok(DiskSpec { controller: ctlr::controller(doc, dev, &spec, path)?, ..spec })
+}
+
+/// The device alone, without the controller in front of it.
+fn map_bare(doc: &Document, dev: &devices::Device, name: &str, path: &Path) -> Result<DiskSpec> {
     let bus = attached_bus(doc, dev)?.unwrap_or((0.0, 0.0));
     let spec = match dev.block.ty.as_str() {
         "disksim_simpledisk" => simpledisk::map_simpledisk(dev.block, bus, name, path)?,
         _ => map_disk(dev.block, bus, name, path)?,
     };
-    let spec = DiskSpec { controller: ctlr::controller(doc, dev)?, ..spec };
     spec.validate().map_err(|err| ImportError::Spec { file: path.to_path_buf(), err })?;
     Ok(spec)
 }

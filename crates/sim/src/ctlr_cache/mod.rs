@@ -48,6 +48,10 @@
 //! A `Cache size` of 0 passes requests through: a read goes to the disk and then to the
 //! DMA; a write goes through the DMA, then to the disk, and completes when the disk does.
 //!
+//! A `disksim_cachedev` keeps the cache on a second device behind the controller instead
+//! of in lines ([`device`]): the controller's host side, DMA and per-device queues are the
+//! same.
+//!
 //! Departures from DiskSim, each small: one lock per line (import requires `Lock
 //! granularity` = `Line size`); the 0.5 ms x scale a request takes to reach the disk is
 //! spent before it joins the disk's queue rather than after; the disk-side transfer runs at
@@ -60,6 +64,7 @@
 //! requests complete and when it asked to be woken, and does what the returned [`Out`]s
 //! say.
 
+mod device;
 mod flush;
 mod lines;
 mod walk;
@@ -87,14 +92,17 @@ pub struct Host {
 /// What the simulator is to do now.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Out {
-    /// Send the disk this request; tell [`CtlrCache::disk_done`] its token.
-    Disk { token: u64, sector: u64, len: u32, dir: Dir },
+    /// Send device `device` (0: the drive, 1: a cache device) this request; tell
+    /// [`CtlrCache::disk_done`] its token.
+    Disk { token: u64, device: usize, sector: u64, len: u32, dir: Dir },
     /// Host request `host` is complete; `disk_ns`: the drive time of the disk reads it
     /// waited for.
     Done { host: u64, disk_ns: u64 },
 }
 
-/// What the cache counted (the report's `controller_cache`).
+/// What the cache counted (the report's `controller_cache`). With the cache on a device,
+/// `fills` are a read miss's copies onto the cache device, and `destages` the writes of
+/// cached data to the drive (write-through copies and idle write-backs).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CacheStats {
     pub reads: u64,
@@ -108,6 +116,8 @@ pub struct CacheStats {
     /// Disk writes: write-backs and write-throughs.
     pub destages: u64,
     pub destage_sectors: u64,
+    /// Dirty sectors at the end of the run.
+    pub end_dirty_sectors: u64,
 }
 
 /// Something due at a time.
@@ -169,6 +179,8 @@ enum DiskJob {
     Destage { op: u64, owner: u64, lines: Vec<usize>, rest: VecDeque<(u64, u32)> },
     /// A request passed through (no cache).
     Pass(u64),
+    /// A request of a cache on a device ([`device`]).
+    Device(device::Job),
 }
 
 /// The controller: host queue, cache, DMA engine and disk queue.
@@ -188,10 +200,14 @@ pub struct CtlrCache {
     dma_busy: bool,
     dma_queue: VecDeque<u64>,
     disk: HashMap<u64, DiskJob>,
-    disk_queue: VecDeque<(u64, u64, u32, Dir)>,
-    /// Requests on their way to the disk: sector, sectors, direction.
-    shapes: HashMap<u64, (u64, u32, Dir)>,
-    disk_in: u32,
+    /// Per device behind the controller (the drive, and a cache device): the requests
+    /// queued, and those at the device.
+    disk_queue: [VecDeque<(u64, u64, u32, Dir)>; 2],
+    disk_in: [u32; 2],
+    /// Requests on their way to or at a device: the device, sector, sectors, direction.
+    shapes: HashMap<u64, (usize, u64, u32, Dir)>,
+    /// A cache on a device ([`device`]).
+    dev: Option<device::OnDevice>,
     next_token: u64,
     idle_gen: u64,
     idle_armed: bool,
@@ -219,9 +235,10 @@ impl CtlrCache {
             dma_busy: false,
             dma_queue: VecDeque::new(),
             disk: HashMap::new(),
-            disk_queue: VecDeque::new(),
+            disk_queue: Default::default(),
             shapes: HashMap::new(),
-            disk_in: 0,
+            disk_in: [0; 2],
+            dev: c.on_device.as_ref().map(device::OnDevice::new),
             next_token: 0,
             idle_gen: 0,
             idle_armed: false,
@@ -229,6 +246,16 @@ impl CtlrCache {
             out: Vec::new(),
             stats: CacheStats::default(),
         }
+    }
+
+    /// The counts, with the dirty sectors left now.
+    pub fn report_stats(&self) -> CacheStats {
+        let dirty = match (&self.dev, &self.lines) {
+            (Some(d), _) => d.dirty(),
+            (None, Some(l)) => l.all.iter().map(|l| l.dirty.iter().filter(|&&d| d).count() as u64).sum(),
+            (None, None) => 0,
+        };
+        CacheStats { end_dirty_sectors: dirty, ..self.stats }
     }
 
     /// When the controller next wants [`CtlrCache::wake`].
@@ -256,7 +283,8 @@ impl CtlrCache {
     /// The disk request `token` completed at `now`, after `service_ns` in the drive.
     pub fn disk_done(&mut self, now: u64, token: u64, service_ns: u64) {
         self.now = now;
-        self.disk_in -= 1;
+        let (d, s, n, _) = self.shapes.remove(&token).expect("a request at a device");
+        self.disk_in[d] -= 1;
         let job = self.disk.remove(&token).expect("a request the controller sent");
         match job {
             DiskJob::Fill(op) => {
@@ -277,7 +305,7 @@ impl CtlrCache {
                         }
                     }
                 }
-                if idle && self.disk_empty() {
+                if idle && self.disk_empty(0) {
                     self.idle_flush();
                 }
             }
@@ -299,9 +327,10 @@ impl CtlrCache {
                     Dir::Write => self.complete_after(op, self.c.overhead.0),
                 }
             }
+            DiskJob::Device(job) => self.device_done(job, s, n, service_ns),
         }
-        self.send_more();
-        if self.disk_empty() {
+        self.send_more(d);
+        if d == 0 && self.disk_empty(0) {
             self.arm_idle();
         }
         self.run_ready();
@@ -317,8 +346,8 @@ impl CtlrCache {
             self.agenda.pop();
             match due {
                 Due::Send(token) => {
-                    let (sector, len, dir) = self.shapes.remove(&token).expect("a request on its way");
-                    self.out.push(Out::Disk { token, sector, len, dir });
+                    let (device, sector, len, dir) = self.shapes[&token];
+                    self.out.push(Out::Disk { token, device, sector, len, dir });
                 }
                 Due::Complete(op) => self.completed(op),
                 Due::DmaEnd(op) => {
@@ -331,7 +360,10 @@ impl CtlrCache {
                 Due::Idle(g) => {
                     if g == self.idle_gen && self.idle_armed {
                         self.idle_armed = false;
-                        self.idle_flush();
+                        match self.dev {
+                            Some(_) => self.device_idle(),
+                            None => self.idle_flush(),
+                        }
                     }
                 }
                 Due::Periodic => {
@@ -378,6 +410,12 @@ impl CtlrCache {
 
     fn start_piece(&mut self, id: u64) {
         let o = &self.ops[&id];
+        if self.dev.is_some() {
+            return match o.host.dir {
+                Dir::Read => self.device_read(id),
+                Dir::Write => self.dma(id),
+            };
+        }
         if self.lines.is_none() {
             match o.host.dir {
                 Dir::Read => {
@@ -426,6 +464,12 @@ impl CtlrCache {
     fn transferred(&mut self, id: u64) {
         let o = &self.ops[&id];
         let (dir, s, n) = (o.host.dir, o.start, o.len);
+        if self.dev.is_some() {
+            return match dir {
+                Dir::Read => self.complete_after(id, self.c.overhead.0),
+                Dir::Write => self.device_write(id),
+            };
+        }
         if self.lines.is_none() {
             match dir {
                 Dir::Read => self.complete_after(id, self.c.overhead.0),
@@ -466,7 +510,7 @@ impl CtlrCache {
         }
         if scheme == WriteScheme::Back {
             self.release(&lines, Owner::Op(id));
-            if self.disk_empty() && !self.idle_armed {
+            if self.disk_empty(0) && !self.idle_armed {
                 self.arm_idle();
             }
             return self.complete_after(id, self.c.overhead.0);
@@ -578,35 +622,47 @@ impl CtlrCache {
         }
     }
 
-    /// Queue a disk request; it goes to the disk when there is room there.
+    /// Queue a request for the drive; it goes there when there is room.
     fn issue(&mut self, s: u64, n: u32, dir: Dir, job: DiskJob) -> u64 {
+        self.issue_to(0, s, n, dir, job)
+    }
+
+    /// Queue a request for device `d` (0: the drive, 1: the cache device).
+    fn issue_to(&mut self, d: usize, s: u64, n: u32, dir: Dir, job: DiskJob) -> u64 {
         let token = self.next_token;
         self.next_token += 1;
         self.disk.insert(token, job);
-        self.disk_queue.push_back((token, s, n, dir));
-        // a request in the queue: the disk is not idle
-        self.idle_gen += 1;
-        self.idle_armed = false;
-        self.send_more();
+        self.disk_queue[d].push_back((token, s, n, dir));
+        if d == 0 {
+            // a request in the drive's queue: the drive is not idle
+            self.idle_gen += 1;
+            self.idle_armed = false;
+        }
+        self.send_more(d);
         token
     }
 
-    fn send_more(&mut self) {
-        while self.disk_in < self.c.disk_slots {
-            let Some((token, s, n, dir)) = self.disk_queue.pop_front() else { break };
-            self.disk_in += 1;
-            self.shapes.insert(token, (s, n, dir));
+    fn send_more(&mut self, d: usize) {
+        while self.disk_in[d] < self.c.disk_slots {
+            let Some((token, s, n, dir)) = self.disk_queue[d].pop_front() else { break };
+            self.disk_in[d] += 1;
+            self.shapes.insert(token, (d, s, n, dir));
             self.at(self.now + self.c.overhead.0, Due::Send(token));
         }
     }
 
-    fn disk_empty(&self) -> bool {
-        self.disk_in == 0 && self.disk_queue.is_empty()
+    /// Nothing queued for device `d` or at it.
+    fn disk_empty(&self, d: usize) -> bool {
+        self.disk_in[d] == 0 && self.disk_queue[d].is_empty()
     }
 
     /// Restart the idle timer, if write-backs on idle are asked for.
     fn arm_idle(&mut self) {
-        if let Some(d) = self.m.as_ref().and_then(|m| m.idle_delay) {
+        let delay = match &self.dev {
+            Some(dev) => dev.idle_delay,
+            None => self.m.as_ref().and_then(|m| m.idle_delay),
+        };
+        if let Some(d) = delay {
             self.idle_gen += 1;
             self.idle_armed = true;
             self.at(self.now + d.0, Due::Idle(self.idle_gen));

@@ -35,6 +35,7 @@ fn ctlr(m: Option<CacheMem>) -> Controller {
         disk_slots: 1,
         max_request: 0,
         cache: m,
+        on_device: None,
     }
 }
 
@@ -51,16 +52,18 @@ fn write(id: u64, sector: u64, len: u32) -> Host {
 struct Run {
     done: Vec<(u64, u64)>,
     disk: Vec<(u64, u64, u32, Dir)>,
+    /// The device of each disk request.
+    devices: Vec<usize>,
     stats: CacheStats,
 }
 
-/// Feed `arrivals` (time, request) to a controller `c` over a disk that serves its
+/// Feed `arrivals` (time, request) to a controller `c` over devices that each serve their
 /// requests one after another in [`SERVICE`] each.
 fn run(c: Controller, mut arrivals: Vec<(u64, Host)>) -> Run {
     arrivals.reverse();
     let mut cc = CtlrCache::new(&c);
-    let mut r = Run { done: Vec::new(), disk: Vec::new(), stats: CacheStats::default() };
-    let mut disk_busy_until = 0;
+    let mut r = Run { done: Vec::new(), disk: Vec::new(), devices: Vec::new(), stats: CacheStats::default() };
+    let mut busy_until = [0u64; 2];
     let mut completions: Vec<(u64, u64)> = Vec::new(); // (time, token)
     for _ in 0..10_000 {
         let next_arrival = arrivals.last().map(|a| a.0);
@@ -77,17 +80,18 @@ fn run(c: Controller, mut arrivals: Vec<(u64, Host)>) -> Run {
         } else {
             for o in cc.wake(t) {
                 match o {
-                    Out::Disk { token, sector, len, dir } => {
+                    Out::Disk { token, device, sector, len, dir } => {
                         r.disk.push((t, sector, len, dir));
-                        disk_busy_until = disk_busy_until.max(t) + SERVICE;
-                        completions.push((disk_busy_until, token));
+                        r.devices.push(device);
+                        busy_until[device] = busy_until[device].max(t) + SERVICE;
+                        completions.push((busy_until[device], token));
                     }
                     Out::Done { host, .. } => r.done.push((host, t)),
                 }
             }
         }
     }
-    r.stats = cc.stats;
+    r.stats = cc.report_stats();
     r
 }
 
@@ -227,4 +231,71 @@ fn without_a_cache_requests_pass_through() {
     // a read: disk, DMA, host; a write: DMA, disk, host
     assert_eq!(r.disk, [(500 * US, 0, 8, Dir::Read), (20_580 * US, 0, 8, Dir::Write)]);
     assert_eq!(r.done, [(1, 6080 * US), (2, 26_080 * US)]);
+}
+
+/// A controller whose cache is a second device of `sectors` sectors' worth.
+fn on_device(sectors: u64, write_through: bool, idle: Option<u64>) -> Controller {
+    let dev = headway_disk::ctlr::CacheDev {
+        sectors,
+        write_through,
+        idle_delay: idle.map(Duration),
+        device: Box::new(headway_disk::builtin("wd5000aaks").unwrap()),
+    };
+    Controller { on_device: Some(dev), ..ctlr(None) }
+}
+
+#[test]
+fn a_read_miss_on_a_cache_device_is_copied_there_and_later_hits_it() {
+    let r = run(on_device(1000, false, None), vec![(0, read(1, 0, 8)), (20 * MS, read(2, 0, 8))]);
+    // the miss from the drive (device 0), its copy onto the cache device (1) once it is
+    // in, the hit from the cache device; the host never waits for the copy
+    assert_eq!(
+        r.disk,
+        [(500 * US, 0, 8, Dir::Read), (6 * MS, 0, 8, Dir::Write), (20_500 * US, 0, 8, Dir::Read)]
+    );
+    assert_eq!(r.devices, [0, 1, 1]);
+    assert_eq!(r.done, [(1, 6080 * US), (2, 26_080 * US)]);
+    assert_eq!((r.stats.reads, r.stats.read_hits, r.stats.fills), (2, 1, 1));
+    // a read before the copy completed finds the sectors invalid: the drive again
+    let r = run(on_device(1000, false, None), vec![(0, read(1, 0, 8)), (8 * MS, read(2, 0, 8))]);
+    assert_eq!(r.devices, [0, 1, 0, 1]);
+}
+
+#[test]
+fn writes_wait_for_the_cache_device_and_go_back_when_the_drive_is_idle() {
+    let arrivals = vec![(0, write(1, 0, 8)), (MS, read(2, 500, 8))];
+    let r = run(on_device(1000, false, Some(10 * MS)), arrivals.clone());
+    // the write on the cache device (done 5.58, the host told 6.08); the read miss empties
+    // the drive's queue at 6.5, so at 16.5 the dirty run is read from the cache device and
+    // written to the drive
+    assert_eq!(
+        r.disk,
+        [
+            (580 * US, 0, 8, Dir::Write),
+            (1500 * US, 500, 8, Dir::Read),
+            (7 * MS, 500, 8, Dir::Write),
+            (17 * MS, 0, 8, Dir::Read),
+            (22_500 * US, 0, 8, Dir::Write)
+        ]
+    );
+    assert_eq!(r.devices, [1, 0, 1, 1, 0]);
+    assert_eq!(r.done, [(1, 6080 * US), (2, 7080 * US)]);
+    assert_eq!(
+        (r.stats.writes, r.stats.write_hits, r.stats.destages, r.stats.end_dirty_sectors),
+        (1, 1, 1, 0)
+    );
+    // without idle write-backs the data stays dirty
+    let r = run(on_device(1000, false, None), arrivals);
+    assert_eq!((r.disk.len(), r.stats.end_dirty_sectors), (3, 8));
+}
+
+#[test]
+fn write_through_copies_to_the_drive_and_a_write_reaching_the_cache_size_goes_there_alone() {
+    let r = run(on_device(1000, true, None), vec![(0, write(1, 0, 8))]);
+    assert_eq!(r.disk, [(580 * US, 0, 8, Dir::Write), (6080 * US, 0, 8, Dir::Write)]);
+    assert_eq!((r.devices.clone(), r.done.clone()), (vec![1, 0], vec![(1, 6080 * US)]));
+    assert_eq!(r.stats.end_dirty_sectors, 0);
+    // ending at 1000, not below it: the drive only
+    let r = run(on_device(1000, false, None), vec![(0, write(1, 992, 8))]);
+    assert_eq!((r.devices, r.stats.write_hits), (vec![0], 0));
 }

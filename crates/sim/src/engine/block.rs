@@ -143,7 +143,10 @@ impl<'a> Block<'a> {
     /// and I/O priorities (the first job of an issuer decides) and their drive's depth.
     pub fn new(scheds: ArraySchedulers, jobs: &[Job], input: &RunInput<'a>) -> Result<Self, DriveError> {
         let ArraySchedulers { members: scheds, hooks } = scheds;
+        let cache_device =
+            input.disk.controller.as_ref().and_then(|c| c.on_device.as_ref()).map(|d| &*d.device);
         let n_members = match input.devices.len() {
+            0 if cache_device.is_some() => 2,
             0 => input.array.map_or(1, |a| a.spec.members as usize),
             n => n,
         };
@@ -152,7 +155,11 @@ impl<'a> Block<'a> {
         for (i, mut sched) in scheds.into_iter().enumerate() {
             tell_issuers(sched.as_mut(), jobs);
             sched.set_device_queue_depth(input.drive.queue_depth);
-            let spec = input.devices.get(i).unwrap_or(input.disk);
+            let spec = match (input.devices.get(i), cache_device) {
+                (Some(d), _) => d,
+                (None, Some(c)) if i == 1 => c,
+                _ => input.disk,
+            };
             members.push(Member {
                 sched,
                 drive: Drive::new(Hdd::new(spec.clone()), input.drive)?,
@@ -192,8 +199,8 @@ impl<'a> Block<'a> {
     pub fn ctlr_wake(&mut self, core: &mut Core) -> Vec<(ReqId, u64, u64)> {
         let w = self.ctlr.as_mut().expect("a controller's event").wake(core);
         let sent = !w.send.is_empty();
-        for rq in w.send {
-            self.arrive_at(core, 0, rq);
+        for (device, rq) in w.send {
+            self.arrive_at(core, device, rq);
         }
         if sent {
             self.fill_kicked(core);
@@ -557,7 +564,7 @@ impl<'a> Block<'a> {
     pub fn report(&self, run_ns: u64, page_cache_dirty_bytes: u64) -> BlockReport {
         let end = self.last_complete;
         // (a host figure: the whole device's, not a member's)
-        let several = self.array.is_some() || self.devices;
+        let several = self.members.len() > 1;
         let member_dirty = if several { 0 } else { page_cache_dirty_bytes };
         let member_reports: Vec<DeviceReport> =
             self.members.iter().map(|m| m.figures.report(&m.drive, end, run_ns, member_dirty)).collect();
@@ -602,7 +609,7 @@ impl<'a> Block<'a> {
             device,
             scheduler_stats,
             members,
-            controller_cache: self.ctlr.as_ref().map(|c| c.cache.stats),
+            controller_cache: self.ctlr.as_ref().map(|c| c.cache.report_stats()),
         }
     }
 }

@@ -23,10 +23,10 @@ pub(super) struct CtlrFront {
     armed: Option<Time>,
 }
 
-/// What a wake brought: disk requests to send, host requests complete (id, drive time of
-/// their fills, bytes).
+/// What a wake brought: disk requests to send (to member 0, the drive, or 1, a cache
+/// device), host requests complete (id, drive time of their fills, bytes).
 pub(super) struct Woken {
-    pub send: Vec<Request>,
+    pub send: Vec<(usize, Request)>,
     pub done: Vec<(ReqId, u64, u64)>,
 }
 
@@ -58,10 +58,13 @@ impl CtlrFront {
         let mut w = Woken { send: Vec::new(), done: Vec::new() };
         for o in self.cache.wake(core.now.0) {
             match o {
-                Out::Disk { token, sector, len, dir } => {
+                Out::Disk { token, device, sector, len, dir } => {
                     let id = core.new_id();
                     self.tokens.insert(id, token);
-                    w.send.push(Request { id, sector, len, dir, sync: true, arrival: core.now, ctx: None });
+                    w.send.push((
+                        device,
+                        Request { id, sector, len, dir, sync: true, arrival: core.now, ctx: None },
+                    ));
                 }
                 Out::Done { host, disk_ns } => {
                     let rq = self.hosts.remove(&ReqId(host)).expect("a host request at the controller");

@@ -514,7 +514,7 @@ fn replay_runs_with(
     let mut runs = Vec::with_capacity(run.schedulers.len());
     let mut summary = ReplaySummary::default();
     for (i, name) in run.schedulers.iter().enumerate() {
-        let scheds = crate::build_array_schedulers(name, &run.settings, run.array)?;
+        let scheds = crate::run_schedulers(name, run)?;
         let records = open()?;
         let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();

@@ -93,7 +93,8 @@ fn a_type_3_controller_with_a_cachemem_is_the_devices_controller() {
 
     // DiskSim sets no idle work for a delay of 0, and keeps a delay in whole ms
     let idle = |d: &str| {
-        let m = load(&format!("idle{d}.parv"), &system("3", "0.2", &cachemem(&[("Flush idle delay", d)]), false));
+        let m =
+            load(&format!("idle{d}.parv"), &system("3", "0.2", &cachemem(&[("Flush idle delay", d)]), false));
         m.unwrap().controller.unwrap().cache.unwrap().idle_delay
     };
     assert_eq!(idle("0.0"), None);
@@ -136,8 +137,8 @@ fn what_headway_would_run_differently_is_an_error_at_its_line() {
             "never send",
         ),
         (
-            system("3", "0.0", &cachemem(&[]).replace("disksim_cachemem", "disksim_cachedev"), false),
-            "only disksim_cachemem",
+            system("3", "0.0", &cachemem(&[]).replace("disksim_cachemem", "disksim_ioqueue"), false),
+            "disksim_cachemem and disksim_cachedev are modelled",
         ),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
@@ -159,4 +160,71 @@ fn what_headway_would_run_differently_is_an_error_at_its_line() {
         "disksim_bus bus0 [ disksim_ctlr ctlr1 [ disksim_bus bus1 [ disksim_ctlr ctlr0",
     );
     assert!(load("nested.parv", &nested).unwrap_err().contains("below another controller"));
+}
+
+/// TINY `disk0` cached on TINY `disk1`, both behind `ctlr0` (or `disk1` on a bus of its own
+/// when `outside`), the cachedev block's lines replaced by `over`.
+fn cachedev_system(over: &[(&str, &str)], outside: bool) -> String {
+    let mut keys = [
+        ("Cache size", "24"),
+        ("Max request size", "0"),
+        ("Write scheme", "3"),
+        ("Flush policy", "0"),
+        ("Flush period", "0.0"),
+        ("Flush idle delay", "30.7"),
+        ("Cache device", "disk1"),
+        ("Cached device", "disk0"),
+    ];
+    for (k, v) in over {
+        keys.iter_mut().find(|e| e.0 == *k).expect("a cachedev key").1 = v;
+    }
+    let body: Vec<String> = keys.iter().map(|(k, v)| format!("  {k} = {v}")).collect();
+    let cache = format!("disksim_cachedev {{\n{}\n}}", body.join(",\n"));
+    let text = system("3", "0.0", &cache, false)
+        .replace("instantiate [ disk0 ] as TINY", "instantiate [ disk0 .. disk1 ] as TINY");
+    let topology = if outside {
+        "disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [ disksim_disk disk0 [] ] ] ],\n   disksim_bus bus2 [ disksim_disk disk1 [] ]"
+    } else {
+        "disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [ disksim_disk disk0 [], disksim_disk disk1 [] ] ] ]"
+    };
+    let from = "disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [ disksim_disk disk0 [] ] ] ]";
+    assert!(text.contains(from));
+    text.replace(from, topology)
+}
+
+#[test]
+fn a_cachedev_keeps_the_cache_on_the_other_device_behind_the_controller() {
+    let path = write(&test_dir("ctlr"), "dev.parv", &cachedev_system(&[], false));
+    let spec = import_device(&path, Some("disk0")).unwrap();
+    let c = spec.controller.expect("a controller");
+    assert_eq!(c.cache, None);
+    let d = c.on_device.expect("a cache on a device");
+    // write-back; the idle delay in whole ms
+    assert_eq!((d.sectors, d.write_through, d.idle_delay), (24, false, Some(Duration::from_millis(30))));
+    assert_eq!(d.device.capacity_sectors, 24);
+    assert!(d.device.controller.is_none(), "the cache device is imported alone");
+    let path = write(
+        &test_dir("ctlr"),
+        "wt.parv",
+        &cachedev_system(&[("Write scheme", "2"), ("Flush idle delay", "0")], false),
+    );
+    let d = import_device(&path, Some("disk0")).unwrap().controller.unwrap().on_device.unwrap();
+    assert_eq!((d.write_through, d.idle_delay), (true, None));
+}
+
+#[test]
+fn a_cachedev_headway_would_run_differently_is_an_error_at_its_line() {
+    let cases: Vec<(String, Option<&str>, &str)> = vec![
+        (cachedev_system(&[("Flush idle delay", "-1")], false), Some("disk0"), "1 ms in the past"),
+        (cachedev_system(&[("Cache size", "16")], false), Some("disk0"), "must cover the cached device"),
+        (cachedev_system(&[("Cache device", "disk0")], false), Some("disk0"), "not another device"),
+        (cachedev_system(&[("Cache device", "disk7")], false), Some("disk0"), "not another device"),
+        (cachedev_system(&[], false), Some("disk1"), "`Cached device` is `disk0`"),
+        (cachedev_system(&[], true), Some("disk0"), "not behind this controller"),
+    ];
+    for (i, (text, dev, want)) in cases.iter().enumerate() {
+        let path = write(&test_dir("ctlr"), &format!("devbad{i}.parv"), text);
+        let e = import_device(&path, *dev).unwrap_err().to_string();
+        assert!(e.contains(want) && e.contains(&format!("devbad{i}.parv:")), "case {i}: {e}");
+    }
 }
