@@ -211,3 +211,37 @@ impl Lines {
         out
     }
 }
+
+impl super::CtlrCache {
+    /// The cached lines of `s..s+n`, in address order.
+    pub(super) fn lines_of(&self, s: u64, n: u32) -> Vec<usize> {
+        let l = self.lines.as_ref().unwrap();
+        let first = s / l.line;
+        let last = (s + n as u64 - 1) / l.line;
+        (first..=last).filter_map(|k| l.find(k * l.line)).collect()
+    }
+
+    /// `who` unlocks `lines`; their waiters may go on.
+    pub(super) fn release(&mut self, lines: &[usize], who: Owner) {
+        for &i in lines {
+            self.lines.as_mut().unwrap().unlock(i, who);
+        }
+        for &i in lines {
+            self.wake_line(i);
+        }
+    }
+
+    /// Line `i`'s lock changed: its waiters that may now have it try again; a line left
+    /// unlocked with no waiters goes to the first allocation waiting for a line.
+    pub(super) fn wake_line(&mut self, i: usize) {
+        let l = self.lines.as_mut().unwrap();
+        let woken = l.wake(i);
+        let idle = l.all[i].waiters.is_empty() && !l.all[i].locked();
+        self.ready.extend(woken);
+        if idle {
+            if let Some(op) = self.line_waiters.pop_front() {
+                self.ready.push_back(op);
+            }
+        }
+    }
+}
