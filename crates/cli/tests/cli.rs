@@ -197,7 +197,10 @@ fn drive_flags_reach_the_json_and_bad_values_name_the_flag() {
     );
     fails_with(&["simulate", j, "--write-cache", "around"], &["--write-cache", "around", "back or through"]);
     fails_with(&["bench", "--requests", "10", "--queue-depth", "100"], &["--queue-depth", "100"]);
-    fails_with(&["bench", "--requests", "10", "--array", "raid9:5:64k"], &["raid9:5:64k", "raid0, raid1, raid10, raid4 or raid5"]);
+    fails_with(
+        &["bench", "--requests", "10", "--array", "raid9:5:64k"],
+        &["raid9:5:64k", "raid0, raid1, raid10, raid4 or raid5"],
+    );
 }
 
 /// `bench --array`: the workload on an array, each scheduler's line counting array requests.

@@ -10,7 +10,7 @@
 //! between host and cache by one DMA engine, first come first served, at `Bulk sector
 //! transfer time` a sector.
 //!
-//! **Reads** ([`walk`]) walk their lines in order, allocating missing lines and locking
+//! **Reads** (`walk.rs`) walk their lines in order, allocating missing lines and locking
 //! each (a read lock where the first sector handled in the line is valid, a write lock
 //! where it is not). Invalid sectors are marked valid and gathered into a run; a valid
 //! sector after a run, the end of the request, or the end of a line when `Line-by-line
@@ -30,7 +30,7 @@
 //! releasing its lines when done; write-through tells the host at once, synchronous after
 //! the last piece.
 //!
-//! **Replacement and write-back** ([`flush`]): a free line first, else the least recently
+//! **Replacement and write-back** (`flush.rs`): a free line first, else the least recently
 //! used line that is not locked. Allocation policy 0 takes it even if dirty, writing it
 //! back first and waiting; policy 1 takes the first clean one, starting the write-back of
 //! each dirty one it passes. With every line locked, the allocation waits for a line to be
@@ -49,7 +49,7 @@
 //! DMA; a write goes through the DMA, then to the disk, and completes when the disk does.
 //!
 //! A `disksim_cachedev` keeps the cache on a second device behind the controller instead
-//! of in lines ([`device`]): the controller's host side, DMA and per-device queues are the
+//! of in lines (`device.rs`): the controller's host side, DMA and per-device queues are the
 //! same.
 //!
 //! Departures from DiskSim, each small: one lock per line (import requires `Lock
@@ -64,9 +64,9 @@
 //! requests complete and when it asked to be woken, and does what the returned [`Out`]s
 //! say.
 //!
-//! The code: [`host`] (slots, pieces, the DMA, completions), [`walk`] (reads and writes over
-//! their lines), [`lines`] (the lines, their locks, the LRU order), [`flush`] (write-backs),
-//! [`disk`] (the queues to the devices, the idle timer), [`device`] (a cache on a device).
+//! The code: `host.rs` (slots, pieces, the DMA, completions), `walk.rs` (reads and writes over
+//! their lines), `lines.rs` (the lines, their locks, the LRU order), `flush.rs` (write-backs),
+//! `disk.rs` (the queues to the devices, the idle timer), `device.rs` (a cache on a device).
 
 mod device;
 mod disk;
@@ -185,7 +185,7 @@ enum DiskJob {
     Destage { op: u64, owner: u64, lines: Vec<usize>, rest: VecDeque<(u64, u32)> },
     /// A request passed through (no cache).
     Pass(u64),
-    /// A request of a cache on a device ([`device`]).
+    /// A request of a cache on a device (`device.rs`).
     Device(device::Job),
 }
 
@@ -212,7 +212,7 @@ pub struct CtlrCache {
     disk_in: [u32; 2],
     /// Requests on their way to or at a device: the device, sector, sectors, direction.
     shapes: HashMap<u64, (usize, u64, u32, Dir)>,
-    /// A cache on a device ([`device`]).
+    /// A cache on a device (`device.rs`).
     dev: Option<device::OnDevice>,
     next_token: u64,
     idle_gen: u64,
