@@ -49,6 +49,13 @@ pub struct Controller {
     pub host_per_sector: Duration,
     /// Host requests the driver keeps at the controller at once.
     pub host_slots: u32,
+    /// The order in which host requests waiting at the driver go to the controller (the
+    /// driver's `Scheduler`; it never joins them).
+    #[serde(default)]
+    pub host_queue: QueueOrder,
+    /// The controller's queue to each device: its order, and which requests it joins.
+    #[serde(default)]
+    pub disk_queue: DiskQueue,
     /// Requests the controller keeps at the disk at once.
     pub disk_slots: u32,
     /// The driver splits larger host requests into pieces of this many sectors, one after
@@ -107,6 +114,31 @@ pub struct CacheMem {
     pub line_by_line: bool,
     /// A fill or write-through covers at most `gather + 1` lines (0: no limit).
     pub gather: u32,
+}
+
+/// A DiskSim ioqueue's `Scheduling policy`, as far as headway runs them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QueueOrder {
+    /// 1: first come, first served.
+    #[default]
+    Fcfs,
+    /// 3 (`CYCLE_LBN`, C-LOOK by block number): the waiting request with the lowest start at
+    /// or above the start of the one dispatched last (the earliest of equal starts), else
+    /// the lowest start.
+    CycleLbn,
+}
+
+/// The controller's queue to a device (its `Scheduler`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskQueue {
+    pub order: QueueOrder,
+    /// `Sequential stream scheme` 1 and 2: a request queued next to a waiting one of the
+    /// same direction that it continues (or that continues it) is joined with it, up to
+    /// `max_join` sectors.
+    pub join_reads: bool,
+    pub join_writes: bool,
+    /// `Maximum concat size`, sectors.
+    pub max_join: u32,
 }
 
 /// Which line an allocation takes when none is free.

@@ -30,16 +30,23 @@
 //!   so -1 runs the idle work 1 ms in the past). `Flush policy` and `Flush period` are read
 //!   and, as in DiskSim, unused.
 //!
-//!   - a controller `Scheduler` other than FCFS (`Scheduling policy` 1): the controller
-//!     sends the disk its requests in the order it made them.
+//! * the queues ([`crate::ctlr::DiskQueue`], [`crate::ctlr::QueueOrder`]): the controller's
+//!   `Scheduler` orders its queue to each device by `Scheduling policy` 1 (FCFS) or 3
+//!   (`CYCLE_LBN`), and joins requests by `Sequential stream scheme` 1-3 (reads, writes, both)
+//!   up to `Maximum concat size`; the `disksim_iodriver`'s `Scheduler` orders the host
+//!   requests waiting for the controller (1 or 3, joining nothing), and its `Use queueing
+//!   in subsystem` 0 keeps one at a time there. Refused at its line: another policy, a
+//!   stream scheme above 3 (stream detection), a non-zero `Overlapping request scheme` or
+//!   `Scheduling priority scheme`.
 //!
 //! Accepted without effect: `Print stats`, `Write prefetch type` (write fills exist only
-//! with a bit granularity above 1), and the other keys of the controller's `Scheduler`.
+//! with a bit granularity above 1), and the other keys of the `Scheduler`s (neither policy
+//! reads them).
 
 use super::devices::Device;
 use super::syntax::{Block, Document, Value};
 use super::{err, num, uint, Fields, Result};
-use crate::ctlr::{Allocation, CacheDev, CacheMem, Controller, WriteScheme};
+use crate::ctlr::{Allocation, CacheDev, CacheMem, Controller, DiskQueue, QueueOrder, WriteScheme};
 use crate::spec::DiskSpec;
 use std::path::Path;
 
@@ -144,10 +151,14 @@ struct Place<'a> {
 fn smart_controller(b: &Block, at: &Place) -> Result<Controller> {
     let mut f = Fields::new(b);
     f.ignore(&["type", "Print stats"]);
-    fcfs_queue(f.block("Scheduler")?)?;
+    let disk_queue = controller_queue(f.block("Scheduler")?)?;
     let scale = nonnegative(&mut f, "Scale for delays")?;
     let per_sector = nonnegative(&mut f, "Bulk sector transfer time")?;
-    let host_slots = f.uint("Maximum queue length")?.saturating_add(1);
+    let (host_queue, queueing) = driver(at.doc)?;
+    // with queueing in the subsystem the driver keeps `Maximum queue length + 1` at the
+    // controller; without, one at a time at the one device the host addresses
+    let host_slots = if queueing { f.uint("Maximum queue length")?.saturating_add(1) } else { 1 };
+    f.take("Maximum queue length");
     let dv = f.need("Max per-disk pending count")?;
     let disk_slots = uint(dv, "Max per-disk pending count")?;
     if disk_slots == 0 {
@@ -178,6 +189,8 @@ fn smart_controller(b: &Block, at: &Place) -> Result<Controller> {
         overhead: super::ms(0.5 * scale),
         host_per_sector: super::ms(per_sector),
         host_slots,
+        host_queue,
+        disk_queue,
         disk_slots,
         max_request,
         cache,
@@ -255,15 +268,72 @@ fn cachedev(b: &Block, at: &Place) -> Result<(CacheDev, u32)> {
     ))
 }
 
-/// The controller's queue to the disk: first come, first served is what headway runs there.
-fn fcfs_queue(b: &Block) -> Result<()> {
-    let Some(e) = b.entries.iter().find(|e| e.key == "Scheduling policy") else {
-        return err(&b.at, "the controller's `Scheduler` lacks `Scheduling policy`");
+/// A queue's `Scheduling policy` (1 or 3), and its `Sequential stream scheme` bits and
+/// `Maximum concat size`; what else would change the order is refused at its line.
+fn ioqueue(b: &Block, whose: &str) -> Result<(QueueOrder, u32, u32)> {
+    let key = |k: &str| b.entries.iter().find(|e| e.key == k);
+    let Some(p) = key("Scheduling policy") else {
+        return err(&b.at, format!("the {whose}'s `Scheduler` lacks `Scheduling policy`"));
     };
-    match uint(&e.value, "Scheduling policy")? {
-        1 => Ok(()),
-        n => err(&e.at, format!("controller `Scheduling policy` = {n}: only 1 (FCFS) is modelled")),
+    let order = match uint(&p.value, "Scheduling policy")? {
+        1 => QueueOrder::Fcfs,
+        3 => QueueOrder::CycleLbn,
+        n => {
+            return err(
+                &p.at,
+                format!("{whose} `Scheduling policy` = {n}: headway runs 1 (FCFS) and 3 (CYCLE_LBN) there"),
+            )
+        }
+    };
+    let whole = |k: &str| key(k).map(|e| uint(&e.value, k)).transpose().map(|v| v.unwrap_or(0));
+    for k in ["Overlapping request scheme", "Scheduling priority scheme"] {
+        if whole(k)? != 0 {
+            let e = key(k).expect("non-zero, so present");
+            return err(&e.at, format!("{whose} `{k}` = {}: only 0 is modelled", whole(k)?));
+        }
     }
+    let scheme = whole("Sequential stream scheme")?;
+    if scheme > 3 {
+        let e = key("Sequential stream scheme").expect("non-zero, so present");
+        return err(
+            &e.at,
+            format!(
+                "{whose} `Sequential stream scheme` = {scheme}: only 0-3 (joining reads, writes) is modelled"
+            ),
+        );
+    }
+    Ok((order, scheme, whole("Maximum concat size")?))
+}
+
+/// The controller's queue to each device.
+fn controller_queue(b: &Block) -> Result<DiskQueue> {
+    let (order, scheme, max_join) = ioqueue(b, "controller")?;
+    Ok(DiskQueue { order, join_reads: scheme & 1 == 1, join_writes: scheme & 2 == 2, max_join })
+}
+
+/// The driver's queue order and `Use queueing in subsystem`, from the `disksim_iodriver`
+/// at the top of the topology (FCFS with queueing if the file has none).
+fn driver(doc: &Document) -> Result<(QueueOrder, bool)> {
+    let root = doc.topology.iter().find(|n| n.parent.is_none() && n.ty == "disksim_iodriver");
+    let Some(b) = root.and_then(|n| instance_block(doc, &n.name)) else {
+        return Ok((QueueOrder::Fcfs, true));
+    };
+    let queueing = match b.entries.iter().find(|e| e.key == "Use queueing in subsystem") {
+        Some(e) => uint(&e.value, "Use queueing in subsystem")? == 1,
+        None => true,
+    };
+    let Some(Value::Block(q)) = b.entries.iter().find(|e| e.key == "Scheduler").map(|e| &e.value) else {
+        return Ok((QueueOrder::Fcfs, queueing));
+    };
+    let (order, scheme, _) = ioqueue(q, "driver")?;
+    if scheme != 0 {
+        let e = q.entries.iter().find(|e| e.key == "Sequential stream scheme").expect("non-zero, so present");
+        return err(
+            &e.at,
+            "driver `Sequential stream scheme`: headway's driver does not join requests (only 0)",
+        );
+    }
+    Ok((order, queueing))
 }
 
 fn nonnegative(f: &mut Fields, key: &str) -> Result<f64> {

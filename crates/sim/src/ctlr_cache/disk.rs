@@ -17,7 +17,8 @@ impl CtlrCache {
         let token = self.next_token;
         self.next_token += 1;
         self.disk.insert(token, job);
-        self.disk_queue[d].push_back((token, s, n, dir));
+        self.shapes.insert(token, (d, s, n, dir));
+        self.disk_queue[d].push(token, s, n, dir);
         if d == 0 {
             // a request in the drive's queue: the drive is not idle
             self.idle_gen += 1;
@@ -29,10 +30,10 @@ impl CtlrCache {
 
     pub(super) fn send_more(&mut self, d: usize) {
         while self.disk_in[d] < self.c.disk_slots {
-            let Some((token, s, n, dir)) = self.disk_queue[d].pop_front() else { break };
+            let Some(w) = self.disk_queue[d].pop() else { break };
             self.disk_in[d] += 1;
-            self.shapes.insert(token, (d, s, n, dir));
-            self.at(self.now + self.c.overhead.0, Due::Send(token));
+            self.at(self.now + self.c.overhead.0, Due::Send(w.token));
+            self.sending.insert(w.token, (d, w));
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use headway_disk::ctlr::WriteScheme;
+use headway_disk::ctlr::{QueueOrder, WriteScheme};
 use headway_sched::Dir;
 
 use super::lines::Owner;
@@ -215,8 +215,26 @@ impl CtlrCache {
         let o = self.ops.remove(&id).unwrap();
         self.out.push(Out::Done { host: o.host.id, disk_ns: o.disk_ns });
         self.hosts_in -= 1;
-        if let Some(h) = self.hosts_waiting.pop_front() {
+        if let Some(h) = self.next_host() {
             self.admit(h);
         }
+    }
+
+    /// The host request that goes to the controller next, in the driver's order (FCFS, or
+    /// `CYCLE_LBN` by start sector from the last one's, as the controller's queues).
+    fn next_host(&mut self) -> Option<Host> {
+        let i = match self.c.host_queue {
+            QueueOrder::Fcfs => 0,
+            QueueOrder::CycleLbn => {
+                let w = &self.hosts_waiting;
+                let lowest = |above: u64| {
+                    (0..w.len()).filter(|&i| w[i].sector >= above).min_by_key(|&i| (w[i].sector, i))
+                };
+                lowest(self.host_last).or_else(|| lowest(0))?
+            }
+        };
+        let h = self.hosts_waiting.remove(i)?;
+        self.host_last = h.sector;
+        Some(h)
     }
 }

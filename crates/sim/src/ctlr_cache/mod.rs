@@ -3,7 +3,7 @@
 //! `disksim_cachemem.c`, restated), as the device layer [`headway_disk::ctlr`] describes.
 //!
 //! **Host side.** The driver keeps at most `Maximum queue length + 1` host requests at the
-//! controller; the rest wait, first come first served. A request longer than `Max request
+//! controller; the rest wait, leaving in the driver's order. A request longer than `Max request
 //! size` is served as pieces of that size, each once the one before has completed. A
 //! request's arrival costs nothing; every message the controller sends (a request to the
 //! disk, a completion to the host) arrives 0.5 ms x `Scale for delays` later. Data moves
@@ -41,9 +41,11 @@
 //! disk's queue has been empty for `Flush idle delay` (one line, then the next when that
 //! write completes, while the queue stays empty).
 //!
-//! **Disk side.** Fills and write-backs queue at the controller in the order they are made;
-//! at most `Max per-disk pending count` are at the disk at once (the disk's own queue and
-//! scheduler order them there).
+//! **Disk side.** Fills and write-backs queue at the controller, one queue per device,
+//! ordered and joined as its `Scheduler` says (`queue.rs`: FCFS or `CYCLE_LBN`, neighbours
+//! joined up to `Maximum concat size`); at most `Max per-disk pending count` are at the
+//! disk at once (the disk's own queue and scheduler order them there). Host requests
+//! waiting for a slot leave in the driver's order (FCFS or `CYCLE_LBN`).
 //!
 //! A `Cache size` of 0 passes requests through: a read goes to the disk and then to the
 //! DMA; a write goes through the DMA, then to the disk, and completes when the disk does.
@@ -73,6 +75,7 @@ mod disk;
 mod flush;
 mod host;
 mod lines;
+mod queue;
 mod walk;
 
 #[cfg(test)]
@@ -199,6 +202,9 @@ pub struct CtlrCache {
     now: u64,
     hosts_in: u32,
     hosts_waiting: VecDeque<Host>,
+    /// The start of the host request that went to the controller last (the driver's
+    /// `CYCLE_LBN` mark).
+    host_last: u64,
     ops: HashMap<u64, Op>,
     next_op: u64,
     ready: VecDeque<u64>,
@@ -208,10 +214,13 @@ pub struct CtlrCache {
     disk: HashMap<u64, DiskJob>,
     /// Per device behind the controller (the drive, and a cache device): the requests
     /// queued, and those at the device.
-    disk_queue: [VecDeque<(u64, u64, u32, Dir)>; 2],
+    disk_queue: [queue::Queue; 2],
     disk_in: [u32; 2],
-    /// Requests on their way to or at a device: the device, sector, sectors, direction.
+    /// The cache's requests until they complete: the device, sector, sectors, direction.
     shapes: HashMap<u64, (usize, u64, u32, Dir)>,
+    /// Requests (joined or not) that left a queue, by the token they go under, until they
+    /// complete: the device and the request.
+    sending: HashMap<u64, (usize, queue::Waiting)>,
     /// A cache on a device (`device.rs`).
     dev: Option<device::OnDevice>,
     next_token: u64,
@@ -234,6 +243,7 @@ impl CtlrCache {
             now: 0,
             hosts_in: 0,
             hosts_waiting: VecDeque::new(),
+            host_last: 0,
             ops: HashMap::new(),
             next_op: 0,
             ready: VecDeque::new(),
@@ -241,8 +251,9 @@ impl CtlrCache {
             dma_busy: false,
             dma_queue: VecDeque::new(),
             disk: HashMap::new(),
-            disk_queue: Default::default(),
+            disk_queue: [queue::Queue::new(c.disk_queue), queue::Queue::new(c.disk_queue)],
             shapes: HashMap::new(),
+            sending: HashMap::new(),
             disk_in: [0; 2],
             dev: c.on_device.as_ref().map(device::OnDevice::new),
             next_token: 0,
@@ -279,6 +290,7 @@ impl CtlrCache {
             }
         }
         if self.hosts_in < self.c.host_slots {
+            self.host_last = host.sector;
             self.admit(host);
         } else {
             self.hosts_waiting.push_back(host);
@@ -286,11 +298,26 @@ impl CtlrCache {
         self.run_ready();
     }
 
-    /// The disk request `token` completed at `now`, after `service_ns` in the drive.
+    /// The disk request `token` completed at `now`, after `service_ns` in the drive: each
+    /// request joined into it, in order of start, its share of the time by its sectors.
     pub fn disk_done(&mut self, now: u64, token: u64, service_ns: u64) {
         self.now = now;
-        let (d, s, n, _) = self.shapes.remove(&token).expect("a request at a device");
+        let (d, w) = self.sending.remove(&token).expect("a request at a device");
         self.disk_in[d] -= 1;
+        for part in w.parts {
+            let (_, s, n, _) = self.shapes.remove(&part).expect("a part of the request");
+            let share = (service_ns as u128 * n as u128 / w.n as u128) as u64;
+            self.part_done(part, s, n, share);
+        }
+        self.send_more(d);
+        if d == 0 && self.disk_empty(0) {
+            self.arm_idle();
+        }
+        self.run_ready();
+    }
+
+    /// The cache's request `token` on `s..s + n` completed.
+    fn part_done(&mut self, token: u64, s: u64, n: u32, service_ns: u64) {
         let job = self.disk.remove(&token).expect("a request the controller sent");
         match job {
             DiskJob::Fill(op) => {
@@ -335,11 +362,6 @@ impl CtlrCache {
             }
             DiskJob::Device(job) => self.device_done(job, s, n, service_ns),
         }
-        self.send_more(d);
-        if d == 0 && self.disk_empty(0) {
-            self.arm_idle();
-        }
-        self.run_ready();
     }
 
     /// Whatever is due by `now`.
@@ -352,8 +374,8 @@ impl CtlrCache {
             self.agenda.pop();
             match due {
                 Due::Send(token) => {
-                    let (device, sector, len, dir) = self.shapes[&token];
-                    self.out.push(Out::Disk { token, device, sector, len, dir });
+                    let (device, w) = &self.sending[&token];
+                    self.out.push(Out::Disk { token, device: *device, sector: w.s, len: w.n, dir: w.dir });
                 }
                 Due::Complete(op) => self.completed(op),
                 Due::DmaEnd(op) => {

@@ -1,7 +1,7 @@
 //! The controller's rules on small cases worked by hand: a disk that serves one request
 //! at a time in 5 ms, 0.5 ms a message, 10 us a sector of DMA, lines of 8 sectors.
 
-use headway_disk::ctlr::{Allocation, CacheMem, Controller, WriteScheme};
+use headway_disk::ctlr::{Allocation, CacheMem, Controller, DiskQueue, QueueOrder, WriteScheme};
 use headway_sched::{Dir, Duration};
 
 use super::{CacheStats, CtlrCache, Host, Out};
@@ -32,6 +32,8 @@ fn ctlr(m: Option<CacheMem>) -> Controller {
         overhead: Duration(500 * US),
         host_per_sector: Duration(10 * US),
         host_slots: 8,
+        host_queue: QueueOrder::Fcfs,
+        disk_queue: DiskQueue::default(),
         disk_slots: 1,
         max_request: 0,
         cache: m,
@@ -298,4 +300,31 @@ fn write_through_copies_to_the_drive_and_a_write_reaching_the_cache_size_goes_th
     // ending at 1000, not below it: the drive only
     let r = run(on_device(1000, false, None), vec![(0, write(1, 992, 8))]);
     assert_eq!((r.devices, r.stats.write_hits), (vec![0], 0));
+}
+
+#[test]
+fn the_disk_queue_sweeps_up_by_start_and_joins_neighbours() {
+    let q = DiskQueue { order: QueueOrder::CycleLbn, join_reads: true, join_writes: false, max_join: 16 };
+    let c = Controller { disk_queue: q, ..ctlr(None) };
+    let arrivals = vec![(0, read(1, 100, 8)), (0, read(2, 40, 8)), (0, read(3, 48, 8)), (0, read(4, 10, 8))];
+    let r = run(c, arrivals);
+    // 100 first (the queue was empty); then the sweep starts over at 10; 40 and 48 went as
+    // one request of 16 sectors
+    assert_eq!(
+        r.disk,
+        [(500 * US, 100, 8, Dir::Read), (6 * MS, 10, 8, Dir::Read), (11_500 * US, 40, 16, Dir::Read)]
+    );
+    // each joined request completes, in order of start, then crosses the DMA
+    assert_eq!(r.done, [(1, 6080 * US), (4, 11_580 * US), (2, 17_080 * US), (3, 17_160 * US)]);
+}
+
+#[test]
+fn the_driver_sends_waiting_host_requests_in_its_order() {
+    let c = Controller { host_slots: 1, host_queue: QueueOrder::CycleLbn, ..ctlr(None) };
+    let arrivals = vec![(0, read(1, 100, 8)), (0, read(2, 40, 8)), (0, read(3, 200, 8)), (0, read(4, 10, 8))];
+    let starts: Vec<u64> = run(c, arrivals.clone()).disk.iter().map(|d| d.1).collect();
+    assert_eq!(starts, [100, 200, 10, 40]);
+    let c = Controller { host_slots: 1, ..ctlr(None) };
+    let starts: Vec<u64> = run(c, arrivals).disk.iter().map(|d| d.1).collect();
+    assert_eq!(starts, [100, 40, 200, 10]);
 }

@@ -4,7 +4,7 @@
 
 use super::layout::{drive, layout};
 use super::*;
-use crate::ctlr::{Allocation, WriteScheme};
+use crate::ctlr::{Allocation, DiskQueue, QueueOrder, WriteScheme};
 
 const ZONE: &str = "dm_layout_g1_zone { First cylinder number = 0, Last cylinder number = 2, \
                     Blocks per track = 4, Number of spares = 0 }";
@@ -226,5 +226,63 @@ fn a_cachedev_headway_would_run_differently_is_an_error_at_its_line() {
         let path = write(&test_dir("ctlr"), &format!("devbad{i}.parv"), text);
         let e = import_device(&path, *dev).unwrap_err().to_string();
         assert!(e.contains(want) && e.contains(&format!("devbad{i}.parv:")), "case {i}: {e}");
+    }
+}
+
+/// [`system`] with the controller's queue keys `ctlr_q` and a driver whose `Scheduler` and
+/// queueing are `driver_q` and `queueing`.
+fn queued(ctlr_q: &str, driver_q: &str, queueing: u32) -> String {
+    let text = system("3", "0.0", &cachemem(&[]), false);
+    // the controller's queue, not the drive's
+    let (drive, ctlr) = text.split_at(text.find("disksim_ctlr CTLR").expect("the controller"));
+    let from = "Scheduler = disksim_ioqueue { Scheduling policy = 1 }";
+    assert!(ctlr.contains(from));
+    format!(
+        "{drive}{}
+disksim_iodriver DRIVER {{ type = 1, Constant access time = 0.0,
+   Scheduler = disksim_ioqueue {{ {driver_q} }}, Use queueing in subsystem = {queueing} }}
+instantiate [ driver0 ] as DRIVER
+",
+        ctlr.replacen(from, &format!("Scheduler = disksim_ioqueue {{ {ctlr_q} }}"), 1)
+    )
+}
+
+#[test]
+fn the_queues_take_their_policy_joins_and_the_drivers_queueing() {
+    let c = |name: &str, ctlr_q: &str, driver_q: &str, queueing: u32| {
+        load(name, &queued(ctlr_q, driver_q, queueing)).map(|s| s.controller.unwrap())
+    };
+    let ctlr = c(
+        "q.parv",
+        "Scheduling policy = 3, Sequential stream scheme = 3, Maximum concat size = 128, Timeout time/weight = 6",
+        "Scheduling policy = 3, Sequential stream scheme = 0",
+        1,
+    )
+    .unwrap();
+    let want = DiskQueue { order: QueueOrder::CycleLbn, join_reads: true, join_writes: true, max_join: 128 };
+    assert_eq!((ctlr.disk_queue, ctlr.host_queue, ctlr.host_slots), (want, QueueOrder::CycleLbn, 8));
+    // without queueing in the subsystem, one host request at a time
+    let ctlr =
+        c("q1.parv", "Scheduling policy = 1, Sequential stream scheme = 2", "Scheduling policy = 1", 0)
+            .unwrap();
+    assert_eq!((ctlr.disk_queue.join_reads, ctlr.disk_queue.join_writes, ctlr.host_slots), (false, true, 1));
+    let bad = [
+        ("Scheduling policy = 2", "Scheduling policy = 1", "controller `Scheduling policy` = 2"),
+        (
+            "Scheduling policy = 1, Sequential stream scheme = 4",
+            "Scheduling policy = 1",
+            "stream scheme` = 4",
+        ),
+        (
+            "Scheduling policy = 1, Overlapping request scheme = 1",
+            "Scheduling policy = 1",
+            "Overlapping request scheme",
+        ),
+        ("Scheduling policy = 1", "Scheduling policy = 8", "driver `Scheduling policy` = 8"),
+        ("Scheduling policy = 1", "Scheduling policy = 1, Sequential stream scheme = 1", "does not join"),
+    ];
+    for (i, (ctlr_q, driver_q, want)) in bad.iter().enumerate() {
+        let e = c(&format!("qbad{i}.parv"), ctlr_q, driver_q, 1).unwrap_err();
+        assert!(e.contains(want) && e.contains(&format!("qbad{i}.parv:")), "case {i}: {e}");
     }
 }
