@@ -95,3 +95,79 @@ fn what_cannot_run_is_an_error_at_its_line() {
     let e = SynthSpec::from_document(&doc(&text)).unwrap_err().to_string();
     assert!(e.contains("disksim_pf Proc"), "{e}");
 }
+
+/// DiskSim 4.0's own `valid/synthopen.parv` workload (its synthetic blocks as the file
+/// writes them; the three disks stand in as stubs), and what DiskSim's `synthopen.outv`
+/// reports of it: each process's first event, and the one process that runs (the last
+/// generator's, on the one CPU: the others are open generators left in the queue) issuing
+/// its 10,000 requests, 6,680 of them reads, the last at 249611.935021 ms.
+#[test]
+fn disksims_open_synthetic_run_draws_and_times_as_disksim_did() {
+    let gen = |capacity: u64, disk: &str| {
+        format!(
+            "disksim_synthgen {{
+     Storage capacity per device = {capacity}, devices = [ {disk} ], Blocking factor = 8,
+     Probability of sequential access = 0.0, Probability of local access = 0.0,
+     Probability of read access = 0.66, Probability of time-critical request = 0.0,
+     Probability of time-limited request = 0.0,
+     Time-limited think times = [ normal, 30.0, 100.0 ],
+     General inter-arrival times = [ exponential, 0.0, 25.0 ],
+     Sequential inter-arrival times = [ normal, 0.0, 0.0 ],
+     Local inter-arrival times = [ exponential, 0.0, 0.0 ],
+     Local distances = [ normal, 0.0, 40000.0 ],
+     Sizes = [ exponential, 0.0, 8.0 ] }}"
+        )
+    };
+    let text = format!(
+        "disksim_disk A {{ Model = m }}
+disksim_disk B {{ Model = m }}
+disksim_disk C {{ Model = m }}
+instantiate [ disk0 ] as A
+instantiate [ disk1 ] as B
+instantiate [ disk2 ] as C
+disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
+disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
+disksim_synthio Synthio {{
+   Number of I/O requests to generate = 10000, Maximum time of trace generated = 1000.0,
+   System call/return with each request = 0, Think time from call to request = 0.0,
+   Think time from request to return = 0.0,
+   Generators = [ {}, {}, {} ]
+}}
+",
+        gen(17938986, "disk0"),
+        gen(17916240, "disk1"),
+        gen(17783240, "disk2")
+    );
+    let spec = SynthSpec::from_document(&doc(&text)).unwrap().unwrap();
+    let mut f = flow::Flow::new(spec.clone()).unwrap();
+    // "Initialized synthio process #2, first event at time 34.115768" (#1 17.268723, #0
+    // 19.087780): the file's seed, the last generator first
+    let mut r = rand48::Rand48::seeded(spec.seed);
+    let firsts: Vec<f64> = spec.generators.iter().rev().map(|g| g.first(&mut r).think).collect();
+    for (got, want) in firsts.iter().zip([34.115768, 17.268723, 19.087780]) {
+        assert!((got - want).abs() < 5e-7, "first event {got} ms, DiskSim's {want}");
+    }
+    let (mut issued, mut reads, mut last) = (0u64, 0u64, 0u64);
+    let mut steps = f.start(0);
+    'run: loop {
+        let mut next = None;
+        for s in steps {
+            match s {
+                flow::Step::Issue { proc, req, .. } => {
+                    assert_eq!(proc, 2, "only the last generator's process runs");
+                    issued += 1;
+                    reads += req.read as u64;
+                }
+                flow::Step::ThinkUntil { proc, at } => next = Some((proc, at)),
+                flow::Step::Stop => break 'run,
+            }
+        }
+        let (proc, at) = next.expect("an open generator always thinks next");
+        last = at;
+        steps = f.think_done(proc, at);
+    }
+    assert_eq!((issued, reads), (10_000, 6_680));
+    // the last request at DiskSim's end of run, to within the ns rounding of 10,000 thinks
+    let end_ms = last as f64 / 1e6;
+    assert!((end_ms - 249611.935021).abs() < 0.01, "{end_ms} ms");
+}
