@@ -425,3 +425,93 @@ fn a_cache_on_a_second_device_serves_hits_from_it_and_copies_misses_to_it() {
     assert_eq!(members, [count("fills"), count("read_hits") + count("fills")], "{c}");
     assert!(count("read_hits") > count("reads") / 2, "{c}");
 }
+
+/// DiskSim 4.0's `valid/synthopen.parv`, its synthetic blocks as DiskSim ships them, on the
+/// one drive its run uses: three open generators on one CPU, of which only the last one's
+/// process runs (the others wait in the dispatch queue), on cheetah9LP (`disk2`) behind a
+/// bus of 0.0512 ms a block. (The two generators that never run address the same drive
+/// here, within its capacity: they only draw a first request, after the one that runs.)
+/// DiskSim's `synthopen.outv`: 9,999 requests handled, mean response 10.937386 ms; reads
+/// 6,680 at 13.584495 ms, writes 3,319 at 5.609672 ms. Its driver queue is CYCLE_LBN, which
+/// headway's `cscan` stands for.
+#[test]
+fn disksims_open_synthetic_run_answers_as_disksim_did() {
+    let dir = scratch("synthopen");
+    let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim-valid/cheetah9LP.diskspecs");
+    let gen = |capacity: u64| {
+        format!(
+            "disksim_synthgen {{
+     Storage capacity per device = {capacity}, devices = [ disk2 ], Blocking factor = 8,
+     Probability of sequential access = 0.0, Probability of local access = 0.0,
+     Probability of read access = 0.66, Probability of time-critical request = 0.0,
+     Probability of time-limited request = 0.0,
+     Time-limited think times = [ normal, 30.0, 100.0 ],
+     General inter-arrival times = [ exponential, 0.0, 25.0 ],
+     Sequential inter-arrival times = [ normal, 0.0, 0.0 ],
+     Local inter-arrival times = [ exponential, 0.0, 0.0 ],
+     Local distances = [ normal, 0.0, 40000.0 ],
+     Sizes = [ exponential, 0.0, 8.0 ] }}"
+        )
+    };
+    let text = format!(
+        "disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
+disksim_iodriver DRIVER0 {{ type = 1, Constant access time = 0.0,
+  Scheduler = disksim_ioqueue {{ Scheduling policy = 3 }}, Use queueing in subsystem = 1 }}
+disksim_bus BUS0 {{ type = 1, Arbitration type = 1, Arbitration time = 0.0,
+  Read block transfer time = 0.0, Write block transfer time = 0.0, Print stats = 0 }}
+disksim_bus BUS1 {{ type = 1, Arbitration type = 1, Arbitration time = 0.0,
+  Read block transfer time = 0.0512, Write block transfer time = 0.0512, Print stats = 1 }}
+disksim_ctlr CTLR0 {{ type = 1, Scale for delays = 0.0, Bulk sector transfer time = 0.0,
+  Maximum queue length = 0, Print stats = 1 }}
+source {}
+instantiate [ bus0 ] as BUS0
+instantiate [ bus1 ] as BUS1
+instantiate [ disk2 ] as SEAGATE_ST39102LW_validate
+instantiate [ driver0 ] as DRIVER0
+instantiate [ ctlr0 ] as CTLR0
+topology disksim_iodriver driver0 [
+  disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [ disksim_disk disk2 [] ] ] ] ]
+disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
+disksim_synthio Synthio {{
+   Number of I/O requests to generate = 10000, Maximum time of trace generated = 1000.0,
+   System call/return with each request = 0, Think time from call to request = 0.0,
+   Think time from request to return = 0.0,
+   Generators = [ {}, {}, {} ]
+}}
+",
+        specs.canonicalize().unwrap().display(),
+        gen(17783240),
+        gen(17783240),
+        gen(17783240)
+    );
+    let parv = dir.join("synthopen.parv");
+    std::fs::write(&parv, text).unwrap();
+    let out = dir.join("synthopen.json");
+    ok(&headway(&[
+        "simulate",
+        parv.to_str().unwrap(),
+        "--scheduler",
+        "cscan",
+        "--json",
+        out.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let jobs = v["runs"][0]["jobs"].as_array().unwrap();
+    let (mut n, mut sum) = ([0u64; 2], [0f64; 2]);
+    for j in jobs {
+        for (k, d) in ["read", "write"].iter().enumerate() {
+            let ios = j[d]["total_ios"].as_u64().unwrap();
+            n[k] += ios;
+            sum[k] += ios as f64 * j[d]["clat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
+        }
+    }
+    // the same requests, counted as DiskSim counts them (the one in flight at the stop
+    // abandoned)
+    assert_eq!(n, [6680, 3319]);
+    // DiskSim's means, each within 0.5%
+    let within = |got: f64, want: f64| (got / want - 1.0).abs() < 0.005;
+    let (read, write, all) = (sum[0] / 6680.0, sum[1] / 3319.0, (sum[0] + sum[1]) / 9999.0);
+    assert!(within(all, 10.937386), "mean {all} ms, DiskSim's 10.937386");
+    assert!(within(read, 13.584495), "reads {read} ms, DiskSim's 13.584495");
+    assert!(within(write, 5.609672), "writes {write} ms, DiskSim's 5.609672");
+}
