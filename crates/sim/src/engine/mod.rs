@@ -179,7 +179,7 @@ impl<'a> Engine<'a> {
     /// An engine that runs DiskSim's synthetic generators ([`crate::synthio`]): one job per
     /// generator. Without `input.devices`, every generator must address the one device (or
     /// array) simulated; with them, the run's devices are the workload's device names in
-    /// order. Every generator stays within the capacity of each device it addresses.
+    /// order. A request past its device ends the run with an error.
     pub fn synthetic(
         scheds: ArraySchedulers,
         spec: crate::synthio::SynthSpec,
@@ -207,18 +207,17 @@ impl<'a> Engine<'a> {
                     "generator {i} addresses several devices; headway simulates one device or array"
                 )));
             }
-            if let Some(&d) = g.devices.iter().find(|&&d| g.capacity > capacity(d)) {
-                return Err(EngineError::Synthetic(format!(
-                    "generator {i}: `Storage capacity per device` {} is more than the {} sectors of `{}`",
-                    g.capacity,
-                    capacity(d),
-                    spec.device_names.get(d as usize).map_or("the device", |n| n.as_str())
-                )));
-            }
         }
+        // a capacity above the device's is DiskSim's to allow: the run fails at the first
+        // request that lands past the device, as DiskSim's does
+        let name = |d: usize| spec.device_names.get(d).cloned().unwrap_or_else(|| "the device".into());
+        let devices = match several {
+            true => (0..input.devices.len()).map(|d| (capacity(d as u32), name(d))).collect(),
+            false => vec![(capacity(first), name(first as usize))],
+        };
         let blocking = spec.generators.iter().map(|g| g.blocking).collect();
         let flow = crate::synthio::flow::Flow::new(spec).map_err(EngineError::Synthetic)?;
-        let source = Sources::Other(Box::new(SynthSource::new(flow, blocking, several)));
+        let source = Sources::Other(Box::new(SynthSource::new(flow, blocking, several, devices)));
         Ok(Engine { machine: Machine::new(scheds, Vec::new(), input)?, source })
     }
 

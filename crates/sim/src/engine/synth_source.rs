@@ -12,6 +12,7 @@ use super::core::Ev;
 use super::machine::{Machine, Reaped};
 use super::source::Source;
 use crate::synthio::flow::{Flow, Step};
+use crate::trace::TraceError;
 use crate::workload::Job;
 
 pub(super) struct SynthSource {
@@ -22,12 +23,15 @@ pub(super) struct SynthSource {
     blocking: Vec<u64>,
     /// The run has several devices: a request's device goes into its address.
     several: bool,
+    /// Each device's sectors and name (one entry without several devices).
+    devices: Vec<(u64, String)>,
+    error: Option<TraceError>,
     stopped: bool,
 }
 
 impl SynthSource {
-    pub fn new(flow: Flow, blocking: Vec<u64>, several: bool) -> Self {
-        SynthSource { flow, tokens: HashMap::new(), blocking, several, stopped: false }
+    pub fn new(flow: Flow, blocking: Vec<u64>, several: bool, devices: Vec<(u64, String)>) -> Self {
+        SynthSource { flow, tokens: HashMap::new(), blocking, several, devices, error: None, stopped: false }
     }
 
     fn apply(&mut self, m: &mut Machine, steps: Vec<Step>) {
@@ -38,8 +42,21 @@ impl SynthSource {
                 Step::ThinkUntil { proc, at } => m.core.push(Time(at), Ev::Source(proc as u32)),
                 Step::Issue { proc, req, token } => {
                     let b = self.blocking[proc];
-                    let device = if self.several { (req.device as u64) << super::DEVICE_SHIFT } else { 0 };
-                    let (sector, len) = (device | (req.block as u64 * b), (req.count as u64 * b) as u32);
+                    let d = if self.several { req.device as usize } else { 0 };
+                    let (local, len) = (req.block as u64 * b, (req.count as u64 * b) as u32);
+                    let (capacity, name) = &self.devices[d];
+                    if local + len as u64 > *capacity {
+                        self.error = Some(TraceError::SyntheticBeyond {
+                            generator: proc,
+                            device: name.clone(),
+                            sector: local,
+                            len,
+                            capacity: *capacity,
+                        });
+                        self.stopped = true;
+                        return;
+                    }
+                    let sector = ((d as u64) << super::DEVICE_SHIFT) | local;
                     let dir = if req.read { Dir::Read } else { Dir::Write };
                     let job = &mut m.jobs[proc];
                     job.progress.started_at.get_or_insert(now);
@@ -104,6 +121,14 @@ impl Source for SynthSource {
     fn unfinished(&self, _m: &Machine) -> usize {
         0
     }
+
+    fn take_error(&mut self) -> Option<TraceError> {
+        self.error.take()
+    }
+
+    fn failed(&self) -> bool {
+        self.error.is_some()
+    }
 }
 
 #[cfg(test)]
@@ -155,8 +180,13 @@ mod tests {
 
     #[test]
     fn what_the_machine_cannot_hold_is_refused() {
+        // a capacity above the device's: the run stops at the first request past it
         let e = run(spec(vec![gen(1.0, 2.0, u64::MAX / 2)], 5)).unwrap_err().to_string();
-        assert!(e.contains("Storage capacity per device"), "{e}");
+        assert!(e.contains("ends past the") && e.contains("Storage capacity per device"), "{e}");
+        // one only a little above, whose requests all land inside: it runs
+        let (disk, _) = block::tests::disk_and_curve();
+        let (log, _) = run(spec(vec![gen(1.0, 2.0, disk.capacity_sectors + 8)], 5)).unwrap();
+        assert_eq!(log.len(), 5);
         let mut g = gen(1.0, 2.0, 1000);
         g.devices = vec![0, 1];
         let e = run(spec(vec![g], 5)).unwrap_err().to_string();

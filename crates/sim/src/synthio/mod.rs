@@ -14,8 +14,8 @@
 //! `headway simulate FILE.parv` runs the experiment (the engine's synthetic source): on the
 //! one device (or array) the generators address, or on the several devices they name, each
 //! simulated on its own (a name that is an array among several is refused). A `Storage
-//! capacity per device` above a device's is refused where the run is set up (DiskSim
-//! aborts at the first request past a device).
+//! capacity per device` above a device's is DiskSim's to allow: as in DiskSim, the run
+//! fails at the first request that lands past its device.
 
 pub mod dist;
 pub mod flow;

@@ -173,6 +173,10 @@ pub enum TraceError {
     Untimed { file: String, format: String },
     #[error("{file}: standard input can be replayed once only: give one scheduler")]
     StdinTwice { file: String },
+    /// A synthetic generator's request past the end of its device (DiskSim aborts there
+    /// too: nothing maps it).
+    #[error("synthetic generator {generator}: request at sector {sector} of {len} sectors ends past the {capacity} sectors of `{device}` (its `Storage capacity per device` is larger)")]
+    SyntheticBeyond { generator: usize, device: String, sector: u64, len: u32, capacity: u64 },
     /// A trace without a single request (where one is needed: `headway validate`).
     #[error("{file}: no requests")]
     Empty { file: String },
