@@ -515,3 +515,45 @@ disksim_synthio Synthio {{
     assert!(within(read, 13.584495), "reads {read} ms, DiskSim's 13.584495");
     assert!(within(write, 5.609672), "writes {write} ms, DiskSim's 5.609672");
 }
+
+#[test]
+fn a_trace_replays_through_the_controller_cache() {
+    let dir = scratch("ctlr-replay");
+    // 100 reads of 8 sectors cycling over 10 places, 20 ms apart: after the first ten,
+    // every one is in the cache
+    let mut t = String::new();
+    for i in 0..100u64 {
+        t.push_str(&format!("{}.000000 0 {} 8 1\n", i * 20, (i % 10) * 1000));
+    }
+    let trace = dir.join("loop.trace");
+    std::fs::write(&trace, t).unwrap();
+    let replay = |parv: &Path, name: &str| -> serde_json::Value {
+        let out = dir.join(name);
+        ok(&headway(&[
+            "replay",
+            trace.to_str().unwrap(),
+            "--format",
+            "disksim",
+            "--disk",
+            parv.to_str().unwrap(),
+            "--scheduler",
+            "noop",
+            "--quiet",
+            "--json",
+            out.to_str().unwrap(),
+        ]));
+        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+    };
+    let v = replay(&cached(&dir, 8192, 1.0), "cached.json");
+    let c = &v["runs"][0]["controller_cache"];
+    assert_eq!(
+        (c["reads"].as_u64(), c["read_hits"].as_u64(), c["fills"].as_u64()),
+        (Some(100), Some(90), Some(10))
+    );
+    // a hit costs the DMA (40 us) and the completion message (0.1 ms); the ten misses a
+    // disk access each
+    let none = replay(&cached(&dir, 0, 1.0), "none.json");
+    let mean =
+        |v: &serde_json::Value| v["runs"][0]["jobs"][0]["read"]["clat_ns"]["mean"].as_f64().unwrap() / 1e6;
+    assert!(mean(&v) < 0.3 * mean(&none), "{} ms cached, {} ms through", mean(&v), mean(&none));
+}
