@@ -171,3 +171,44 @@ disksim_synthio Synthio {{
     let end_ms = last as f64 / 1e6;
     assert!((end_ms - 249611.935021).abs() < 0.01, "{end_ms} ms");
 }
+
+/// DiskSim 4.0's `valid/synthmixed.parv` generators (time-critical, time-limited and
+/// background requests mixed): the first event of each of its five processes, as DiskSim's
+/// `synthmixed.outv` reports them. A time-limited first request draws its limit right after
+/// its class, so a wrong draw order would move every earlier-drawn process's successor.
+#[test]
+fn disksims_mixed_synthetic_run_draws_its_first_requests_as_disksim_did() {
+    let gen = "disksim_synthgen {
+     Storage capacity per device = 2056008, devices = [ disk0 ], Blocking factor = 8,
+     Probability of sequential access = 0.2, Probability of local access = 0.3,
+     Probability of read access = 0.66, Probability of time-critical request = 0.2,
+     Probability of time-limited request = 0.3,
+     Time-limited think times = [ normal, 30.0, 100.0 ],
+     General inter-arrival times = [ exponential, 0.0, 50.0 ],
+     Sequential inter-arrival times = [ exponential, 0.0, 50.0 ],
+     Local inter-arrival times = [ exponential, 0.0, 50.0 ],
+     Local distances = [ normal, 0.0, 40000.0 ],
+     Sizes = [ exponential, 0.0, 8.0 ] }";
+    let text = format!(
+        "disksim_disk A {{ Model = m }}
+instantiate [ disk0 ] as A
+disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
+disksim_pf Proc {{ Number of processors = 5, Process-Flow Time Scale = 1.0 }}
+disksim_synthio Synthio {{
+   Number of I/O requests to generate = 10000, Maximum time of trace generated = 1000.0,
+   System call/return with each request = 0, Think time from call to request = 0.0,
+   Think time from request to return = 0.0,
+   Generators = [ {} ]
+}}
+",
+        vec![gen; 5].join(", ")
+    );
+    let spec = SynthSpec::from_document(&doc(&text)).unwrap().unwrap();
+    let mut r = rand48::Rand48::seeded(spec.seed);
+    let firsts: Vec<f64> = spec.generators.iter().rev().map(|g| g.first(&mut r).think).collect();
+    // processes #4, #3, #2, #1, #0, in the order DiskSim initialises them
+    let disksim = [68.231536, 34.537445, 38.175560, 96.611610, 40.728942];
+    for (got, want) in firsts.iter().zip(disksim) {
+        assert!((got - want).abs() < 5e-7, "first event {got} ms, DiskSim's {want} ({firsts:?})");
+    }
+}
