@@ -201,7 +201,7 @@ disksim_synthio Synthio {{
    Generators = [ {} ]
 }}
 ",
-        vec![gen; 5].join(", ")
+        [gen; 5].join(", ")
     );
     let spec = SynthSpec::from_document(&doc(&text)).unwrap().unwrap();
     let mut r = rand48::Rand48::seeded(spec.seed);
