@@ -169,15 +169,21 @@ disksim_synthio Synthio {{
 
 /// `headway simulate PARV --scheduler noop --json OUT`: the JSON text.
 fn simulate_json(parv: &Path, out: &Path) -> String {
-    ok(&headway(&[
-        "simulate",
-        parv.to_str().unwrap(),
-        "--scheduler",
-        "noop",
-        "--json",
-        out.to_str().unwrap(),
-    ]));
+    simulate_json_with(parv, out, "noop", &[])
+}
+
+/// `headway simulate PARV --scheduler SCHEDULER EXTRA.. --json OUT`: the JSON text.
+fn simulate_json_with(parv: &Path, out: &Path, scheduler: &str, extra: &[&str]) -> String {
+    let (parv, out) = (parv.to_str().unwrap(), out.to_str().unwrap());
+    let mut args = vec!["simulate", parv, "--scheduler", scheduler];
+    args.extend_from_slice(extra);
+    args.extend(["--json", out]);
+    ok(&headway(&args));
     std::fs::read_to_string(out).unwrap()
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap()
 }
 
 /// Each job's requests counted, reads and writes.
@@ -191,7 +197,7 @@ fn a_parv_synthetic_workload_runs_as_a_job_file() {
     let dir = scratch("synth");
     let parv = synthetic(&dir, 1.0, 1);
     let text = simulate_json(&parv, &dir.join("out.json"));
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let v = json(&text);
     assert_eq!(v["runs"][0]["jobs"][0]["jobname"], "synthgen0");
     // one closed generator: exactly the 400 requests asked for, each completing
     let [(reads, writes)] = ios(&v)[..] else { panic!("one job: {v}") };
@@ -205,7 +211,7 @@ fn a_parv_synthetic_workload_runs_as_a_job_file() {
     // five open generators on five processors: they all run; 400 counted generations
     // and the five first requests are issued, those in flight at the stop count nowhere
     let parv = synthetic(&dir, 0.0, 5);
-    let v: serde_json::Value = serde_json::from_str(&simulate_json(&parv, &dir.join("open.json"))).unwrap();
+    let v = json(&simulate_json(&parv, &dir.join("open.json")));
     let ios: Vec<u64> = ios(&v).into_iter().map(|(r, w)| r + w).collect();
     assert_eq!(ios.len(), 5);
     assert!(ios.iter().all(|&n| n > 10) && ios.iter().sum::<u64>() <= 405, "{ios:?}");
@@ -216,7 +222,7 @@ fn time_limited_requests_and_system_calls_run_and_change_the_timeline() {
     let dir = scratch("synth-limits");
     let total = |parv: &Path, name: &str| {
         let text = simulate_json(parv, &dir.join(name));
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let v = json(&text);
         let [(r, w)] = ios(&v)[..] else { panic!("one job: {v}") };
         (r + w, v["runs"][0]["jobs"][0]["job_runtime"].as_f64().unwrap(), text)
     };
@@ -300,9 +306,7 @@ disksim_synthio Synthio {{
 #[test]
 fn a_controller_cache_serves_a_region_it_holds_at_memory_speed() {
     let dir = scratch("ctlr");
-    let run = |parv: &Path, name: &str| -> serde_json::Value {
-        serde_json::from_str(&simulate_json(parv, &dir.join(name))).unwrap()
-    };
+    let run = |parv: &Path, name: &str| -> serde_json::Value { json(&simulate_json(parv, &dir.join(name))) };
     let mean =
         |v: &serde_json::Value, d: &str| v["runs"][0]["jobs"][0][d]["clat_ns"]["mean"].as_f64().unwrap();
     // reads over 512 lines, a cache of 1024: every line is filled once at most, then hits
@@ -322,16 +326,12 @@ fn a_controller_cache_serves_a_region_it_holds_at_memory_speed() {
     // write-back: every write completes after its DMA (5 us a sector) and the completion
     // message (0.1 ms), and none reaches the disk
     let csv = dir.join("writes.csv");
-    ok(&headway(&[
-        "simulate",
-        cached(&dir, 8192, 0.0).to_str().unwrap(),
-        "--scheduler",
+    let writes = simulate_json_with(
+        &cached(&dir, 8192, 0.0),
+        &dir.join("writes.json"),
         "noop",
-        "--per-request",
-        csv.to_str().unwrap(),
-        "--json",
-        dir.join("writes.json").to_str().unwrap(),
-    ]));
+        &["--per-request", csv.to_str().unwrap()],
+    );
     let rows: Vec<(u64, u64)> = std::fs::read_to_string(&csv)
         .unwrap()
         .lines()
@@ -345,9 +345,7 @@ fn a_controller_cache_serves_a_region_it_holds_at_memory_speed() {
     for (bytes, latency) in rows {
         assert_eq!(latency, 100_000 + bytes / 512 * 5_000, "{bytes} bytes");
     }
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("writes.json")).unwrap()).unwrap();
-    assert_eq!(v["runs"][0]["controller_cache"]["destages"].as_u64(), Some(0));
+    assert_eq!(json(&writes)["runs"][0]["controller_cache"]["destages"].as_u64(), Some(0));
     // the same run twice: byte-identical
     let again = simulate_json(&cached(&dir, 8192, 1.0), &dir.join("again.json"));
     assert_eq!(again, std::fs::read_to_string(dir.join("reads.json")).unwrap());
@@ -387,7 +385,7 @@ disksim_synthio Synthio {{
     );
     let parv = dir.join("three.parv");
     std::fs::write(&parv, text).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&simulate_json(&parv, &dir.join("three.json"))).unwrap();
+    let v = json(&simulate_json(&parv, &dir.join("three.json")));
     let run = &v["runs"][0];
     let members = run["members"].as_array().expect("a section per device");
     let per: Vec<u64> = members.iter().map(|m| m["device"]["requests"].as_u64().unwrap()).collect();
@@ -410,7 +408,7 @@ fn a_cache_on_a_second_device_serves_hits_from_it_and_copies_misses_to_it() {
       Flush policy = 0, Flush period = 0.0, Flush idle delay = 0.0,
       Cache device = disk1, Cached device = disk0 }";
     let parv = behind_controller(&dir, cache, &["disk0", "disk1"], "dev.parv", 1.0);
-    let v: serde_json::Value = serde_json::from_str(&simulate_json(&parv, &dir.join("dev.json"))).unwrap();
+    let v = json(&simulate_json(&parv, &dir.join("dev.json")));
     let run = &v["runs"][0];
     let c = &run["controller_cache"];
     let count = |k: &str| c[k].as_u64().unwrap();
@@ -486,16 +484,7 @@ disksim_synthio Synthio {{
     );
     let parv = dir.join("synthopen.parv");
     std::fs::write(&parv, text).unwrap();
-    let out = dir.join("synthopen.json");
-    ok(&headway(&[
-        "simulate",
-        parv.to_str().unwrap(),
-        "--scheduler",
-        "cscan",
-        "--json",
-        out.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let v = json(&simulate_json_with(&parv, &dir.join("synthopen.json"), "cscan", &[]));
     let jobs = v["runs"][0]["jobs"].as_array().unwrap();
     let (mut n, mut sum) = ([0u64; 2], [0f64; 2]);
     for j in jobs {
@@ -542,7 +531,7 @@ fn a_trace_replays_through_the_controller_cache() {
             "--json",
             out.to_str().unwrap(),
         ]));
-        serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap()
+        json(&std::fs::read_to_string(out).unwrap())
     };
     let v = replay(&cached(&dir, 8192, 1.0), "cached.json");
     let c = &v["runs"][0]["controller_cache"];

@@ -96,6 +96,38 @@ fn what_cannot_run_is_an_error_at_its_line() {
     assert!(e.contains("disksim_pf Proc"), "{e}");
 }
 
+/// A workload of DiskSim 4.0's `valid/` experiments: `disks` stub disks (`disk0` ..), seed 42,
+/// `processors` CPUs, 10,000 requests, no system calls, and `generators`.
+fn disksim_valid(disks: usize, processors: u32, generators: &[String]) -> SynthSpec {
+    let stubs: String = (0..disks)
+        .map(|i| format!("disksim_disk D{i} {{ Model = m }}\ninstantiate [ disk{i} ] as D{i}\n"))
+        .collect();
+    let text = format!(
+        "{stubs}disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
+disksim_pf Proc {{ Number of processors = {processors}, Process-Flow Time Scale = 1.0 }}
+disksim_synthio Synthio {{
+   Number of I/O requests to generate = 10000, Maximum time of trace generated = 1000.0,
+   System call/return with each request = 0, Think time from call to request = 0.0,
+   Think time from request to return = 0.0,
+   Generators = [ {} ]
+}}
+",
+        generators.join(", ")
+    );
+    SynthSpec::from_document(&doc(&text)).unwrap().unwrap()
+}
+
+/// The generators' first requests come `disksim` ms into the run (last generator first,
+/// as DiskSim initialises the processes and prints them), to DiskSim's printed precision.
+fn assert_first_events(spec: &SynthSpec, disksim: &[f64]) {
+    let mut r = rand48::Rand48::seeded(spec.seed);
+    let firsts: Vec<f64> = spec.generators.iter().rev().map(|g| g.first(&mut r).think).collect();
+    assert_eq!(firsts.len(), disksim.len());
+    for (got, want) in firsts.iter().zip(disksim) {
+        assert!((got - want).abs() < 5e-7, "first event {got} ms, DiskSim's {want} ({firsts:?})");
+    }
+}
+
 /// DiskSim 4.0's own `valid/synthopen.parv` workload (its synthetic blocks as the file
 /// writes them; the three disks stand in as stubs), and what DiskSim's `synthopen.outv`
 /// reports of it: each process's first event, and the one process that runs (the last
@@ -118,35 +150,12 @@ fn disksims_open_synthetic_run_draws_and_times_as_disksim_did() {
      Sizes = [ exponential, 0.0, 8.0 ] }}"
         )
     };
-    let text = format!(
-        "disksim_disk A {{ Model = m }}
-disksim_disk B {{ Model = m }}
-disksim_disk C {{ Model = m }}
-instantiate [ disk0 ] as A
-instantiate [ disk1 ] as B
-instantiate [ disk2 ] as C
-disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
-disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
-disksim_synthio Synthio {{
-   Number of I/O requests to generate = 10000, Maximum time of trace generated = 1000.0,
-   System call/return with each request = 0, Think time from call to request = 0.0,
-   Think time from request to return = 0.0,
-   Generators = [ {}, {}, {} ]
-}}
-",
-        gen(17938986, "disk0"),
-        gen(17916240, "disk1"),
-        gen(17783240, "disk2")
-    );
-    let spec = SynthSpec::from_document(&doc(&text)).unwrap().unwrap();
+    let gens = [gen(17938986, "disk0"), gen(17916240, "disk1"), gen(17783240, "disk2")];
+    let spec = disksim_valid(3, 1, &gens);
     let mut f = flow::Flow::new(spec.clone()).unwrap();
     // "Initialized synthio process #2, first event at time 34.115768" (#1 17.268723, #0
     // 19.087780): the file's seed, the last generator first
-    let mut r = rand48::Rand48::seeded(spec.seed);
-    let firsts: Vec<f64> = spec.generators.iter().rev().map(|g| g.first(&mut r).think).collect();
-    for (got, want) in firsts.iter().zip([34.115768, 17.268723, 19.087780]) {
-        assert!((got - want).abs() < 5e-7, "first event {got} ms, DiskSim's {want}");
-    }
+    assert_first_events(&spec, &[34.115768, 17.268723, 19.087780]);
     let (mut issued, mut reads, mut last) = (0u64, 0u64, 0u64);
     let mut steps = f.start(0);
     'run: loop {
@@ -189,26 +198,7 @@ fn disksims_mixed_synthetic_run_draws_its_first_requests_as_disksim_did() {
      Local inter-arrival times = [ exponential, 0.0, 50.0 ],
      Local distances = [ normal, 0.0, 40000.0 ],
      Sizes = [ exponential, 0.0, 8.0 ] }";
-    let text = format!(
-        "disksim_disk A {{ Model = m }}
-instantiate [ disk0 ] as A
-disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
-disksim_pf Proc {{ Number of processors = 5, Process-Flow Time Scale = 1.0 }}
-disksim_synthio Synthio {{
-   Number of I/O requests to generate = 10000, Maximum time of trace generated = 1000.0,
-   System call/return with each request = 0, Think time from call to request = 0.0,
-   Think time from request to return = 0.0,
-   Generators = [ {} ]
-}}
-",
-        [gen; 5].join(", ")
-    );
-    let spec = SynthSpec::from_document(&doc(&text)).unwrap().unwrap();
-    let mut r = rand48::Rand48::seeded(spec.seed);
-    let firsts: Vec<f64> = spec.generators.iter().rev().map(|g| g.first(&mut r).think).collect();
+    let spec = disksim_valid(1, 5, &[gen; 5].map(String::from));
     // processes #4, #3, #2, #1, #0, in the order DiskSim initialises them
-    let disksim = [68.231536, 34.537445, 38.175560, 96.611610, 40.728942];
-    for (got, want) in firsts.iter().zip(disksim) {
-        assert!((got - want).abs() < 5e-7, "first event {got} ms, DiskSim's {want} ({firsts:?})");
-    }
+    assert_first_events(&spec, &[68.231536, 34.537445, 38.175560, 96.611610, 40.728942]);
 }
