@@ -430,8 +430,8 @@ fn a_cache_on_a_second_device_serves_hits_from_it_and_copies_misses_to_it() {
 /// bus of 0.0512 ms a block. (The two generators that never run address the same drive
 /// here, within its capacity: they only draw a first request, after the one that runs.)
 /// DiskSim's `synthopen.outv`: 9,999 requests handled, mean response 10.937386 ms; reads
-/// 6,680 at 13.584495 ms, writes 3,319 at 5.609672 ms. Its driver queue is CYCLE_LBN, which
-/// headway's `cscan` stands for.
+/// 6,680 at 13.584495 ms, writes 3,319 at 5.609672 ms. Its driver queue is CYCLE_LBN, as
+/// `disksim` reads it from the file.
 #[test]
 fn disksims_open_synthetic_run_answers_as_disksim_did() {
     let dir = scratch("synthopen");
@@ -484,7 +484,7 @@ disksim_synthio Synthio {{
     );
     let parv = dir.join("synthopen.parv");
     std::fs::write(&parv, text).unwrap();
-    let v = json(&simulate_json_with(&parv, &dir.join("synthopen.json"), "cscan", &[]));
+    let v = json(&simulate_json_with(&parv, &dir.join("synthopen.json"), "disksim", &[]));
     let jobs = v["runs"][0]["jobs"].as_array().unwrap();
     let (mut n, mut sum) = ([0u64; 2], [0f64; 2]);
     for j in jobs {
@@ -545,4 +545,46 @@ fn a_trace_replays_through_the_controller_cache() {
     let mean =
         |v: &serde_json::Value| v["runs"][0]["jobs"][0]["read"]["clat_ns"]["mean"].as_f64().unwrap() / 1e6;
     assert!(mean(&v) < 0.3 * mean(&none), "{} ms cached, {} ms through", mean(&v), mean(&none));
+}
+
+/// DiskSim 4.0's `valid/synthsimpledisk.parv` as shipped (`data/disksim4-synth/`): five
+/// generators mixing time-critical (0.2), time-limited (0.3) and background requests on five
+/// CPUs, on a `disksim_simpledisk` of 10 ms a request, behind a driver queue with two
+/// subqueues (`Scheduling priority scheme` 1) and timeouts of 30 ticks. With no
+/// `--scheduler`, headway runs the file's own driver queue (`disksim`). DiskSim's
+/// `synthsimpledisk.outv`: 10,003 requests issued, 6,633 of them reads, 10,002 completed
+/// (2,031 time-critical at 12.520381 ms, 2,987 time-limited at 12.746550 ms, 4,984
+/// background at 14.775391 ms: 13.711596 ms on average). The device's time is fixed, so
+/// this checks the process flow and the driver queue alone.
+#[test]
+fn disksims_simpledisk_run_answers_as_disksim_did() {
+    let dir = scratch("synthsimpledisk");
+    let parv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim4-synth/synthsimpledisk.parv");
+    let out = dir.join("out.json");
+    ok(&headway(&["simulate", parv.to_str().unwrap(), "--json", out.to_str().unwrap()]));
+    let v = json(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(v["runs"][0]["scheduler"], "disksim");
+    let (mut n, mut sum) = ([0u64; 2], 0f64);
+    for j in v["runs"][0]["jobs"].as_array().unwrap() {
+        for (k, d) in ["read", "write"].iter().enumerate() {
+            let ios = j[d]["total_ios"].as_u64().unwrap();
+            n[k] += ios;
+            sum += ios as f64 * j[d]["clat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
+        }
+    }
+    // 10,002 completed; the one in flight at the stop is DiskSim's 6,633rd read
+    assert_eq!(n, [6632, 3370]);
+    let mean = sum / 10_002.0;
+    assert!((mean / 13.711596 - 1.0).abs() < 0.001, "mean {mean} ms, DiskSim's 13.711596");
+    // CYCLE_LBN in one queue, without the priority subqueue and the timeouts, is another run
+    let cscan = json(&simulate_json_with(&parv, &dir.join("cscan.json"), "cscan", &[]));
+    let (mut c, mut csum) = (0u64, 0f64);
+    for j in cscan["runs"][0]["jobs"].as_array().unwrap() {
+        for d in ["read", "write"] {
+            let ios = j[d]["total_ios"].as_u64().unwrap();
+            c += ios;
+            csum += ios as f64 * j[d]["clat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
+        }
+    }
+    assert!((csum / c as f64 / 13.711596 - 1.0).abs() > 0.03, "cscan {} ms", csum / c as f64);
 }

@@ -167,7 +167,23 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
             }
         }
     }
+    let named = !args.scheduler.is_empty();
     let mut run = args.spec()?;
+    if !named {
+        // the experiment's own driver queue
+        run.schedulers = vec!["disksim".to_string()];
+    }
+    if run.schedulers.iter().any(|n| n.split(':').any(|part| part == "disksim")) {
+        // the file's driver queue, under what the command line sets
+        let mut settings = headway_sched::Settings::new();
+        for (k, v) in headway_disk::parv::driver_queue_settings(&doc).map_err(|e| anyhow::anyhow!("{e}"))? {
+            settings.set(&k, &v);
+        }
+        for (k, v) in run.settings.iter() {
+            settings.set(k, v);
+        }
+        run.settings = settings;
+    }
     if !devices.is_empty() {
         if run.array.is_some() {
             bail!("{}: --array with generators over several devices", path.display());

@@ -172,6 +172,12 @@ pub static SCHEDULERS: &[Row] = &[
         about: "proportional share of disk time by weight (stride scheduling, 001 Section 4.7)",
     },
     Row {
+        name: "disksim",
+        kind: Kind::Policy(|s| Ok(Box::new(policy::Disksim::new(policy::DisksimParams::from_settings(s)?)))),
+        tunables: policy::disksim::TUNABLES,
+        about: "DiskSim 4.0's driver queue: priority, timeout and base subqueues, DiskSim's algorithms 1-4",
+    },
+    Row {
         name: "pclock",
         kind: Kind::Policy(|_| Ok(Box::new(policy::PClock::new()))),
         tunables: &[],

@@ -67,10 +67,13 @@
 
 mod ctlr;
 mod devices;
+mod driver;
 mod layout;
 mod logorg;
 mod simpledisk;
 pub mod syntax;
+
+pub use driver::driver_queue_settings;
 
 use crate::array::ArraySpec;
 use crate::disksim_tables::{SeekKnot, ZoneRow};

@@ -12,6 +12,7 @@ use super::core::Ev;
 use super::machine::{Machine, Reaped};
 use super::source::Source;
 use crate::synthio::flow::{Flow, Step};
+use crate::synthio::gen::Class;
 use crate::trace::TraceError;
 use crate::workload::Job;
 
@@ -66,8 +67,10 @@ impl SynthSource {
                     let ctx = m.issuers.of_trace_context(proc as u32);
                     let id = m.new_request(proc, dir, sector, len, proc as u32);
                     self.tokens.insert(id, token);
-                    // every synthetic request is a system call's: the process may wait for it
-                    let rq = Request { id, sector, len, dir, sync: true, arrival: now, ctx };
+                    // a time-critical or time-limited request is one its process may wait
+                    // for; a background one it never waits for
+                    let sync = req.class != Class::Background;
+                    let rq = Request { id, sector, len, dir, sync, arrival: now, ctx };
                     m.block.arrive(&mut m.core, rq, proc as u32);
                     submitted = true;
                 }
