@@ -142,7 +142,7 @@
 
 use crate::geometry::{FastDiv, Geometry, Location};
 use crate::seek::SeekCurve;
-use crate::spec::{DiskSpec, SpecError};
+use crate::spec::{DiskSpec, ReadAheadWithin, SpecError};
 use headway_sched::{Dir, Duration, Time};
 
 mod walk;
@@ -1363,7 +1363,8 @@ impl Hdd {
     fn read_ahead_stop(&self, seg: usize, last_end: u64) -> (u64, Option<(u64, Location)>) {
         let cap = self.capacity();
         if !self.spec.cache.read_ahead_to_track_end {
-            return (last_end.saturating_add(self.max_ra).min(cap), None);
+            let stop = last_end.saturating_add(self.max_ra).min(cap);
+            return (self.within_track_or_cylinder(last_end, stop), None);
         }
         if last_end >= cap {
             return (cap, None);
@@ -1375,6 +1376,32 @@ impl Hdd {
             stop += self.geo.sectors_per_track(self.segs[seg].start) as u64;
         }
         (stop.min(cap), Some((last_end, loc)))
+    }
+
+    /// `stop`, or earlier the first sector past `last_end - 1`'s track (or cylinder) with
+    /// [`CacheSpec::read_ahead_within`](crate::spec::CacheSpec::read_ahead_within): the
+    /// sectors of a track are consecutive LBNs, so a binary search finds it.
+    fn within_track_or_cylinder(&self, last_end: u64, stop: u64) -> u64 {
+        let Some(within) = self.spec.cache.read_ahead_within else { return stop };
+        if last_end == 0 || last_end >= stop {
+            return stop;
+        }
+        let here = self.geo.locate(last_end - 1);
+        let same = |lbn: u64| {
+            let l = self.geo.locate(lbn);
+            l.cylinder == here.cylinder && (within == ReadAheadWithin::Cylinder || l.head == here.head)
+        };
+        // the first LBN in last_end..stop off the track (cylinder), or stop
+        let (mut lo, mut hi) = (last_end, stop);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if same(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// `before`: the location of `origin - 1`, when the caller has it.
@@ -1776,6 +1803,30 @@ mod tests {
         let mut h = Hdd::new(spec);
         let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
         assert!(h.access(t, spt + 8, 8, Dir::Read).cache_hit);
+    }
+
+    #[test]
+    fn read_ahead_within_a_track_or_a_cylinder_stops_at_its_end() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        let geo = Hdd::new(spec.clone()).geo;
+        let spt = geo.sectors_per_track(0) as u64;
+        let cyl = geo.surfaces() as u64 * spt;
+        assert!(geo.locate(cyl).cylinder == 1 && geo.locate(cyl - 1).cylinder == 0);
+        spec.cache.max_read_ahead_sectors = (cyl + 4 * spt) as u32;
+        spec.cache.segment_sectors = (cyl + 4 * spt) as u32;
+        // long idle after a read of 0..8: how far did read-ahead get?
+        let reach = |within: Option<ReadAheadWithin>, lbn: u64| {
+            let mut s = spec.clone();
+            s.cache.read_ahead_within = within;
+            let mut h = Hdd::new(s);
+            let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
+            h.access(t, lbn, 8, Dir::Read).cache_hit
+        };
+        let track = Some(ReadAheadWithin::Track);
+        let cylinder = Some(ReadAheadWithin::Cylinder);
+        assert!(reach(track, spt - 8) && !reach(track, spt + 8));
+        assert!(reach(cylinder, spt + 8) && reach(cylinder, cyl - 8) && !reach(cylinder, cyl + 8));
+        assert!(reach(None, cyl + 8), "bounded by the read-ahead limit only");
     }
 
     /// A read starting right at a stopped segment's end: headway's built-in models extend

@@ -203,6 +203,14 @@ pub enum FastWrite {
     All,
 }
 
+/// Where read-ahead stops at the latest ([`CacheSpec::read_ahead_within`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadAheadWithin {
+    Track,
+    Cylinder,
+}
+
 /// The on-board buffer as read-ahead segments; writes are write-through unless
 /// `fast_write` says otherwise.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +245,11 @@ pub struct CacheSpec {
     /// the segment began before that track) instead of `max_read_ahead_sectors` past it.
     #[serde(default)]
     pub read_ahead_to_track_end: bool,
+    /// Read-ahead never leaves the track (or the cylinder) holding the request's last
+    /// sector (DiskSim's `Buffer continuous read` 1 and 2: its background read stops at the
+    /// first head switch, or the first seek); `max_read_ahead_sectors` still bounds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_within: Option<ReadAheadWithin>,
     /// The last segment holds write data only (DiskSim's "Use separate write segment"):
     /// reads are cached in the other `segments - 1`, and a write's data (readable with
     /// `read_hits_on_write_data`) never evicts read data. Needs at least two segments.
@@ -277,6 +290,7 @@ impl CacheSpec {
         read_any_free_blocks: false,
         read_ahead_on_idle_hit: true,
         read_ahead_to_track_end: false,
+        read_ahead_within: None,
         dedicated_write_segment: false,
         reuse_adjacent_segment: true,
         combine_sequential_writes: false,

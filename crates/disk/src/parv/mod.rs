@@ -32,7 +32,7 @@
 //! | `Data preparation overhead`, `Read disconnect afterread/afterwrite`, `First/Other reselect overhead`, `Write disconnect overhead`, `High (read) water mark`, `Set watermark by reqsize`, `Extra write disconnect` with its `Extradisc ...` command, disconnect, inter-disconnect, 2nd disconnect overheads and seek delta | [`BusProtocol`]: each step where `disksim_diskctlr.c` takes it (see there) |
 //! | `Bulk sector transfer time`, and the `Read/Write block transfer time` of the `disksim_bus` the drive hangs off in the `.parv`'s `topology` | `bus_per_sector` (reads) and `bus_protocol.write_per_sector`: the slower of the drive's and the bus's rate, as `disk_get_blktranstime` takes it |
 //! | `Use separate write segment` | `CacheSpec::dedicated_write_segment` (reads get the other segments) |
-//! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer`, `Buffer continuous read` (0: none; 3: to the read-ahead limit; 4, the DEC scheme: to the end of the track after the request, or the next one when the segment began on an earlier track) | [`CacheSpec`] |
+//! | `Number of buffer segments`, `Segment size (in blks)`, `Maximum read-ahead (blks)`, `Enable caching in buffer` (DiskSim tests it for non-zero: 2 is 1), `Buffer continuous read` (0: none; 1, 2: to the read-ahead limit but never past the track, the cylinder, of the request's last sector; 3: to the read-ahead limit; 4, the DEC scheme: to the end of the track after the request, or the next one when the segment began on an earlier track) | [`CacheSpec`] |
 //! | `Fast write level` 0/1/2, `Combine seq writes`, `Stop prefetch in sector`, `Allow read hits on write data`, `Read any free blocks`, `Read-ahead on idle hit` | [`FastWrite`] and the `CacheSpec` flags (fast writes under DiskSim's controller rules: `DiskSpec::disksim`) |
 //! | (no parameter: `disk_buffer_select_read_segment`'s rule) a read starting at a stopped segment's end takes a fresh segment | `CacheSpec::reuse_adjacent_segment` = false |
 //! | `Max queue length`, `Scheduler = disksim_ioqueue { Scheduling policy = 1 }` | [`QueueSpec`] (`fcfs`) |
@@ -41,7 +41,8 @@
 //! Accepted and ignored, because they do not change a single drive's service times in
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
 //! `disksim_stats`, `disksim_iodriver`, `disksim_logorg`, `disksim_pf`,
-//! `disksim_synthio`; of the `disksim_bus` blocks only the drive's bus transfer times
+//! `disksim_synthio`, `disksim_iosim`: a trace's time scale and device mappings, which a
+//! replay on one device does not read); of the `disksim_bus` blocks only the drive's bus transfer times
 //! count; `disksim_syncset` blocks are checked, their members must be disks, and change
 //! nothing since every headway drive starts at the same spindle angle); in the drive block: print and statistics options, `Avg sectors per cylinder` (a
 //! hint for host schedulers), bus holding (`Hold bus entire read/write xfer`: headway's
@@ -78,8 +79,8 @@ pub use driver::driver_queue_settings;
 use crate::array::ArraySpec;
 use crate::disksim_tables::{SeekKnot, ZoneRow};
 use crate::spec::{
-    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Overheads, QueueSpec, SeekModel,
-    SpecError, Zone,
+    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, Overheads, QueueSpec, ReadAheadWithin,
+    SeekModel, SpecError, Zone,
 };
 use headway_sched::Duration;
 use std::fmt;
@@ -163,6 +164,7 @@ const IGNORED_TOP_LEVEL: &[&str] = &[
     "disksim_logorg",
     "disksim_pf",
     "disksim_synthio",
+    "disksim_iosim",
     "disksim_syncset",
 ];
 
@@ -532,15 +534,26 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
     // ---- cache ----
     let segments = f.uint("Number of buffer segments")?;
     let segment_sectors = f.uint("Segment size (in blks)")?;
-    let enabled = f.flag_or("Enable caching in buffer", true)?;
+    // DiskSim takes 0-2 and tests only for non-zero: 2 caches as 1 does
+    let enabled = match f.take("Enable caching in buffer") {
+        None => true,
+        Some(v) => match uint(v, "Enable caching in buffer")? {
+            0 => false,
+            1 | 2 => true,
+            n => return err(v.pos(), format!("`Enable caching in buffer` = {n}: DiskSim takes 0, 1 or 2")),
+        },
+    };
     let mut max_ra = f.uint_or("Maximum read-ahead (blks)", 0)?;
     let mut to_track_end = false;
+    let mut within = None;
     if let Some(v) = f.take("Buffer continuous read") {
         match uint(v, "Buffer continuous read")? {
             0 => max_ra = 0,
+            1 => within = Some(ReadAheadWithin::Track),
+            2 => within = Some(ReadAheadWithin::Cylinder),
             3 => {}
             4 => to_track_end = true,
-            n => return err(v.pos(), format!("`Buffer continuous read` = {n}: not supported (0, 3 or 4)")),
+            n => return err(v.pos(), format!("`Buffer continuous read` = {n}: DiskSim takes 0-4")),
         }
     }
     let fast_write = match f.take("Fast write level") {
@@ -562,6 +575,7 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
             read_any_free_blocks: f.flag_or("Read any free blocks", false)?,
             read_ahead_on_idle_hit: f.flag_or("Read-ahead on idle hit", false)?,
             read_ahead_to_track_end: to_track_end,
+            read_ahead_within: within,
             dedicated_write_segment: f.flag_or("Use separate write segment", false)? && segments >= 2,
             // DiskSim's segment selection: no match for a read starting at a segment's end
             reuse_adjacent_segment: false,
@@ -697,6 +711,8 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         "extracted" => {
             let (file, fp) = me.word("Full seek curve")?;
             let dir = fp.file.parent().map(Path::to_path_buf).unwrap_or_default();
+            // DiskSim reads the HPL coefficients only for the hpl seek types
+            me.ignore(&["HPL seek equation values"]);
             seek_from_knots(&read_seek_file(&dir.join(file), fp)?)
         }
         "hpl" | "hplplus10" => {

@@ -7,6 +7,7 @@ mod driver;
 mod layout;
 mod layout_cases;
 mod logorg;
+mod values;
 
 /// The DiskSim reference data (`data/` in the repository): missing, the
 /// test that asks for it fails.
