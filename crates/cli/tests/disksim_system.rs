@@ -608,6 +608,9 @@ fn disksims_hp_c3323a_experiments_answer_as_disksim_did() {
         ("synthmixed", Some([6572, 3431]), 10_003, 22.086628),
         ("synthcachemem", Some([7255, 3747]), 11_002, 24.651367),
         ("synthraid5", None, 10_001, 35.748505),
+        // three drives, of which only the last generator's (cheetah9LP) runs; the first
+        // is atlas10k, with zero-latency reads and writes, which now loads
+        ("3disks", None, 9_999, 10.937386),
     ] {
         let out = dir.join(format!("{name}.json"));
         ok(&headway(&["simulate", dir.join(format!("{name}.parv")).to_str().unwrap(), "--json", out.to_str().unwrap()]));

@@ -145,6 +145,7 @@ use crate::seek::SeekCurve;
 use crate::spec::{DiskSpec, ReadAheadWithin, SpecError};
 use headway_sched::{Dir, Duration, Time};
 
+mod immediate;
 mod walk;
 
 /// When a write's data is in the drive's buffer: it crosses the bus from `from`, `per` ns
@@ -161,6 +162,15 @@ impl WriteData {
     #[inline]
     fn at(&self, k: u64) -> u64 {
         self.from + (k + 1).max(self.first) * self.per
+    }
+
+    /// How many sectors are in the buffer at `t` (the inverse of [`WriteData::at`]).
+    fn buffered_by(&self, t: u64) -> u64 {
+        if t < self.from + self.first * self.per {
+            0
+        } else {
+            (t - self.from).checked_div(self.per).unwrap_or(u64::MAX / 2)
+        }
     }
 }
 
@@ -182,6 +192,9 @@ struct MediaRun {
     /// A read's bus transfer ends no sooner (`disksim`: DiskSim's bus sends what is buffered
     /// and waits at each gap in the media); 0 otherwise.
     bus_floor: u64,
+    /// When the sector after the run next starts under the head: `end`, unless a
+    /// zero-latency access took the last track out of order.
+    resume: u64,
 }
 
 /// Where DiskSim's read-ahead is ([`Hdd::stream_walk`]).
@@ -831,7 +844,7 @@ impl Hdd {
             }
             self.segs[i] = Segment { start: start.max(e.saturating_sub(self.seg_sectors)), end: e };
             self.lru.touch(i);
-            self.start_stream(i, e, media_end, e, Some((e - 1, run.last)));
+            self.start_stream(i, e, run.resume, e, Some((e - 1, run.last)));
         }
         Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
@@ -1228,10 +1241,13 @@ impl Hdd {
         // pending event both delay the seek, added
         let stop = std::mem::take(&mut self.seek_stop).saturating_sub(self.last_now.0);
         let mut t = t0 + stop + mv;
-        let wait = self.rot_wait(&cur, t);
+        // DiskSim's zero-latency access may start at once, past the first sector wanted
+        let mut imm = self.immediate_start(&cur, t, write);
+        let wait = imm.map_or_else(|| self.rot_wait(&cur, t), |(w, _)| w);
         let pos = mv + wait;
         t += wait;
         self.lag(cur.zone as usize, 0, 1);
+        let mut resume;
         let mut lbn = start;
         let mut track_end;
         let mut last;
@@ -1240,6 +1256,37 @@ impl Hdd {
         let mut bus_floor = 0;
         loop {
             let z = &self.geo.zones[cur.zone as usize];
+            if let Some((_, j)) = imm {
+                let slots = (z.spt - cur.sector) as u64;
+                let n = (end - lbn).min(slots);
+                let r = self.immediate_track(&cur, lbn, lbn + n, j, t, ready.map(|d| (d, start)), mark);
+                if ready.is_none() && self.spec.disksim {
+                    // in order from W after the turn; what was taken before it goes at once
+                    bus_floor = bus_floor
+                        .max(r.first_in + (end - lbn) * self.bus)
+                        .max(r.done + (end - r.last_taken) * self.bus);
+                }
+                if let Some(m) = r.at_mark {
+                    at_mark = m;
+                }
+                (t, last, track_end, resume) = (r.done, r.last, lbn + slots, r.resume);
+                lbn += n;
+                self.lag(cur.zone as usize, r.passed, 0);
+                if lbn >= end {
+                    break;
+                }
+                let next = self.geo.locate(lbn);
+                t += if next.cylinder != cur.cylinder {
+                    self.seek.time(next.cylinder.abs_diff(cur.cylinder)).0
+                } else {
+                    self.head_switch
+                };
+                imm = self.immediate_start(&next, t, write);
+                t += imm.map_or_else(|| self.rot_wait(&next, t), |(w, _)| w);
+                self.lag(next.zone as usize, 0, 1);
+                cur = next;
+                continue;
+            }
             if ready.is_none() && self.spec.disksim {
                 // DiskSim's bus sends what is buffered and waits at each gap: from the end of
                 // this track's first sector the rest of the request takes `end - lbn` bus
@@ -1298,6 +1345,7 @@ impl Hdd {
                 _ => t += z.slot_start(cur.slot as u64 + n) - z.slot_start(cur.slot as u64),
             }
             lbn += n;
+            resume = t;
             self.lag(cur.zone as usize, n + std::mem::take(&mut idle), 0);
             if lbn >= end {
                 break;
@@ -1308,7 +1356,8 @@ impl Hdd {
             } else {
                 self.head_switch
             };
-            t += self.rot_wait(&next, t);
+            imm = self.immediate_start(&next, t, write);
+            t += imm.map_or_else(|| self.rot_wait(&next, t), |(w, _)| w);
             self.lag(next.zone as usize, 0, 1);
             cur = next;
         }
@@ -1316,7 +1365,7 @@ impl Hdd {
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
-        MediaRun { end: t, dcyl, pos, wait, first, last, at_mark: at_mark.min(t), bus_floor }
+        MediaRun { end: t, dcyl, pos, wait, first, last, at_mark: at_mark.min(t), bus_floor, resume }
     }
 
     /// DiskSim's angle (`disksim`): `sectors` sector events in `zone` after

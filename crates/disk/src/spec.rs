@@ -250,6 +250,13 @@ pub struct CacheSpec {
     /// first head switch, or the first seek); `max_read_ahead_sectors` still bounds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_ahead_within: Option<ReadAheadWithin>,
+    /// Zero-latency reads and writes (DiskSim's `Immediate buffer read` / `write`): a media
+    /// access whose head lands inside the part of the track from its first sector to the
+    /// track's end starts at once and takes the sectors in the order they pass.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub immediate_reads: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub immediate_writes: bool,
     /// The last segment holds write data only (DiskSim's "Use separate write segment"):
     /// reads are cached in the other `segments - 1`, and a write's data (readable with
     /// `read_hits_on_write_data`) never evicts read data. Needs at least two segments.
@@ -291,6 +298,8 @@ impl CacheSpec {
         read_ahead_on_idle_hit: true,
         read_ahead_to_track_end: false,
         read_ahead_within: None,
+        immediate_reads: false,
+        immediate_writes: false,
         dedicated_write_segment: false,
         reuse_adjacent_segment: true,
         combine_sequential_writes: false,

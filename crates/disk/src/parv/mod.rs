@@ -56,8 +56,9 @@
 //! `Write hit stop prefetch`: a write always stops read-ahead here), and the ioqueue's parameters other than its policy (they only
 //! matter with a reordering scheduler). Features headway does not model are accepted only
 //! at their neutral value (0): sneaky and almost read hits, write prebuffering,
-//! preseeking, never disconnecting, immediate buffer read/write, minimum read-ahead, rpm
-//! error. Any other key is an error naming its file, line and key, and so is every value
+//! preseeking, never disconnecting, minimum read-ahead, rpm error. `Immediate buffer read`
+//! and `Immediate buffer write` (0-2, 2 as 1) are zero-latency accesses
+//! ([`CacheSpec::immediate_reads`], `crates/disk/src/hdd/immediate.rs`). Any other key is an error naming its file, line and key, and so is every value
 //! headway cannot model or DiskSim itself cannot load: a mapping scheme other than 0-2, a
 //! sparing scheme other than 0-10, scheme 8 without a `Rangesize for sparing` >= 1, a zone
 //! whose last cylinder is below its first or that shares a cylinder with another, zero
@@ -565,7 +566,18 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
             n => return err(v.pos(), format!("`Fast write level` = {n}: must be 0, 1 or 2")),
         },
     };
-    let cache = if enabled && segments > 0 {
+    // zero-latency access: DiskSim takes 0-2 and tests only for non-zero
+    let mut immediate = [false; 2];
+    for (i, key) in ["Immediate buffer read", "Immediate buffer write"].into_iter().enumerate() {
+        if let Some(v) = f.take(key) {
+            immediate[i] = match uint(v, key)? {
+                0 => false,
+                1 | 2 => true,
+                n => return err(v.pos(), format!("`{key}` = {n}: DiskSim takes 0, 1 or 2")),
+            };
+        }
+    }
+    let mut cache = if enabled && segments > 0 {
         CacheSpec {
             segments,
             segment_sectors,
@@ -576,6 +588,8 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
             read_ahead_on_idle_hit: f.flag_or("Read-ahead on idle hit", false)?,
             read_ahead_to_track_end: to_track_end,
             read_ahead_within: within,
+            immediate_reads: false,
+            immediate_writes: false,
             dedicated_write_segment: f.flag_or("Use separate write segment", false)? && segments >= 2,
             // DiskSim's segment selection: no match for a read starting at a segment's end
             reuse_adjacent_segment: false,
@@ -596,6 +610,7 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
         }
         CacheSpec::DISABLED
     };
+    [cache.immediate_reads, cache.immediate_writes] = immediate;
 
     // ---- command queue ----
     let queue = command_queue(&mut f)?;
@@ -608,8 +623,6 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
         "Allow write prebuffering",
         "Preseeking level",
         "Never disconnect",
-        "Immediate buffer read",
-        "Immediate buffer write",
         "Minimum read-ahead (blks)",
     ])?;
     f.ignore(&[

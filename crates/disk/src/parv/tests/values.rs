@@ -72,3 +72,22 @@ fn a_trace_mapping_block_beside_the_drive_loads() {
     );
     assert!(import_named("iosim.parv", &text).is_ok());
 }
+
+#[test]
+fn immediate_buffer_reads_and_writes_are_zero_latency_accesses() {
+    let with = |read: u32, write: u32| {
+        let text = drive(2, 10, &layout(0, 0, 1, ZONE)).replace(
+            "Number of buffer segments = 0,",
+            &format!("Immediate buffer read = {read}, Immediate buffer write = {write}, Number of buffer segments = 0,"),
+        );
+        import_named(&format!("immed{read}{write}.diskspecs"), &text).map(|s| s.cache)
+    };
+    let c = with(1, 0).unwrap();
+    assert!(c.immediate_reads && !c.immediate_writes);
+    // kept with the buffer disabled too: it is the mechanism's
+    assert!(!c.enabled());
+    let c = with(0, 2).unwrap();
+    assert!(!c.immediate_reads && c.immediate_writes);
+    let e = with(3, 0).unwrap_err().to_string();
+    assert!(e.contains("immed30.diskspecs:") && e.contains("`Immediate buffer read` = 3"), "{e}");
+}
