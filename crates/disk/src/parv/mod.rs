@@ -782,7 +782,18 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
     };
     let _ = single;
     me.ignore(&["Full strobe seek time", "Average seek time", "First ten seek times"]);
-    let write_settle = ms(me.num_or("Add. write settling delay", 0.0)?);
+    let settle = me.num_or("Add. write settling delay", 0.0)?;
+    if settle < 0.0 {
+        // DiskSim 4.0 keeps it in an unsigned time: a negative delay takes that much off
+        // each write seek by wrapping round, and a write seek shorter than it wraps to an
+        // enormous time; headway's settle is a non-negative time
+        let at = mech.entries.iter().find(|e| e.key == "Add. write settling delay").map_or(&mech.at, |e| &e.at);
+        return err(
+            at,
+            format!("`Add. write settling delay` = {settle}: not supported (only >= 0)"),
+        );
+    }
+    let write_settle = ms(settle);
     let head_switch = ms(me.num("Head switch time")?);
     let rpm_v = me.need("Rotation speed (in rpms)")?;
     let rpm = num(rpm_v, "Rotation speed (in rpms)")?;

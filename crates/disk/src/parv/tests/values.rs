@@ -91,3 +91,12 @@ fn immediate_buffer_reads_and_writes_are_zero_latency_accesses() {
     let e = with(3, 0).unwrap_err().to_string();
     assert!(e.contains("immed30.diskspecs:") && e.contains("`Immediate buffer read` = 3"), "{e}");
 }
+
+#[test]
+fn a_negative_write_settling_delay_is_refused_at_its_line_not_clamped() {
+    let text = drive(2, 10, &layout(0, 0, 1, ZONE))
+        .replace("Head switch time = 0.5,", "Head switch time = 0.5,\n         Add. write settling delay = -0.483,");
+    let e = import_named("settle.diskspecs", &text).unwrap_err().to_string();
+    let line = text.lines().position(|l| l.contains("Add. write settling")).unwrap() + 1;
+    assert!(e.contains(&format!("settle.diskspecs:{line}")) && e.contains("-0.483"), "{e}");
+}
