@@ -613,7 +613,12 @@ fn disksims_hp_c3323a_experiments_answer_as_disksim_did() {
         ("3disks", None, 9_999, 10.937386),
     ] {
         let out = dir.join(format!("{name}.json"));
-        ok(&headway(&["simulate", dir.join(format!("{name}.parv")).to_str().unwrap(), "--json", out.to_str().unwrap()]));
+        ok(&headway(&[
+            "simulate",
+            dir.join(format!("{name}.parv")).to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ]));
         let (n, got) = answered(&json(&std::fs::read_to_string(&out).unwrap()));
         assert_eq!(n[0] + n[1], total, "{name}: {n:?}");
         if let Some(c) = counts {

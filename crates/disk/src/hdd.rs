@@ -1275,16 +1275,7 @@ impl Hdd {
                 if lbn >= end {
                     break;
                 }
-                let next = self.geo.locate(lbn);
-                t += if next.cylinder != cur.cylinder {
-                    self.seek.time(next.cylinder.abs_diff(cur.cylinder)).0
-                } else {
-                    self.head_switch
-                };
-                imm = self.immediate_start(&next, t, write);
-                t += imm.map_or_else(|| self.rot_wait(&next, t), |(w, _)| w);
-                self.lag(next.zone as usize, 0, 1);
-                cur = next;
+                (cur, t, imm) = self.next_track(&cur, lbn, t, write);
                 continue;
             }
             if ready.is_none() && self.spec.disksim {
@@ -1350,22 +1341,35 @@ impl Hdd {
             if lbn >= end {
                 break;
             }
-            let next = self.geo.locate(lbn);
-            t += if next.cylinder != cur.cylinder {
-                self.seek.time(next.cylinder.abs_diff(cur.cylinder)).0
-            } else {
-                self.head_switch
-            };
-            imm = self.immediate_start(&next, t, write);
-            t += imm.map_or_else(|| self.rot_wait(&next, t), |(w, _)| w);
-            self.lag(next.zone as usize, 0, 1);
-            cur = next;
+            (cur, t, imm) = self.next_track(&cur, lbn, t, write);
         }
         debug_assert!(t >= t0 && rev > 0);
         self.head_cyl = cur.cylinder;
         self.head_head = cur.head;
         self.head_track_end = track_end;
         MediaRun { end: t, dcyl, pos, wait, first, last, at_mark: at_mark.min(t), bus_floor, resume }
+    }
+
+    /// A run moves on from the track of `cur` at `t` to the one holding `lbn`: a head
+    /// switch or a seek, then the wait for `lbn` (or a zero-latency start). Where it is,
+    /// when its first sector starts, and the zero-latency start if there is one.
+    fn next_track(
+        &mut self,
+        cur: &Location,
+        lbn: u64,
+        mut t: u64,
+        write: bool,
+    ) -> (Location, u64, Option<(u64, u32)>) {
+        let next = self.geo.locate(lbn);
+        t += if next.cylinder != cur.cylinder {
+            self.seek.time(next.cylinder.abs_diff(cur.cylinder)).0
+        } else {
+            self.head_switch
+        };
+        let imm = self.immediate_start(&next, t, write);
+        t += imm.map_or_else(|| self.rot_wait(&next, t), |(w, _)| w);
+        self.lag(next.zone as usize, 0, 1);
+        (next, t, imm)
     }
 
     /// DiskSim's angle (`disksim`): `sectors` sector events in `zone` after

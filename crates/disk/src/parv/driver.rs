@@ -47,7 +47,10 @@ pub fn driver_queue_settings(doc: &Document) -> Result<Vec<(String, String)>> {
     };
     for k in ["Sequential stream scheme", "Overlapping request scheme"] {
         if let Some(e) = entry(k).filter(|_| whole(k).is_ok_and(|n| n != 0)) {
-            return err(&e.at, format!("driver `{k}` = {}: headway's driver does not join requests (only 0)", whole(k)?));
+            return err(
+                &e.at,
+                format!("driver `{k}` = {}: headway's driver does not join requests (only 0)", whole(k)?),
+            );
         }
     }
     let mut v = vec![("disksim_policy".to_string(), algorithm("Scheduling policy")?.to_string())];

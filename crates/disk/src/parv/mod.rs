@@ -787,11 +787,9 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         // DiskSim 4.0 keeps it in an unsigned time: a negative delay takes that much off
         // each write seek by wrapping round, and a write seek shorter than it wraps to an
         // enormous time; headway's settle is a non-negative time
-        let at = mech.entries.iter().find(|e| e.key == "Add. write settling delay").map_or(&mech.at, |e| &e.at);
-        return err(
-            at,
-            format!("`Add. write settling delay` = {settle}: not supported (only >= 0)"),
-        );
+        let at =
+            mech.entries.iter().find(|e| e.key == "Add. write settling delay").map_or(&mech.at, |e| &e.at);
+        return err(at, format!("`Add. write settling delay` = {settle}: not supported (only >= 0)"));
     }
     let write_settle = ms(settle);
     let head_switch = ms(me.num("Head switch time")?);

@@ -64,7 +64,8 @@ pub mod knob {
     pub const PRIORITY_SCHEME: Tunable = Tunable {
         name: "disksim_priority_scheme",
         unit: Unit::Count { what: "scheme", min: 0, max: 1, default: 0 },
-        doc: "DiskSim `Scheduling priority scheme`: 0 all equal, 1 synchronous requests in a priority subqueue",
+        doc:
+            "DiskSim `Scheduling priority scheme`: 0 all equal, 1 synchronous requests in a priority subqueue",
     };
     pub const PRIORITY_POLICY: Tunable = Tunable {
         name: "disksim_priority_policy",
@@ -224,11 +225,8 @@ impl Sub {
             Alg::ElevatorLbn | Alg::SstfLbn => {
                 let value = if self.alg == Alg::ElevatorLbn { TURN } else { 0 };
                 let top = self.set.range((self.last, 0, ReqId(0))..).next().copied();
-                let bottom = self
-                    .set
-                    .range(..(self.last, 0, ReqId(0)))
-                    .next_back()
-                    .and_then(|k| self.first_of(k.0));
+                let bottom =
+                    self.set.range(..(self.last, 0, ReqId(0))).next_back().and_then(|k| self.first_of(k.0));
                 let (pick, toggle) = match (top, bottom) {
                     (Some(t), None) => (t, false),
                     (None, Some(b)) => (b, false),
@@ -488,11 +486,11 @@ mod tests {
         let mut q = queue(params(Alg::SstfLbn));
         q.add(Time(0), asynch(1, 100));
         assert_eq!(order(&mut q, 0, 1), [1]); // last end: 108
-        // 116 is 8 ahead, 100 is 8 behind: the first tie goes ahead
+                                              // 116 is 8 ahead, 100 is 8 behind: the first tie goes ahead
         q.add(Time(0), asynch(2, 116));
         q.add(Time(0), asynch(3, 100));
         assert_eq!(order(&mut q, 0, 1), [2]); // last end: 124
-        // 132 is 8 ahead, 116 is 8 behind: the next tie goes behind
+                                              // 132 is 8 ahead, 116 is 8 behind: the next tie goes behind
         q.add(Time(0), asynch(4, 132));
         q.add(Time(0), asynch(5, 116));
         assert_eq!(order(&mut q, 0, 1), [5]);

@@ -60,9 +60,17 @@ fn what_the_disksim_scheduler_cannot_run_is_refused_at_its_line() {
         ("Scheduling policy = 8", 3, "`Scheduling policy` = 8"),
         ("Scheduling policy = 3,\nSequential stream scheme = 1", 4, "does not join"),
         ("Scheduling policy = 3,\nOverlapping request scheme = 2", 4, "does not join"),
-        ("Scheduling policy = 3,\nScheduling priority scheme = 1,\nPriority scheduling = 0", 5, "`Priority scheduling` = 0"),
+        (
+            "Scheduling policy = 3,\nScheduling priority scheme = 1,\nPriority scheduling = 0",
+            5,
+            "`Priority scheduling` = 0",
+        ),
         ("Scheduling policy = 3,\nScheduling timeout scheme = 3", 4, "0..=2"),
-        ("Scheduling policy = 3,\nScheduling timeout scheme = 2,\nTimeout scheduling = 9", 5, "`Timeout scheduling` = 9"),
+        (
+            "Scheduling policy = 3,\nScheduling timeout scheme = 2,\nTimeout scheduling = 9",
+            5,
+            "`Timeout scheduling` = 9",
+        ),
     ] {
         let e = driver_queue_settings(&doc(queue)).unwrap_err().to_string();
         assert!(e.contains(&format!("q.parv:{line}")) && e.contains(needle), "{queue}: {e}");

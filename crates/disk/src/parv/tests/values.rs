@@ -21,11 +21,14 @@ fn import_named(name: &str, text: &str) -> Result<DiskSpec> {
 #[test]
 fn caching_enabled_as_2_caches_as_1() {
     let base = "Number of buffer segments = 2, Segment size (in blks) = 64, Maximum read-ahead (blks) = 32,";
-    let one = import_named("one.diskspecs", &cached(&format!("{base} Enable caching in buffer = 1,"))).unwrap();
-    let two = import_named("two.diskspecs", &cached(&format!("{base} Enable caching in buffer = 2,"))).unwrap();
+    let one =
+        import_named("one.diskspecs", &cached(&format!("{base} Enable caching in buffer = 1,"))).unwrap();
+    let two =
+        import_named("two.diskspecs", &cached(&format!("{base} Enable caching in buffer = 2,"))).unwrap();
     assert_eq!(two.cache, one.cache);
     assert!(two.cache.enabled());
-    let off = import_named("off.diskspecs", &cached(&format!("{base} Enable caching in buffer = 0,"))).unwrap();
+    let off =
+        import_named("off.diskspecs", &cached(&format!("{base} Enable caching in buffer = 0,"))).unwrap();
     assert!(!off.cache.enabled());
     let e = import_named("three.diskspecs", &cached(&format!("{base} Enable caching in buffer = 3,")))
         .unwrap_err()
@@ -54,10 +57,8 @@ fn continuous_read_1_and_2_keep_read_ahead_on_the_track_and_the_cylinder() {
 fn hpl_values_beside_an_extracted_curve_are_not_read() {
     let dir = test_dir("values");
     write(&dir, "tiny.seek", "Seek distances measured: 2\n1, 1.0\n9, 3.0\n");
-    let text = drive(2, 10, &layout(0, 0, 1, ZONE)).replace(
-        "Seek type = hpl,",
-        "Seek type = extracted,\n         Full seek curve = tiny.seek,",
-    );
+    let text = drive(2, 10, &layout(0, 0, 1, ZONE))
+        .replace("Seek type = hpl,", "Seek type = extracted,\n         Full seek curve = tiny.seek,");
     let s = import_named("extracted.diskspecs", &text).unwrap();
     // the curve's knots, not the HPL line's a + b*sqrt(d) = 1.1 ms for one cylinder
     assert_eq!(s.seek, crate::parv::seek_from_knots(&[(1, 1_000_000), (9, 3_000_000)]));
@@ -94,8 +95,10 @@ fn immediate_buffer_reads_and_writes_are_zero_latency_accesses() {
 
 #[test]
 fn a_negative_write_settling_delay_is_refused_at_its_line_not_clamped() {
-    let text = drive(2, 10, &layout(0, 0, 1, ZONE))
-        .replace("Head switch time = 0.5,", "Head switch time = 0.5,\n         Add. write settling delay = -0.483,");
+    let text = drive(2, 10, &layout(0, 0, 1, ZONE)).replace(
+        "Head switch time = 0.5,",
+        "Head switch time = 0.5,\n         Add. write settling delay = -0.483,",
+    );
     let e = import_named("settle.diskspecs", &text).unwrap_err().to_string();
     let line = text.lines().position(|l| l.contains("Add. write settling")).unwrap() + 1;
     assert!(e.contains(&format!("settle.diskspecs:{line}")) && e.contains("-0.483"), "{e}");
