@@ -129,6 +129,7 @@ fn wd5000aaks() -> DiskSpec {
         },
         head_switch: us(1_000),
         write_settle: us(300),
+        write_settle_off: Duration::ZERO,
         overheads: Overheads::uniform(us(150), us(20), us(150)),
         bus_per_sector: SATA_3G_PER_SECTOR,
         cache: CacheSpec {
@@ -173,6 +174,7 @@ fn hd080hj() -> DiskSpec {
         seek: SeekModel::ThreePoint { single_cylinder: us(800), average: us(8_900), full_stroke: us(18_000) },
         head_switch: us(600),
         write_settle: us(300),
+        write_settle_off: Duration::ZERO,
         overheads: Overheads::uniform(us(150), us(20), us(150)),
         bus_per_sector: SATA_3G_PER_SECTOR,
         cache: CacheSpec {
@@ -236,6 +238,7 @@ fn deskstar_34gxp() -> DiskSpec {
         },
         head_switch: us(1_500),
         write_settle: us(1_000),
+        write_settle_off: Duration::ZERO,
         overheads: Overheads::uniform(us(200), us(50), us(200)),
         bus_per_sector: UDMA66_PER_SECTOR,
         cache: CacheSpec {
@@ -291,6 +294,7 @@ fn cheetah(c: Cheetah) -> DiskSpec {
         },
         head_switch: us(150),
         write_settle: us(c.write_settle_us),
+        write_settle_off: Duration::ZERO,
         overheads: Overheads::uniform(us(100), us(20), us(100)),
         bus_per_sector: ULTRA320_PER_SECTOR,
         cache: CacheSpec {
@@ -437,6 +441,7 @@ fn cheetah9lp() -> DiskSpec {
         seek: disksim_seek(&CHEETAH9LP_SEEK),
         head_switch: us(30),
         write_settle: us(461),
+        write_settle_off: Duration::ZERO,
         overheads: Overheads {
             read_miss_after_read: ms6(283_620),
             read_miss_after_write: ms6(86_730),
@@ -486,6 +491,7 @@ fn ibm18es() -> DiskSpec {
         seek: disksim_seek(&IBM18ES_SEEK),
         head_switch: us(62),
         write_settle: us(126),
+        write_settle_off: Duration::ZERO,
         overheads: Overheads {
             read_miss_after_read: ms6(252_290),
             read_miss_after_write: ms6(423_860),

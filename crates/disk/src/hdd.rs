@@ -362,6 +362,7 @@ pub struct Hdd {
     rev_div: FastDiv,
     head_switch: u64,
     write_settle: u64,
+    write_settle_off: u64,
     bus: u64,
     /// Bus time per sector for writes (`bus_protocol.write_per_sector`, else `bus`).
     bus_w: u64,
@@ -474,6 +475,7 @@ impl Hdd {
             rev_div: FastDiv::new(spec.revolution().0),
             head_switch: spec.head_switch.0,
             write_settle: spec.write_settle.0,
+            write_settle_off: spec.write_settle_off.0,
             bus: spec.bus_per_sector.0,
             bus_w: match spec.bus_protocol.write_per_sector.0 {
                 0 => spec.bus_per_sector.0,
@@ -1208,7 +1210,7 @@ impl Hdd {
             0
         };
         if write && mv > 0 {
-            mv += self.write_settle;
+            mv = (mv + self.write_settle).saturating_sub(self.write_settle_off);
         }
         if write {
             // DiskSim's "Minimum seek delay": writes only, with or without movement
@@ -1856,6 +1858,20 @@ mod tests {
         let mut h = Hdd::new(spec);
         let t = h.access(Time(0), 0, 8, Dir::Read).done + Duration::from_secs(1);
         assert!(h.access(t, spt + 8, 8, Dir::Read).cache_hit);
+    }
+
+    #[test]
+    fn a_write_settle_taken_off_shortens_write_moves_only() {
+        let mut spec = builtin("wd5000aaks").unwrap();
+        spec.write_settle = Duration::ZERO;
+        spec.write_settle_off = Duration::from_micros(200);
+        let h = Hdd::new(spec);
+        let other_head = h.geo.locate(h.geo.sectors_per_track(0) as u64);
+        assert_eq!(other_head.head, 1);
+        assert_eq!(h.move_time(0, 0, &other_head, true).0, h.head_switch - 200_000);
+        assert_eq!(h.move_time(0, 0, &other_head, false).0, h.head_switch);
+        // no movement, nothing taken off
+        assert_eq!(h.move_time(0, 1, &other_head, true).0, 0);
     }
 
     #[test]

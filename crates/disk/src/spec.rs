@@ -287,6 +287,10 @@ fn yes() -> bool {
     true
 }
 
+fn is_zero(d: &Duration) -> bool {
+    d.0 == 0
+}
+
 impl CacheSpec {
     pub const DISABLED: CacheSpec = CacheSpec {
         segments: 0,
@@ -336,6 +340,10 @@ pub struct DiskSpec {
     /// Extra settling before a write after the head has moved (seek or head switch).
     #[serde(with = "crate::serde_ns")]
     pub write_settle: Duration,
+    /// Taken off each write seek instead (DiskSim's negative `Add. write settling delay`,
+    /// which its signed times subtract; a write seek shorter than it takes no time here).
+    #[serde(default, with = "crate::serde_ns", skip_serializing_if = "is_zero")]
+    pub write_settle_off: Duration,
     pub overheads: Overheads,
     /// Host interface time per 512-byte sector (SATA 3 Gb/s moves ~300 MB/s: 1707 ns).
     #[serde(with = "crate::serde_ns")]
@@ -879,8 +887,9 @@ impl DiskSpec {
                 );
             }
         }
-        let _ =
-            writeln!(s, "head switch     {}; write settle +{}", ms(self.head_switch), ms(self.write_settle));
+        let (sign, settle) =
+            if self.write_settle_off.0 > 0 { ('-', self.write_settle_off) } else { ('+', self.write_settle) };
+        let _ = writeln!(s, "head switch     {}; write settle {sign}{}", ms(self.head_switch), ms(settle));
         let o = &self.overheads;
         let _ = writeln!(
             s,

@@ -782,16 +782,9 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
     };
     let _ = single;
     me.ignore(&["Full strobe seek time", "Average seek time", "First ten seek times"]);
+    // DiskSim's times are signed: a negative delay takes that much off each write seek
     let settle = me.num_or("Add. write settling delay", 0.0)?;
-    if settle < 0.0 {
-        // DiskSim 4.0 keeps it in an unsigned time: a negative delay takes that much off
-        // each write seek by wrapping round, and a write seek shorter than it wraps to an
-        // enormous time; headway's settle is a non-negative time
-        let at =
-            mech.entries.iter().find(|e| e.key == "Add. write settling delay").map_or(&mech.at, |e| &e.at);
-        return err(at, format!("`Add. write settling delay` = {settle}: not supported (only >= 0)"));
-    }
-    let write_settle = ms(settle);
+    let (write_settle, write_settle_off) = (ms(settle), ms(-settle));
     let head_switch = ms(me.num("Head switch time")?);
     let rpm_v = me.need("Rotation speed (in rpms)")?;
     let rpm = num(rpm_v, "Rotation speed (in rpms)")?;
@@ -814,6 +807,7 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         seek,
         head_switch,
         write_settle,
+        write_settle_off,
         overheads: Overheads::uniform(Duration::ZERO, Duration::ZERO, Duration::ZERO),
         bus_per_sector: Duration::ZERO,
         cache: CacheSpec::DISABLED,

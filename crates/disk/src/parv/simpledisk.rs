@@ -80,6 +80,7 @@ pub(super) fn map_simpledisk(b: &Block, bus: (f64, f64), name: &str, path: &Path
         seek: SeekModel::Table(vec![(1, Duration::ZERO)]),
         head_switch: Duration::ZERO,
         write_settle: Duration::ZERO,
+        write_settle_off: Duration::ZERO,
         overheads: Overheads::uniform(Duration::ZERO, Duration::ZERO, Duration::ZERO),
         bus_per_sector: fixed.read_per_sector,
         cache: CacheSpec::DISABLED,
