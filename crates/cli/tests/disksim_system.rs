@@ -547,7 +547,7 @@ fn a_trace_replays_through_the_controller_cache() {
     assert!(mean(&v) < 0.3 * mean(&none), "{} ms cached, {} ms through", mean(&v), mean(&none));
 }
 
-/// DiskSim 4.0's `valid/synthsimpledisk.parv` as shipped (`data/disksim4-synth/`): five
+/// DiskSim 4.0's `valid/synthsimpledisk.parv` as shipped (`data/disksim4-dist/`): five
 /// generators mixing time-critical (0.2), time-limited (0.3) and background requests on five
 /// CPUs, on a `disksim_simpledisk` of 10 ms a request, behind a driver queue with two
 /// subqueues (`Scheduling priority scheme` 1) and timeouts of 30 ticks. With no
@@ -559,7 +559,7 @@ fn a_trace_replays_through_the_controller_cache() {
 #[test]
 fn disksims_simpledisk_run_answers_as_disksim_did() {
     let dir = scratch("synthsimpledisk");
-    let parv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim4-synth/synthsimpledisk.parv");
+    let parv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim4-dist/synthsimpledisk.parv");
     let out = dir.join("out.json");
     ok(&headway(&["simulate", parv.to_str().unwrap(), "--json", out.to_str().unwrap()]));
     let v = json(&std::fs::read_to_string(&out).unwrap());
@@ -586,7 +586,7 @@ fn answered(v: &serde_json::Value) -> ([u64; 2], f64) {
     (n, sum / (n[0] + n[1]) as f64)
 }
 
-/// DiskSim 4.0's experiments on the HP C3323A (`data/disksim4-synth/`), each run as shipped
+/// DiskSim 4.0's experiments on the HP C3323A (`data/disksim4-dist/`), each run as shipped
 /// with its own driver queue, against DiskSim's `.outv`. The drive's model names a seek
 /// curve, `hp_c3323a.seek`, that DiskSim's distribution lacks; DiskSim's own
 /// `hp_c3323a_validate.seek` (the validated model of the same drive) stands in for it, so the
@@ -596,7 +596,7 @@ fn answered(v: &serde_json::Value) -> ([u64; 2], f64) {
 #[test]
 fn disksims_hp_c3323a_experiments_answer_as_disksim_did() {
     let dir = scratch("hp-c3323a");
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim4-synth");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim4-dist");
     for e in std::fs::read_dir(&data).unwrap() {
         let p = e.unwrap().path();
         std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();

@@ -48,15 +48,23 @@ impl Hdd {
     /// Does DiskSim start this access at once? `cur` is the first sector wanted on the
     /// track, the head arrives at `t`: the wait to the first sector taken and its index
     /// when the head is strictly between the start of `cur` and the start of the track's
-    /// last sector (a track with slipped or spared sectors: never).
+    /// last sector (a track holding a spare or slipped sector: never).
     pub(super) fn immediate_start(&self, cur: &Location, t: u64, write: bool) -> Option<(u64, u32)> {
         let c = &self.spec.cache;
         if !(if write { c.immediate_writes } else { c.immediate_reads }) {
             return None;
         }
         let z = &self.geo.zones[cur.zone as usize];
-        if z.remapped() || cur.sector + 1 >= z.spt {
+        if cur.sector + 1 >= z.spt {
             return None;
+        }
+        if z.remapped() {
+            // a zone with spares or slips: only its tracks of consecutive LBNs in every slot
+            let lbn = |s| self.geo.lbn_of(cur.cylinder, cur.head, s);
+            match (lbn(0), lbn(z.spt - 1)) {
+                (Some(a), Some(b)) if b - a == (z.spt - 1) as u64 => {}
+                _ => return None,
+            }
         }
         let at = |s: u32| Location { sector: s, slot: ((cur.slot + s - cur.sector) % z.spt), ..*cur };
         let (to_w, to_last) = (self.rot_wait(cur, t), self.rot_wait(&at(z.spt - 1), t));

@@ -531,6 +531,38 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
         watermark_by_request,
         extra_write_disconnect: extra.then_some(extradisc),
     };
+    // "Never disconnect": the drive holds the bus from the command to the completion and
+    // sends each sector as it comes. headway's protocol does exactly that when there is
+    // nothing to disconnect for: no disconnect, reselect or data preparation time, no
+    // read watermark above one sector, no extra write disconnect.
+    if let Some(v) = f.take("Never disconnect") {
+        let never = uint(v, "Never disconnect")?;
+        let p = &m.bus_protocol;
+        let quiet = [
+            p.data_prep,
+            p.reselect_first,
+            p.reselect_other,
+            p.read_disconnect_after_read,
+            p.read_disconnect_after_write,
+            p.write_disconnect,
+        ]
+        .iter()
+        .all(|d| d.0 == 0)
+            && read_watermark == 0.0
+            && p.extra_write_disconnect.is_none();
+        match never {
+            0 => {}
+            1 if quiet => {}
+            1 => {
+                return err(
+                    v.pos(),
+                    "`Never disconnect` = 1 with disconnect, reselect or data preparation overheads, a read \
+                     watermark or an extra write disconnect: not supported (headway models it where they are all 0)",
+                )
+            }
+            n => return err(v.pos(), format!("`Never disconnect` = {n}: DiskSim takes 0 or 1")),
+        }
+    }
 
     // ---- cache ----
     let segments = f.uint("Number of buffer segments")?;
@@ -622,7 +654,6 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
         "Allow sneaky intermediate read hits",
         "Allow write prebuffering",
         "Preseeking level",
-        "Never disconnect",
         "Minimum read-ahead (blks)",
     ])?;
     f.ignore(&[

@@ -3,6 +3,7 @@ use crate::spec::Sparing;
 
 mod ctlr;
 mod devices;
+mod distribution;
 mod driver;
 mod layout;
 mod layout_cases;

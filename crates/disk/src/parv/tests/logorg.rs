@@ -242,7 +242,7 @@ fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
         (
             logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4).replace("= Array", "= Parts"),
             "Addressing mode",
-            "Array",
+            "no array, each of its devices is addressed on its own; name one as FILE#DEVICE (disk0, disk1, disk2)",
         ),
         (
             logorg("bad", "disk0 .. disk2", "Noredun", "1.0", 1, 1, 4).replace("= Striped", "= Random"),
