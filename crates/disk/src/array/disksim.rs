@@ -4,7 +4,7 @@
 //! With them an array behaves as DiskSim 4.0's logical organisation does
 //! (`disksim_logorg.c`, `disksim_redun.c`), where that differs from headway's own arrays:
 //! * RAID 4 and 5 writes are built by DiskSim's parity-table procedure
-//!   ([`super::parity_table`]): rows classified by the data units they touch, a partial row
+//!   (`parity_table.rs`): rows classified by the data units they touch, a partial row
 //!   read-modify-written below the `RMW vs. reconstruct` point and reconstruct-written
 //!   from it on, and each write waiting only for the reads it depends on when `Synch
 //!   writes for safety = 0`;

@@ -7,14 +7,14 @@
 //!   pieces of one request lie in consecutive rows and are contiguous on it, so the request
 //!   starts at the member's first piece and is as long as its pieces together. They are
 //!   listed from the member the request starts on, then in increasing member order,
-//!   wrapping round ([`per_member`]).
+//!   wrapping round (`per_member`).
 //! * **Parity tables** (RAID 4 and 5): DiskSim's `logorg_join_seqreqs` sorts a list's
 //!   pieces by member and sector and merges neighbours on a member whose gap is at most
 //!   `LOGORG_PARITY_SEQGIVE` = 32 sectors; the merged request also covers the gap (a read
 //!   through the member's own parity unit, say), and carries the union of its parts' row
 //!   tags. Reads of an array read, a write's pre-reads and its writes (data and parity
 //!   together) are each joined on their own. The joined list runs from the highest member
-//!   down, and on a member from the highest sector down ([`within_32`]).
+//!   down, and on a member from the highest sector down (`within_32`).
 
 use super::Piece;
 

@@ -370,7 +370,7 @@ impl ArraySpec {
     /// What a write of `[sector, sector + len)` does on the members: RAID 0 its pieces as
     /// writes, a mirror its pieces to every copy (nothing to read either way), RAID 4 and 5
     /// the read-modify-write or full-row plan of the module docs (imported from DiskSim:
-    /// [`parity_table`]'s).
+    /// `parity_table`'s).
     pub fn write_plan(&self, sector: u64, len: u32) -> WritePlan {
         if !self.level.has_parity() {
             let pieces = self.member_reads(sector, len);

@@ -56,7 +56,10 @@
 //! `Write hit stop prefetch`: a write always stops read-ahead here), and the ioqueue's parameters other than its policy (they only
 //! matter with a reordering scheduler). Features headway does not model are accepted only
 //! at their neutral value (0): sneaky and almost read hits, write prebuffering,
-//! preseeking, never disconnecting, minimum read-ahead, rpm error. `Immediate buffer read`
+//! preseeking, minimum read-ahead, rpm error. `Never disconnect` = 1 is accepted where it
+//! changes nothing in headway's bus protocol (every disconnect, reselect and data
+//! preparation overhead 0, no read watermark, no extra write disconnect: the drive then
+//! sends each sector as it comes, as a drive holding the bus does). `Immediate buffer read`
 //! and `Immediate buffer write` (0-2, 2 as 1) are zero-latency accesses
 //! ([`CacheSpec::immediate_reads`], `crates/disk/src/hdd/immediate.rs`). Any other key is an error naming its file, line and key, and so is every value
 //! headway cannot model or DiskSim itself cannot load: a mapping scheme other than 0-2, a
