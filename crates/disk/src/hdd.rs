@@ -1355,6 +1355,7 @@ impl Hdd {
     /// A run moves on from the track of `cur` at `t` to the one holding `lbn`: a head
     /// switch or a seek, then the wait for `lbn` (or a zero-latency start). Where it is,
     /// when its first sector starts, and the zero-latency start if there is one.
+    #[inline]
     fn next_track(
         &mut self,
         cur: &Location,

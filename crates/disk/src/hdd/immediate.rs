@@ -49,11 +49,17 @@ impl Hdd {
     /// track, the head arrives at `t`: the wait to the first sector taken and its index
     /// when the head is strictly between the start of `cur` and the start of the track's
     /// last sector (a track holding a spare or slipped sector: never).
+    #[inline]
     pub(super) fn immediate_start(&self, cur: &Location, t: u64, write: bool) -> Option<(u64, u32)> {
         let c = &self.spec.cache;
         if !(if write { c.immediate_writes } else { c.immediate_reads }) {
             return None;
         }
+        self.immediate_landing(cur, t)
+    }
+
+    /// [`Hdd::immediate_start`] for a drive that does zero-latency accesses.
+    fn immediate_landing(&self, cur: &Location, t: u64) -> Option<(u64, u32)> {
         let z = &self.geo.zones[cur.zone as usize];
         if cur.sector + 1 >= z.spt {
             return None;
