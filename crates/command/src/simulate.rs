@@ -135,7 +135,9 @@ pub(crate) fn run(a: Args) -> Result<()> {
 /// `headway simulate FILE.parv`: DiskSim's synthetic workload of the file
 /// (`disksim_synthio`) on the device its generators address, or on the several devices
 /// they address, each on its own (`--disk` other than the default names one device for
-/// all), reported as a job file's runs are.
+/// all), reported as a job file's runs are. Without `--scheduler` the requests are ordered
+/// by the file's own driver queue (`disksim`, set from its `disksim_iodriver`); a
+/// `disksim` the command line names takes the file's settings too, under any `--set`.
 fn run_synthetic(a: Args, path: &Path) -> Result<()> {
     if !a.fio_args.is_empty() || a.output_format.is_some() || a.output.is_some() {
         bail!("{}: a DiskSim synthetic workload takes no fio options or fio output", path.display());
