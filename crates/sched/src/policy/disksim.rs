@@ -10,7 +10,9 @@
 //!   scheme`): 0 (all equal) queues every request in the base subqueue; 1 (two queues)
 //!   queues the synchronous ones in the priority subqueue. A DiskSim synthetic run marks its
 //!   time-critical and time-limited requests synchronous, as DiskSim's two queues take
-//!   exactly those; its background requests are not.
+//!   exactly those; its background requests are not. Other sources mark what they mark
+//!   (a DiskSim trace's reads, fio's synchronous I/O), which DiskSim's traces do not carry:
+//!   there the priority subqueue is headway's reading of the scheme, not DiskSim's.
 //! * **Timeouts** (`disksim_timeout_scheme`): DiskSim counts a request's wait in clock
 //!   ticks (`disksim_tick`, its process-flow clock interrupt, every 10 ms from time 0). At
 //!   each tick every waiting request's count grows by one; once it exceeds
