@@ -627,3 +627,31 @@ fn disksims_hp_c3323a_experiments_answer_as_disksim_did() {
         assert!((got / mean - 1.0).abs() < 0.005, "{name}: mean {got} ms, DiskSim's {mean}");
     }
 }
+
+/// The file's driver queue is the default, and `--set` overrides what the file sets: the
+/// same synthsimpledisk run with `disksim_priority_scheme=0` (one queue, its timeouts kept)
+/// is another run, and naming `disksim` explicitly is the default run.
+#[test]
+fn the_files_driver_queue_is_the_default_and_set_overrides_it() {
+    let dir = scratch("queue-override");
+    let parv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim4-dist/synthsimpledisk.parv");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.join(format!("{name}.json"));
+        let mut args = vec!["simulate", parv.to_str().unwrap(), "--json", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        ok(&headway(&args));
+        answered(&json(&std::fs::read_to_string(&out).unwrap())).1
+    };
+    let default = run("default", &[]);
+    assert_eq!(run("named", &["--scheduler", "disksim"]), default);
+    let one_queue = run("one-queue", &["--scheduler", "disksim", "--set", "disksim_priority_scheme=0"]);
+    assert!((one_queue / default - 1.0).abs() > 0.01, "{one_queue} ms against {default} ms");
+    // a setting the file's queue does not have is still an error
+    let o = headway(&["simulate", parv.to_str().unwrap(), "--set", "disksim_policy=9"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("disksim_policy"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
