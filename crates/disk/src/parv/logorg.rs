@@ -77,25 +77,29 @@ pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<
         }
         Ok(w)
     };
-    if let Ok(("Parts", at)) = Fields::new(b).word("Addressing mode") {
+    let (mode, at) = f.word("Addressing mode")?;
+    if mode == "Parts" {
         // each member keeps its own addresses: no array, its devices are named one by one
-        let members = match b.entries.iter().find(|e| e.key == "devices").map(|e| &e.value) {
-            Some(Value::List(l, _)) => l
-                .iter()
-                .filter_map(|v| if let Value::Word(w, _) = v { Some(w.as_str()) } else { None })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let names: Vec<&str> = f
+            .list("devices")
+            .map(|l| {
+                l.iter()
+                    .filter_map(|v| if let Value::Word(w, _) = v { Some(w.as_str()) } else { None })
+                    .collect()
+            })
+            .unwrap_or_default();
         return err(
             at,
             format!(
                 "`Addressing mode` = Parts: the logorg is no array, each of its devices is addressed on its own; \
                  name one as FILE#DEVICE ({})",
-                members.join(", ")
+                names.join(", ")
             ),
         );
     }
-    word(&mut f, "Addressing mode", &["Array"])?;
+    if mode != "Array" {
+        return err(at, format!("`Addressing mode` = {mode}: headway's arrays take Array"));
+    }
     word(&mut f, "Distribution scheme", &["Striped"])?;
     let redundancy =
         word(&mut f, "Redundancy scheme", &["Noredun", "Shadowed", "Parity_disk", "Parity_rotated"])?;

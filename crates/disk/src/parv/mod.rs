@@ -308,6 +308,17 @@ impl<'a> Fields<'a> {
             None => Ok(default),
         }
     }
+    /// A value DiskSim reads in 0..=2 and tests only for non-zero: 2 is 1.
+    fn nonzero_or(&mut self, key: &str, default: bool) -> Result<bool> {
+        match self.take(key) {
+            Some(v) => match uint(v, key)? {
+                0 => Ok(false),
+                1 | 2 => Ok(true),
+                n => err(v.pos(), format!("`{key}` = {n}: DiskSim takes 0, 1 or 2")),
+            },
+            None => Ok(default),
+        }
+    }
     fn ms_or_zero(&mut self, key: &str) -> Result<Duration> {
         Ok(ms(self.num_or(key, 0.0)?))
     }
@@ -570,15 +581,7 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
     // ---- cache ----
     let segments = f.uint("Number of buffer segments")?;
     let segment_sectors = f.uint("Segment size (in blks)")?;
-    // DiskSim takes 0-2 and tests only for non-zero: 2 caches as 1 does
-    let enabled = match f.take("Enable caching in buffer") {
-        None => true,
-        Some(v) => match uint(v, "Enable caching in buffer")? {
-            0 => false,
-            1 | 2 => true,
-            n => return err(v.pos(), format!("`Enable caching in buffer` = {n}: DiskSim takes 0, 1 or 2")),
-        },
-    };
+    let enabled = f.nonzero_or("Enable caching in buffer", true)?;
     let mut max_ra = f.uint_or("Maximum read-ahead (blks)", 0)?;
     let mut to_track_end = false;
     let mut within = None;
@@ -601,17 +604,9 @@ fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<Di
             n => return err(v.pos(), format!("`Fast write level` = {n}: must be 0, 1 or 2")),
         },
     };
-    // zero-latency access: DiskSim takes 0-2 and tests only for non-zero
-    let mut immediate = [false; 2];
-    for (i, key) in ["Immediate buffer read", "Immediate buffer write"].into_iter().enumerate() {
-        if let Some(v) = f.take(key) {
-            immediate[i] = match uint(v, key)? {
-                0 => false,
-                1 | 2 => true,
-                n => return err(v.pos(), format!("`{key}` = {n}: DiskSim takes 0, 1 or 2")),
-            };
-        }
-    }
+    // zero-latency access
+    let immediate =
+        [f.nonzero_or("Immediate buffer read", false)?, f.nonzero_or("Immediate buffer write", false)?];
     let mut cache = if enabled && segments > 0 {
         CacheSpec {
             segments,
