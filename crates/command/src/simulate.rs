@@ -152,20 +152,16 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
     let mut args = a.run;
     let mut devices = Vec::new();
     if args.disk == headway_disk::DEFAULT {
-        args.disk = format!("{}#{}", path.display(), spec.device_names[0]);
+        // each name as DiskSim maps it: a device, or the array its number selects
+        let target = |name: &str| {
+            format!("{}#{}", path.display(), headway_disk::parv::request_destination(&doc, name))
+        };
+        args.disk = target(&spec.device_names[0]);
         if spec.device_names.len() > 1 {
-            // several devices, each on its own: every name must be a device, not an array
+            // several devices, each on its own: a drive or an array
             for name in &spec.device_names {
-                let (disk, array) = headway_disk::resolve_system(&format!("{}#{name}", path.display()))?;
-                if array.is_some() {
-                    bail!(
-                        "{}: the generators address {}; `{name}` is an array, and headway runs several \
-                         devices only as lone drives",
-                        path.display(),
-                        spec.device_names.join(", ")
-                    );
-                }
-                devices.push(disk);
+                let (disk, array) = headway_disk::resolve_system(&target(name))?;
+                devices.push(headway_sim::Device { disk, array });
             }
         }
     }
@@ -187,9 +183,11 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
         run.settings = settings;
     }
     if !devices.is_empty() {
-        if run.array.is_some() {
+        if args.array.is_some() {
             bail!("{}: --array with generators over several devices", path.display());
         }
+        // (the first device's array, if it is one, is in `devices`)
+        run.array = None;
         run.devices = devices;
     }
     let mut csv = match &a.per_request {

@@ -36,7 +36,7 @@ pub use engine::{
     ArrayConfig, Engine, EngineError, RequestRecord, RunInput, RunsLog, DEFAULT_ARRAY_QUEUE_DEPTH,
 };
 pub use report::{Report, RunReport};
-pub use run_spec::{RunSpec, DEFAULT_SCHEDULERS};
+pub use run_spec::{Device, RunSpec, DEFAULT_SCHEDULERS};
 pub use workload::{BadContext, ContextMode, Job, VmInTrace, WorkloadError};
 
 /// Everything a simulation needs: the job file, and the machine and schedulers to run it
@@ -293,17 +293,17 @@ impl Shared {
     }
 }
 
-/// Fresh schedulers `name` with `settings` for one run: one per member of `array` (the
-/// coordinated array stream scheduler for `stream`), one without an array.
-/// The schedulers of one run of `name`: one per device when the run has several (its own
-/// `devices`, or a drive and the device its controller caches on), else the array's or the
-/// drive's.
+/// The schedulers of one run of `name`: one per drive when the run has several devices
+/// (its own `devices`, each a drive or an array, or a drive and the device its controller
+/// caches on), else the array's or the drive's. An array that is one of several devices
+/// gets one scheduler per member and no array-wide part (`stream` schedules each member
+/// drive on its own there).
 pub(crate) fn run_schedulers(name: &str, run: &RunSpec) -> Result<headway_sched::ArraySchedulers, SimError> {
     let cache_device = run.disk.controller.as_ref().is_some_and(|c| c.on_device.is_some());
     match run.devices.len() {
         0 if cache_device => device_schedulers(name, &run.settings, 2),
-        0 | 1 => build_array_schedulers(name, &run.settings, run.array),
-        n => device_schedulers(name, &run.settings, n),
+        0 => build_array_schedulers(name, &run.settings, run.array),
+        _ => device_schedulers(name, &run.settings, run.devices.iter().map(|d| d.members()).sum()),
     }
 }
 

@@ -38,10 +38,30 @@ pub struct RunSpec {
     /// Array requests admitted at once by the array's front end
     /// ([`DEFAULT_ARRAY_QUEUE_DEPTH`]); unused without an array.
     pub array_queue_depth: u32,
-    /// Devices the workload addresses each on its own, the first being `disk` (a DiskSim
-    /// system of several disks whose synthetic generators name several). Empty: the one
-    /// device `disk`, or its array.
-    pub devices: Vec<DiskSpec>,
+    /// Devices the workload addresses each on its own, each a drive or an array of them (a
+    /// DiskSim system whose synthetic generators name several disks or arrays). Empty: the
+    /// one device `disk`, or its array.
+    pub devices: Vec<Device>,
+}
+
+/// One device of a run of several ([`RunSpec::devices`]): a drive, or an array of drives of
+/// its model.
+#[derive(Clone, Debug)]
+pub struct Device {
+    pub disk: DiskSpec,
+    pub array: Option<ArraySpec>,
+}
+
+impl Device {
+    /// Sectors the workload addresses on it: the drive's, or the array's.
+    pub fn capacity(&self) -> u64 {
+        self.array.map_or(self.disk.capacity_sectors, |a| a.capacity(self.disk.capacity_sectors))
+    }
+
+    /// Drives it is made of.
+    pub fn members(&self) -> usize {
+        self.array.map_or(1, |a| a.members as usize)
+    }
 }
 
 impl RunSpec {

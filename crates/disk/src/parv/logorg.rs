@@ -50,14 +50,9 @@ use crate::array::{ArraySpec, CopyChoice, Disksim, Level};
 /// Parts`, `Distribution scheme = Asis`, `Redundancy scheme = Noredun`, one device: how
 /// DiskSim's single-disk examples wrap their disk), if `b` is one.
 pub(super) fn pass_through(b: &Block) -> Option<&str> {
-    let word = |key: &str| {
-        b.entries.iter().find(|e| e.key == key).and_then(|e| match &e.value {
-            Value::Word(w, _) => Some(w.as_str()),
-            _ => None,
-        })
-    };
     let devices = b.entries.iter().find(|e| e.key == "devices").map(|e| &e.value);
-    match (word("Addressing mode"), word("Distribution scheme"), word("Redundancy scheme"), devices) {
+    match (word(b, "Addressing mode"), word(b, "Distribution scheme"), word(b, "Redundancy scheme"), devices)
+    {
         (Some("Parts"), Some("Asis"), Some("Noredun"), Some(Value::List(items, _))) => match items.as_slice()
         {
             [Value::Word(one, _)] => Some(one),
@@ -65,6 +60,42 @@ pub(super) fn pass_through(b: &Block) -> Option<&str> {
         },
         _ => None,
     }
+}
+
+/// The word `key` of block `b` has, if it has one.
+fn word<'a>(b: &'a Block, key: &str) -> Option<&'a str> {
+    b.entries.iter().find(|e| e.key == key).and_then(|e| match &e.value {
+        Value::Word(w, _) => Some(w.as_str()),
+        _ => None,
+    })
+}
+
+/// What the requests a workload addresses to `name` reach, as DiskSim maps them
+/// (`logorg_maprequest`): the logorgs are tried in the file's order, and the first that
+/// takes them is theirs. A logorg with `Addressing mode = Array` takes device number `i`'s
+/// requests when it is the `i`-th logorg (DiskSim numbers an array by its place among the
+/// logorgs, and a device by its place in instantiation order); a `Parts` logorg takes its
+/// own devices' requests. The array's name when an array takes them (so a synthetic
+/// generator naming `disk1` drives the file's second logorg when that is an array, as
+/// DiskSim's `syntharrays` does), else `name` itself — also when `name` is a logorg.
+pub fn request_destination(doc: &Document, name: &str) -> String {
+    let Some(devno) = devices::devices(doc).iter().position(|d| d.instance && d.name == name) else {
+        return name.to_string();
+    };
+    let holds = |b: &Block| {
+        b.entries.iter().find(|e| e.key == "devices").is_some_and(|e| match &e.value {
+            Value::List(items, _) => items.iter().any(|v| matches!(v, Value::Word(w, _) if w == name)),
+            _ => false,
+        })
+    };
+    for (i, b) in doc.blocks.iter().filter(|b| b.ty == "disksim_logorg").enumerate() {
+        match word(b, "Addressing mode") {
+            Some("Array") if i == devno => return b.name.clone().unwrap_or_else(|| name.to_string()),
+            Some("Parts") if holds(b) => break,
+            _ => {}
+        }
+    }
+    name.to_string()
 }
 
 /// The member device and the array of logorg `b`.

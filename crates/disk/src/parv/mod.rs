@@ -79,6 +79,7 @@ mod simpledisk;
 pub mod syntax;
 
 pub use driver::driver_queue_settings;
+pub use logorg::request_destination;
 
 use crate::array::ArraySpec;
 use crate::disksim_tables::{SeekKnot, ZoneRow};

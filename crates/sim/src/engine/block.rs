@@ -31,10 +31,12 @@
 //! names the members another member's event concerns (their schedulers are asked again at
 //! once). Without an array there is one member and no splitting.
 //!
-//! Several independent devices (a DiskSim system whose generators name several disks,
-//! [`super::RunInput::devices`]) are members too, each of its own model: a request's device
-//! is in its address above [`super::DEVICE_SHIFT`], and it goes to that member's scheduler
-//! with the rest of the address as its sector; nothing spans members.
+//! Several independent devices (a DiskSim system whose generators name several disks or
+//! arrays, [`super::RunInput::devices`]) each have a front: a lone drive of the device's
+//! model, or an array front end over members of its own. A request's device is in its
+//! address above [`super::DEVICE_SHIFT`]; it goes to that device with the rest of the
+//! address as its sector, and nothing spans devices. A member drive of an array among
+//! several devices has its own scheduler instance and no array-wide part.
 //!
 //! The layer hands completed requests back one at a time (`drive_event`, then
 //! `finish_piece` for each request the completed command carried), so the layer above
@@ -42,7 +44,7 @@
 //! order of the requests in the command.
 
 use headway_disk::array::{CopyView, Piece};
-use headway_disk::{Cmd, Drive, DriveError, Hdd, WriteCache};
+use headway_disk::{Cmd, DiskSpec, Drive, DriveError, Hdd, WriteCache};
 use headway_sched::idmap::IdMap;
 use headway_sched::{
     ArrayHooks, ArraySchedulers, Arrival, ContextId, CurveView, Decision, Dir, ReqId, Request, Scheduler,
@@ -109,10 +111,20 @@ pub(crate) enum Completes {
     Array { id: ReqId, disk_ns: u64, total: u64 },
 }
 
-/// The devices, their schedulers, the array front end.
+/// What one device of the run is: a lone drive (member `first`), or an array whose
+/// members are `first..` (its pieces' member numbers count from `first`).
+struct Front {
+    first: usize,
+    array: Option<ArrayFront>,
+}
+
+/// The devices, their schedulers, the array front ends.
 pub(crate) struct Block<'a> {
     members: Vec<Member>,
-    array: Option<ArrayFront>,
+    /// What the run's addresses reach: one front without `devices`, one per device with them.
+    fronts: Vec<Front>,
+    /// Some front is an array.
+    arrays: bool,
     /// A caching controller in front of the drive ([`super::ctlr`]).
     ctlr: Option<CtlrFront>,
     /// The members are independent devices, each addressed on its own: a request's
@@ -145,21 +157,32 @@ impl<'a> Block<'a> {
         let ArraySchedulers { members: scheds, hooks } = scheds;
         let cache_device =
             input.disk.controller.as_ref().and_then(|c| c.on_device.as_ref()).map(|d| &*d.device);
-        let n_members = match input.devices.len() {
-            0 if cache_device.is_some() => 2,
-            0 => input.array.map_or(1, |a| a.spec.members as usize),
-            n => n,
-        };
-        assert_eq!(scheds.len(), n_members, "one scheduler per member");
-        let mut members = Vec::with_capacity(n_members);
-        for (i, mut sched) in scheds.into_iter().enumerate() {
+        // each member's drive model, and what the addresses reach
+        let mut specs: Vec<&DiskSpec> = Vec::new();
+        let mut fronts = Vec::new();
+        if input.devices.is_empty() {
+            let n = match cache_device {
+                Some(_) => 2,
+                None => input.array.map_or(1, |a| a.spec.members as usize),
+            };
+            specs.extend((0..n).map(|i| cache_device.filter(|_| i == 1).unwrap_or(input.disk)));
+            fronts.push(Front { first: 0, array: input.array.map(|a| ArrayFront::new(a, input.seed)) });
+        } else {
+            for (d, dev) in input.devices.iter().enumerate() {
+                let first = specs.len();
+                specs.extend(std::iter::repeat_n(&dev.disk, dev.members()));
+                let array = dev.array.map(|spec| {
+                    let cfg = super::ArrayConfig { spec, queue_depth: super::DEFAULT_ARRAY_QUEUE_DEPTH };
+                    ArrayFront::new(cfg, input.seed.wrapping_add(d as u64))
+                });
+                fronts.push(Front { first, array });
+            }
+        }
+        assert_eq!(scheds.len(), specs.len(), "one scheduler per member");
+        let mut members = Vec::with_capacity(specs.len());
+        for (mut sched, spec) in scheds.into_iter().zip(specs) {
             tell_issuers(sched.as_mut(), jobs);
             sched.set_device_queue_depth(input.drive.queue_depth);
-            let spec = match (input.devices.get(i), cache_device) {
-                (Some(d), _) => d,
-                (None, Some(c)) if i == 1 => c,
-                _ => input.disk,
-            };
             members.push(Member {
                 sched,
                 drive: Drive::new(Hdd::new(spec.clone()), input.drive)?,
@@ -178,7 +201,8 @@ impl<'a> Block<'a> {
         let capacity = members[0].drive.hdd().capacity();
         Ok(Block {
             members,
-            array: input.array.map(|a| ArrayFront::new(a, input.seed)),
+            arrays: fronts.iter().any(|f| f.array.is_some()),
+            fronts,
             hooks,
             ctlr: input.disk.controller.as_ref().map(CtlrFront::new),
             devices: !input.devices.is_empty(),
@@ -261,14 +285,20 @@ impl<'a> Block<'a> {
         if let Some(c) = self.ctlr.as_mut() {
             return c.arrive(core, rq);
         }
-        if self.devices {
-            let m = (rq.sector >> super::DEVICE_SHIFT) as usize;
-            let sector = rq.sector & ((1 << super::DEVICE_SHIFT) - 1);
-            return self.arrive_at(core, m, Request { sector, ..rq });
-        }
-        let Some(a) = self.array.as_mut() else { return self.arrive_at(core, 0, rq) };
+        let (f, rq) = match self.devices {
+            true => {
+                let sector = rq.sector & ((1 << super::DEVICE_SHIFT) - 1);
+                ((rq.sector >> super::DEVICE_SHIFT) as usize, Request { sector, ..rq })
+            }
+            false => (0, rq),
+        };
+        let front = &mut self.fronts[f];
+        let Some(a) = front.array.as_mut() else {
+            let m = front.first;
+            return self.arrive_at(core, m, rq);
+        };
         if let Some(rq) = a.offer(rq) {
-            self.split(core, rq);
+            self.split(core, f, rq);
         }
     }
 
@@ -284,21 +314,25 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// An array request is admitted: the member requests it starts with go out.
-    fn split(&mut self, core: &mut Core, rq: Request) {
-        let members = &self.members;
+    /// An array request is admitted to front `f`: the member requests it starts with go out.
+    fn split(&mut self, core: &mut Core, f: usize, rq: Request) {
+        let Front { first, array } = &mut self.fronts[f];
+        let members = &self.members[*first..];
         let view = |m: u32| {
             let m = &members[m as usize];
             CopyView { queued: m.sched.pending() + m.inflight.len(), position: m.last_sector }
         };
-        let first = self.array.as_mut().expect("an array").split(rq, &view);
-        self.issue_pieces(core, rq, &first);
+        let pieces = array.as_mut().expect("an array").split(rq, &view);
+        self.issue_pieces(core, f, rq, &pieces);
     }
 
-    /// Send `pieces` of array request `parent` to the members, each in its direction.
-    fn issue_pieces(&mut self, core: &mut Core, parent: Request, pieces: &[(Piece, Dir)]) {
+    /// Send `pieces` of array request `parent` to the members of front `f`, each in its
+    /// direction.
+    fn issue_pieces(&mut self, core: &mut Core, f: usize, parent: Request, pieces: &[(Piece, Dir)]) {
         let first = core.new_ids(pieces.len() as u64);
-        self.array.as_mut().expect("an array").issued(parent.id, pieces, first);
+        let front = &mut self.fronts[f];
+        front.array.as_mut().expect("an array").issued(parent.id, pieces, first);
+        let base = front.first;
         let view = self.view(0);
         if let Some(h) = self.hooks.as_mut() {
             let ids: Vec<(u32, ReqId)> =
@@ -308,7 +342,7 @@ impl<'a> Block<'a> {
         for (i, &(p, dir)) in pieces.iter().enumerate() {
             let id = ReqId(first + i as u64);
             let rq = Request { id, sector: p.sector, len: p.len, dir, arrival: core.now, ..parent };
-            self.arrive_at(core, p.member as usize, rq);
+            self.arrive_at(core, base + p.member as usize, rq);
         }
     }
 
@@ -322,22 +356,33 @@ impl<'a> Block<'a> {
                 return Completes::Nothing;
             }
         }
+        if !self.arrays {
+            return Completes::Itself;
+        }
         let view = self.hooks.is_some().then(|| self.view(0));
-        let Some(a) = self.array.as_mut() else { return Completes::Itself };
-        match a.piece_done(id, service, total) {
-            PieceDone::NotAPiece => Completes::Itself,
+        // (the front whose piece it is: one array in most runs, a few at most)
+        let Some((f, done)) = self.fronts.iter_mut().enumerate().find_map(|(f, front)| {
+            match front.array.as_mut()?.piece_done(id, service, total) {
+                PieceDone::NotAPiece => None,
+                done => Some((f, done)),
+            }
+        }) else {
+            return Completes::Itself;
+        };
+        match done {
+            PieceDone::NotAPiece => unreachable!("found above"),
             PieceDone::Pending => Completes::Nothing,
             PieceDone::Writes(rq, writes) => {
                 let writes: Vec<(Piece, Dir)> = writes.into_iter().map(|p| (p, Dir::Write)).collect();
-                self.issue_pieces(core, rq, &writes);
+                self.issue_pieces(core, f, rq, &writes);
                 Completes::Nothing
             }
             PieceDone::Complete(r) => {
                 if let (Some(h), Some(view)) = (self.hooks.as_mut(), view.as_ref()) {
                     h.completed(core.now, &r.rq, view);
                 }
-                while let Some(next) = self.array.as_mut().expect("an array").admit_next() {
-                    self.split(core, next);
+                while let Some(next) = self.fronts[f].array.as_mut().expect("an array").admit_next() {
+                    self.split(core, f, next);
                 }
                 self.owners.remove(&r.rq.id);
                 Completes::Array { id: r.rq.id, disk_ns: r.disk_ns, total: r.rq.bytes().max(1) }
@@ -423,7 +468,7 @@ impl<'a> Block<'a> {
     /// The job a dispatched request belongs to (a merged request: its first part's; an
     /// array's member request: its array request's), as far as it was recorded.
     fn owner(&self, id: ReqId) -> Option<u32> {
-        let id = self.array.as_ref().and_then(|a| a.parent(id)).unwrap_or(id);
+        let id = self.fronts.iter().find_map(|f| f.array.as_ref()?.parent(id)).unwrap_or(id);
         let direct = |id: &ReqId| self.owners.get(id).copied();
         direct(&id).or_else(|| self.merged.get(&id).and_then(|parts| parts.first()).and_then(direct))
     }
@@ -569,15 +614,16 @@ impl<'a> Block<'a> {
         let member_reports: Vec<DeviceReport> =
             self.members.iter().map(|m| m.figures.report(&m.drive, end, run_ns, member_dirty)).collect();
         let figures = || self.members.iter().map(|m| &m.figures);
-        let device = match &self.array {
-            None if self.devices => DeviceReport {
-                page_cache_dirty_bytes,
-                ..aggregate(&member_reports, &Counts::flow_in_of(figures()), figures())
-            },
-            None => member_reports[0].clone(),
-            Some(a) => {
-                DeviceReport { page_cache_dirty_bytes, ..aggregate(&member_reports, &a.flow_in, figures()) }
+        let device = if self.devices || self.arrays {
+            // what the workload submitted: to a lone drive's scheduler, to an array's front end
+            let mut flow_in = Counts::default();
+            for f in &self.fronts {
+                flow_in
+                    .merge(f.array.as_ref().map_or(&self.members[f.first].figures.flow_in, |a| &a.flow_in));
             }
+            DeviceReport { page_cache_dirty_bytes, ..aggregate(&member_reports, &flow_in, figures()) }
+        } else {
+            member_reports[0].clone()
         };
         let mut scheduler_stats = std::collections::BTreeMap::new();
         let array_stats = self.hooks.as_ref().map(|h| h.stats()).unwrap_or_default();
@@ -599,13 +645,20 @@ impl<'a> Block<'a> {
         BlockReport {
             scheduler: self.scheduler_name(),
             disk: if self.devices {
-                let names: Vec<&str> =
-                    self.members.iter().map(|m| m.drive.hdd().spec().name.as_str()).collect();
-                names.join(", ")
+                // each device: its drive, or its array of them
+                let name = |f: &Front| {
+                    let drive = &self.members[f.first].drive.hdd().spec().name;
+                    f.array.as_ref().map_or(drive.clone(), |a| format!("{drive} in {}", a.cfg.spec))
+                };
+                self.fronts.iter().map(name).collect::<Vec<_>>().join(", ")
             } else {
                 self.members[0].drive.hdd().spec().name.to_string()
             },
-            array: self.array.as_ref().map(|a| a.cfg.spec.to_string()),
+            // (several devices: each array is in `disk`)
+            array: match self.devices {
+                false => self.fronts[0].array.as_ref().map(|a| a.cfg.spec.to_string()),
+                true => None,
+            },
             device,
             scheduler_stats,
             members,

@@ -22,21 +22,11 @@ impl Counts {
         self.bytes[dir.index()] += sectors as u64 * SECTOR_BYTES;
     }
 
-    fn merge(&mut self, other: &Counts) {
+    pub fn merge(&mut self, other: &Counts) {
         for d in 0..2 {
             self.n[d] += other.n[d];
             self.bytes[d] += other.bytes[d];
         }
-    }
-
-    /// The requests that reached the members' schedulers, summed: a run of independent
-    /// devices' host requests.
-    pub fn flow_in_of<'f>(figures: impl Iterator<Item = &'f Figures>) -> Counts {
-        let mut c = Counts::default();
-        for f in figures {
-            c.merge(&f.flow_in);
-        }
-        c
     }
 
     pub fn flow(&self) -> Flow {

@@ -90,7 +90,7 @@ pub(crate) struct Machine<'a> {
 impl<'a> Machine<'a> {
     pub fn new(scheds: ArraySchedulers, jobs: Vec<Job>, input: &RunInput<'a>) -> Result<Self, EngineError> {
         if input.disk.controller.is_some() && input.array.is_some()
-            || input.devices.iter().any(|d| d.controller.is_some())
+            || input.devices.iter().any(|d| d.disk.controller.is_some())
         {
             return Err(EngineError::Unsupported(format!(
                 "`{}` has a caching controller: headway runs it in front of a lone drive, not of an array's members or one of several devices",

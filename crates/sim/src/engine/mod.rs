@@ -79,9 +79,10 @@ pub struct RunInput<'a> {
     pub host: crate::host::HostParams,
     /// A disk array of `drive`s instead of one drive.
     pub array: Option<ArrayConfig>,
-    /// Devices addressed each on its own (see [`crate::RunSpec::devices`]); empty: one.
-    /// Device `d`'s sector `s` is the run's address `d << DEVICE_SHIFT | s`.
-    pub devices: &'a [DiskSpec],
+    /// Devices addressed each on its own, each a drive or an array (see
+    /// [`crate::RunSpec::devices`]); empty: one. Device `d`'s sector `s` is the run's
+    /// address `d << DEVICE_SHIFT | s`.
+    pub devices: &'a [crate::Device],
 }
 
 /// Where a run of several devices keeps the device in an address: above 2^40 sectors
@@ -187,7 +188,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Self, EngineError> {
         let several = !input.devices.is_empty();
         let capacity = |d: u32| match (input.array, input.devices.get(d as usize)) {
-            (_, Some(dev)) => dev.capacity_sectors,
+            (_, Some(dev)) => dev.capacity(),
             (Some(a), None) => a.spec.capacity(input.disk.capacity_sectors),
             (None, None) => input.disk.capacity_sectors,
         };

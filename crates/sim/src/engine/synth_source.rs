@@ -210,7 +210,8 @@ mod devices_tests {
         let (_, curve) = block::tests::disk_and_curve();
         let models =
             [headway_disk::builtin("wd5000aaks").unwrap(), headway_disk::builtin("cheetah-15k4").unwrap()];
-        let input = RunInput { devices: &models, ..block::tests::input(&models[0], &curve, None) };
+        let devices = lone(&models);
+        let input = RunInput { devices: &devices, ..block::tests::input(&models[0], &curve, None) };
         // one closed generator drawing its device among two (each request random), one
         // pinned to the second device
         let mut both = gen(1.0, 1.0, 1_000_000);
@@ -246,11 +247,58 @@ mod devices_tests {
                 hooks: None,
             },
             s,
-            &RunInput { devices: &models[..1], ..block::tests::input(&models[0], &curve, None) },
+            &RunInput { devices: &devices[..1], ..block::tests::input(&models[0], &curve, None) },
         )
         .err()
         .expect("refused")
         .to_string();
         assert!(e.contains("1 devices simulated for the 2"), "{e}");
+    }
+
+    fn lone(models: &[headway_disk::DiskSpec]) -> Vec<crate::Device> {
+        models.iter().map(|d| crate::Device { disk: d.clone(), array: None }).collect()
+    }
+
+    /// One device an array, the other a lone drive (DiskSim's `syntharrays`: generators
+    /// naming several logorgs): the array's requests are split over its own members, the
+    /// lone drive's reach it whole, and each array request completes once.
+    #[test]
+    fn an_array_among_several_devices_splits_over_its_own_members() {
+        let (_, curve) = block::tests::disk_and_curve();
+        let model = headway_disk::builtin("wd5000aaks").unwrap();
+        let devices = [
+            crate::Device { disk: model.clone(), array: Some("raid0:3:4k".parse().unwrap()) },
+            crate::Device { disk: model.clone(), array: None },
+        ];
+        let input = RunInput { devices: &devices, ..block::tests::input(&model, &curve, None) };
+        // 16-sector requests from 16-sector blocks: each array request spans two units
+        let mut g = gen(1.0, 1.0, 1_000_000);
+        g.devices = vec![0, 1];
+        g.size = crate::synthio::dist::Dist::Exponential { base: 16.0, mean: 0.0 };
+        g.blocking = 16;
+        let mut s = testutil::spec(vec![g], 2, 300);
+        s.device_names = vec!["org0".into(), "disk3".into()];
+        let scheds =
+            (0..4).map(|_| headway_sched::registry::build("noop", &mut Settings::new()).unwrap()).collect();
+        let log = RefCell::new(Vec::new());
+        let r = Engine::synthetic(ArraySchedulers { members: scheds, hooks: None }, s, &input)
+            .unwrap()
+            .with_request_log(Box::new(|r| log.borrow_mut().push(r.offset / 512)))
+            .run(|_| {})
+            .unwrap();
+        let log = log.into_inner();
+        let to_array = log.iter().filter(|&&o| o >> super::super::DEVICE_SHIFT == 0).count() as u64;
+        let to_drive = log.len() as u64 - to_array;
+        assert_eq!(log.len(), 300, "every request completes once");
+        assert!(to_array > 100 && to_drive > 100, "{to_array} to the array, {to_drive} to the drive");
+        let members = r.members.as_ref().expect("a section per drive");
+        assert_eq!(members.len(), 4, "three members and the lone drive");
+        let pieces: u64 = members[..3].iter().map(|m| m.device.requests_in.count).sum();
+        // every array request is two pieces (a stripe unit is 8 sectors, blocks 16-aligned)
+        assert_eq!(pieces, 2 * to_array);
+        assert!(members[..3].iter().all(|m| m.device.requests_in.count > 0), "all three members serve");
+        assert_eq!(members[3].device.requests_in.count, to_drive, "the lone drive gets its requests whole");
+        assert_eq!(r.device.requests_in.count, 300, "what the workload submitted, not the pieces");
+        assert!(r.disk.contains("in raid0:3:4k"), "{}", r.disk);
     }
 }

@@ -261,3 +261,27 @@ fn what_headway_arrays_do_not_model_is_an_error_at_its_line() {
         );
     }
 }
+
+/// DiskSim's request mapping (`logorg_maprequest`): the logorgs in file order, an `Array`
+/// one taking the requests of the device whose number is its place, a `Parts` one those of
+/// its own devices; the first that takes them is theirs.
+#[test]
+fn a_devices_requests_go_where_disksim_maps_them() {
+    let parts = |name: &str, devices: &str| {
+        logorg(name, devices, "Noredun", "0.5", 0, 1, 4).replace("= Array", "= Parts")
+    };
+    let arr = |name: &str| logorg(name, "disk3 .. disk5", "Noredun", "0.5", 0, 1, 4);
+    // device numbers: disk0 .. disk2 are 0-2, sd0 is 3, disk3 .. disk5 are 4-6
+    let doc = |orgs: String| syntax::parse_file(&file("map.parv", &six(&orgs))).unwrap();
+    let d = doc(format!("{}{}{}", parts("p0", "disk1"), arr("a1"), arr("a2")));
+    let to = |name: &str| request_destination(&d, name);
+    assert_eq!(to("disk0"), "disk0", "logorg 0 is no array, and does not hold disk0");
+    assert_eq!(to("disk1"), "disk1", "the Parts logorg before array a1 holds it");
+    assert_eq!(to("disk2"), "a2", "the third logorg is an array: device number 2 is it");
+    assert_eq!(to("sd0"), "sd0", "no fourth logorg");
+    assert_eq!(to("a1"), "a1", "a logorg is itself");
+    // an array first takes device 0 even though a later Parts logorg holds it
+    let d = doc(format!("{}{}", arr("a0"), parts("p1", "disk0")));
+    assert_eq!(request_destination(&d, "disk0"), "a0");
+    assert_eq!(request_destination(&d, "disk1"), "disk1", "p1 is no array");
+}
