@@ -13,7 +13,9 @@
 //!
 //! `headway simulate FILE.parv` runs the experiment (the engine's synthetic source): on the
 //! one device (or array) the generators address, or on the several devices they name, each
-//! simulated on its own (a name that is an array among several is refused). A `Storage
+//! simulated on its own, a drive or an array. A generator's device name goes where DiskSim
+//! sends its requests ([`headway_disk::parv::request_destination`]): device number `i`
+//! is the file's `i`-th logorg when that is an array. A `Storage
 //! capacity per device` above a device's is DiskSim's to allow: as in DiskSim, the run
 //! fails at the first request that lands past its device.
 
