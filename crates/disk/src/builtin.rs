@@ -143,6 +143,7 @@ fn wd5000aaks() -> DiskSpec {
         disksim: false,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -188,6 +189,7 @@ fn hd080hj() -> DiskSpec {
         disksim: false,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -252,6 +254,7 @@ fn deskstar_34gxp() -> DiskSpec {
         disksim: false,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -308,6 +311,7 @@ fn cheetah(c: Cheetah) -> DiskSpec {
         disksim: false,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     };
@@ -466,6 +470,7 @@ fn cheetah9lp() -> DiskSpec {
         disksim: false,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     }
@@ -516,6 +521,7 @@ fn ibm18es() -> DiskSpec {
         disksim: false,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     }

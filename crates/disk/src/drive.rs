@@ -553,6 +553,13 @@ impl Drive {
         Ok(())
     }
 
+    /// The command in service: its tag, when it started and, when it lets the bus go
+    /// meanwhile, when it disconnects and when it asks for the bus again
+    /// ([`crate::hdd::Access::disconnected`]).
+    pub fn serving(&self) -> Option<(u64, Time, Option<(Time, Time)>)> {
+        self.serving.map(|s| (s.tag, s.started, s.acc.disconnected))
+    }
+
     /// Bring the drive to `now` (call it at [`Drive::next_event`]): a destage that ended
     /// frees its room, and the command that finished, if any, is returned. Then the drive
     /// starts its next piece of work.

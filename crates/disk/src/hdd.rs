@@ -239,6 +239,11 @@ pub struct Access {
     pub positioning: Duration,
     /// Served entirely from the on-board cache, without touching the media.
     pub cache_hit: bool,
+    /// When the drive lets its bus go during the request and when it asks for it again to
+    /// finish (DiskSim's disconnect and reselection: a read miss from its command overhead
+    /// to its data, a write-through write from its data to its status); `None`: it holds
+    /// the bus from start to completion. What a bus shared with other drives needs to know.
+    pub disconnected: Option<(Time, Time)>,
 }
 
 /// What serving a request would cost, from [`Hdd::estimate`].
@@ -547,6 +552,7 @@ impl Hdd {
                 seek_cylinders: 0,
                 positioning: f.overhead + f.access,
                 cache_hit: false,
+                disconnected: None,
             },
             (None, Dir::Read) => self.read(now.0, sector, end),
             (None, Dir::Write) => self.write(now.0, sector, end),
@@ -650,7 +656,7 @@ impl Hdd {
             let done = Time(now.0 + f.access.0 + (e - s) * f.per_sector(Dir::Write));
             self.last_end = e;
             self.busy_until = done;
-            return Access { done, seek_cylinders: 0, positioning: f.access, cache_hit: false };
+            return Access { done, seek_cylinders: 0, positioning: f.access, cache_hit: false, disconnected: None };
         }
         self.stop_stream(now.0);
         self.invalidate(s, e);
@@ -659,7 +665,13 @@ impl Hdd {
         self.last_end = e;
         self.busy_until = Time(media_end);
         self.arm_free = media_end;
-        Access { done: Time(media_end), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
+        Access {
+            done: Time(media_end),
+            seek_cylinders: dcyl,
+            positioning: Duration(pos),
+            cache_hit: false,
+            disconnected: None,
+        }
     }
 
     /// A command served from the buffer without the arm (a write-back cache absorbing a
@@ -678,6 +690,7 @@ impl Hdd {
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
+            disconnected: None,
         }
     }
 
@@ -790,6 +803,7 @@ impl Hdd {
                     seek_cylinders: 0,
                     positioning: Duration::ZERO,
                     cache_hit: false,
+                    disconnected: None,
                 };
             }
             ReadPath::Hit(i) => {
@@ -817,14 +831,18 @@ impl Hdd {
         let run = self.media(t0, media_start, e, false, None, mark);
         let MediaRun { end: media_end, dcyl, pos, wait, first, .. } = run;
         let slot = self.geo.zones[first.zone as usize].slot_start(1);
-        let done = match partial {
+        let (done, disconnected) = match partial {
             // DiskSim ("Immed transfer partial hit"): the buffered part goes out at once, as
             // a hit's would; the bus then waits for the media at each gap
             Some(_) if self.spec.disksim && media_start > s => {
                 let send = now + self.overhead_read(true) + self.spec.bus_protocol.data_prep.0;
-                self.read_done(send, s, e, &run)
+                (self.read_done(send, s, e, &run), None)
             }
-            _ => self.read_miss_done(now, over, s, e, &run),
+            _ => {
+                let (gone, back) = self.read_miss_bus(now, over, &run);
+                let p = &self.spec.bus_protocol;
+                (self.read_done(back + p.reselect_first.0 + p.data_prep.0, s, e, &run), Some((Time(gone), Time(back))))
+            }
         };
         self.arm_free = media_end;
         if !self.segs.is_empty() {
@@ -848,7 +866,7 @@ impl Hdd {
             self.lru.touch(i);
             self.start_stream(i, e, run.resume, e, Some((e - 1, run.last)));
         }
-        Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
+        Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false, disconnected }
     }
 
     /// The sector after the last one a read miss of `s..e` must have in the buffer (its
@@ -867,23 +885,22 @@ impl Hdd {
         (s + watermark).max(media_start + 1).min(e)
     }
 
-    /// When a read miss of `s..e` completes: the watermark is in the buffer at `at_mark`,
-    /// the last sector leaves the media at `media_end`; the bus protocol around it
-    /// (`BusProtocol`, DiskSim's `disk_read_arrive` and `disk_check_bus`). The drive
-    /// disconnects after the command overhead `over`; it reselects once the watermark is in
-    /// (and the disconnect is done), prepares the data and sends it at the bus rate, never
-    /// ahead of the media. With no protocol overheads and a watermark of one sector this
-    /// is: the bus starts with the first sector read.
+    /// When a read miss lets its bus go and when it asks for it again, its media `run`
+    /// under way: the bus protocol around it (`BusProtocol`, DiskSim's `disk_read_arrive`
+    /// and `disk_check_bus`). The drive disconnects after the command overhead `over`; it
+    /// reselects once the watermark is in (and the disconnect is done), then prepares the
+    /// data and sends it at the bus rate, never ahead of the media ([`Hdd::read_done`]).
+    /// With no protocol overheads and a watermark of one sector: the bus starts with the
+    /// first sector read.
     #[inline]
-    fn read_miss_done(&self, now: u64, over: u64, s: u64, e: u64, run: &MediaRun) -> u64 {
+    fn read_miss_bus(&self, now: u64, over: u64, run: &MediaRun) -> (u64, u64) {
         let p = &self.spec.bus_protocol;
         let disconnect = match self.last_dir {
             Dir::Read => p.read_disconnect_after_read.0,
             Dir::Write => p.read_disconnect_after_write.0,
         };
-        let reselect =
-            run.at_mark.min(run.end).max(now + over + disconnect) + p.reselect_first.0 + p.data_prep.0;
-        self.read_done(reselect, s, e, run)
+        let gone = now + over + disconnect;
+        (gone, run.at_mark.min(run.end).max(gone))
     }
 
     /// When a read of `s..e` whose bus transfer starts at `send` completes: never ahead of
@@ -906,6 +923,7 @@ impl Hdd {
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
+            disconnected: None,
         }
     }
 
@@ -957,12 +975,14 @@ impl Hdd {
             if self.spec.cache.read_hits_on_write_data && !self.segs.is_empty() {
                 self.keep_write_data(s, e);
             }
-            let done = media_end.max(xfer_start + self.bus_w * (e - s) + disconnect) + reselect + completion;
+            let gone = xfer_start + self.bus_w * (e - s) + disconnect;
+            let back = media_end.max(gone);
             return Access {
-                done: Time(done),
+                done: Time(back + reselect + completion),
                 seek_cylinders: dcyl,
                 positioning: Duration(pos),
                 cache_hit: false,
+                disconnected: Some((Time(gone), Time(back))),
             };
         }
         if self.spec.disksim {
@@ -991,6 +1011,7 @@ impl Hdd {
             seek_cylinders: dcyl,
             positioning: Duration(pos),
             cache_hit: true,
+            disconnected: None,
         }
     }
 
@@ -1043,6 +1064,7 @@ impl Hdd {
             seek_cylinders: dcyl,
             positioning: Duration(pos),
             cache_hit: true,
+            disconnected: None,
         }
     }
 

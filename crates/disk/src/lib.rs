@@ -68,7 +68,7 @@ pub use parv::{
 };
 pub use resolve::{resolve, resolve_from, resolve_system, ResolveError};
 pub use spec::{
-    BusProtocol, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, FixedService, Layout, Mapping,
+    BusProtocol, BusSeat, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, FixedService, Layout, Mapping,
     Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };
 

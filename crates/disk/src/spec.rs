@@ -314,6 +314,23 @@ impl CacheSpec {
     }
 }
 
+/// A drive's seat on a bus it shares with other devices (DiskSim's exclusive bus, `type =
+/// 1`). One device holds the bus at a time; the others wait for it, to start a command
+/// (the controller asks for them) and to reconnect for its data or status.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BusSeat {
+    /// The bus's name in its file (`bus5`): drives seated on one name share it.
+    pub bus: String,
+    /// The drive's place on the bus: 1 the first device listed (the controller above is 0).
+    pub slot: u32,
+    /// Who of several waiting gets the bus next: the highest slot (`Arbitration type = 1`,
+    /// slot priority), else the first to ask (`2`, FIFO).
+    pub by_slot: bool,
+    /// `Arbitration time`: what each acquisition of the bus costs.
+    #[serde(with = "crate::serde_ns")]
+    pub arbitration: Duration,
+}
+
 /// All parameters of one hard-disk model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DiskSpec {
@@ -381,6 +398,11 @@ pub struct DiskSpec {
     /// `disksim_cachemem`; [`crate::ctlr`]). `None`: the driver talks to the drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<crate::ctlr::Controller>,
+    /// Seats on buses shared with other devices (DiskSim's exclusive `disksim_bus`s with
+    /// several devices): this drive's, or with an array imported from DiskSim each
+    /// member's, in member order. Empty: every drive has a bus of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bus_seats: Vec<BusSeat>,
 }
 
 /// What every request to a fixed-time device costs: `overhead + access + sectors x

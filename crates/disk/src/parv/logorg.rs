@@ -98,8 +98,8 @@ pub fn request_destination(doc: &Document, name: &str) -> String {
     name.to_string()
 }
 
-/// The member device and the array of logorg `b`.
-pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<'a>, ArraySpec)> {
+/// The member devices (in order; all of one model) and the array of logorg `b`.
+pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Vec<Device<'a>>, ArraySpec)> {
     let mut f = Fields::new(b);
     let word = |f: &mut Fields<'a>, key: &str, allowed: &[&str]| -> Result<&'a str> {
         let (w, at) = f.word(key)?;
@@ -219,9 +219,7 @@ pub(super) fn map_logorg<'a>(doc: &'a Document, b: &'a Block) -> Result<(Device<
         "Time stamp file name",
     ]);
     f.finish()?;
-    let mut members = members;
-    let first = members.swap_remove(0);
-    Ok((first, spec))
+    Ok((members, spec))
 }
 
 /// The devices `devices` lists, all of one model.

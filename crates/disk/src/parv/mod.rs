@@ -70,6 +70,7 @@
 //! `Skew units` other than sectors and revolutions, and an angle in revolutions that is
 //! not a whole number of sectors.
 
+mod bus;
 mod ctlr;
 mod devices;
 mod driver;
@@ -220,10 +221,12 @@ fn logorg_array(doc: &Document, path: &Path, name: &str) -> Result<Option<(DiskS
         // the device itself, which `import_device` takes
         return Ok(None);
     }
-    let (member, array) = logorg::map_logorg(doc, b)?;
+    let (members, array) = logorg::map_logorg(doc, b)?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let spec = map_device(doc, &member, &format!("{stem}#{}", member.name), path)?;
+    let first = &members[0];
+    let mut spec = map_device(doc, first, &format!("{stem}#{}", first.name), path)?;
     let array = logorg::fit_members(b, array, spec.capacity_sectors)?;
+    spec.bus_seats = bus::member_seats(doc, &members)?;
     Ok(Some((spec, array)))
 }
 
@@ -240,12 +243,16 @@ fn parse_checked(path: &Path) -> Result<Document> {
 
 fn map_device(doc: &Document, dev: &devices::Device, name: &str, path: &Path) -> Result<DiskSpec> {
     let spec = map_bare(doc, dev, name, path)?;
-    Ok(DiskSpec { controller: ctlr::controller(doc, dev, &spec, path)?, ..spec })
+    Ok(DiskSpec {
+        controller: ctlr::controller(doc, dev, &spec, path)?,
+        bus_seats: bus::seat(doc, dev)?.into_iter().collect(),
+        ..spec
+    })
 }
 
 /// The device alone, without the controller in front of it.
 fn map_bare(doc: &Document, dev: &devices::Device, name: &str, path: &Path) -> Result<DiskSpec> {
-    let bus = attached_bus(doc, dev)?.unwrap_or((0.0, 0.0));
+    let bus = bus::attached_bus(doc, dev)?.unwrap_or((0.0, 0.0));
     let spec = match dev.block.ty.as_str() {
         "disksim_simpledisk" => simpledisk::map_simpledisk(dev.block, bus, name, path)?,
         _ => map_disk(dev.block, bus, name, path)?,
@@ -443,30 +450,6 @@ fn read_seek_file(path: &Path, from: &Pos) -> Result<Vec<SeekKnot>> {
         }
     }
     Ok(knots)
-}
-
-/// The per-block read and write transfer times (ms) of the bus the device hangs off in the
-/// `.parv`'s topology (`disksim_bus` "Read/Write block transfer time"), if it has one.
-fn attached_bus(doc: &Document, dev: &devices::Device) -> Result<Option<(f64, f64)>> {
-    let Some(mut i) = ctlr::device_node(doc, dev) else { return Ok(None) };
-    while let Some(p) = doc.topology[i].parent {
-        i = p;
-        if doc.topology[i].ty != "disksim_bus" {
-            continue;
-        }
-        let Some(bus) = ctlr::instance_block(doc, &doc.topology[i].name).filter(|b| b.ty == "disksim_bus")
-        else {
-            return Ok(None);
-        };
-        let time = |key: &str| -> Result<f64> {
-            match bus.entries.iter().find(|e| e.key == key) {
-                Some(e) => num(&e.value, key),
-                None => Ok(0.0),
-            }
-        };
-        return Ok(Some((time("Read block transfer time")?, time("Write block transfer time")?)));
-    }
-    Ok(None)
 }
 
 fn map_disk(disk: &Block, bus: (f64, f64), name: &str, path: &Path) -> Result<DiskSpec> {
@@ -847,6 +830,7 @@ fn map_model(model: &Block) -> Result<DiskSpec> {
         disksim: true,
         fixed: None,
         controller: None,
+        bus_seats: Vec::new(),
         bus_protocol: BusProtocol::default(),
         queue: None,
     };

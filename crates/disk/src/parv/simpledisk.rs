@@ -91,5 +91,6 @@ pub(super) fn map_simpledisk(b: &Block, bus: (f64, f64), name: &str, path: &Path
         disksim: false,
         fixed: Some(fixed),
         controller: None,
+        bus_seats: Vec::new(),
     })
 }

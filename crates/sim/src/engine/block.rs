@@ -52,6 +52,7 @@ use headway_sched::{
 };
 
 use super::array::{ArrayFront, PieceDone};
+use super::bus::{Buses, Phase};
 use super::core::{Core, Ev};
 use super::ctlr::CtlrFront;
 use super::devices::{aggregate, Counts, Figures};
@@ -85,6 +86,8 @@ struct Member {
     /// tokens the workload source gave.
     flush_waiters: Vec<u64>,
     figures: Figures,
+    /// On a shared bus ([`super::bus`]): where its command is.
+    phase: Phase,
 }
 
 /// What a drive event brought.
@@ -125,6 +128,8 @@ pub(crate) struct Block<'a> {
     fronts: Vec<Front>,
     /// Some front is an array.
     arrays: bool,
+    /// Buses shared by several members ([`super::bus`]), if any.
+    buses: Option<Buses>,
     /// A caching controller in front of the drive ([`super::ctlr`]).
     ctlr: Option<CtlrFront>,
     /// The members are independent devices, each addressed on its own: a request's
@@ -160,17 +165,21 @@ impl<'a> Block<'a> {
         // each member's drive model, and what the addresses reach
         let mut specs: Vec<&DiskSpec> = Vec::new();
         let mut fronts = Vec::new();
+        // each member's seat on a shared bus: a lone drive's, or an array member's own
+        let mut seats = Vec::new();
         if input.devices.is_empty() {
             let n = match cache_device {
                 Some(_) => 2,
                 None => input.array.map_or(1, |a| a.spec.members as usize),
             };
             specs.extend((0..n).map(|i| cache_device.filter(|_| i == 1).unwrap_or(input.disk)));
+            seats.extend((0..n).map(|i| input.disk.bus_seats.get(i).filter(|_| cache_device.is_none())));
             fronts.push(Front { first: 0, array: input.array.map(|a| ArrayFront::new(a, input.seed)) });
         } else {
             for (d, dev) in input.devices.iter().enumerate() {
                 let first = specs.len();
                 specs.extend(std::iter::repeat_n(&dev.disk, dev.members()));
+                seats.extend((0..dev.members()).map(|i| dev.disk.bus_seats.get(i)));
                 let array = dev.array.map(|spec| {
                     let cfg = super::ArrayConfig { spec, queue_depth: super::DEFAULT_ARRAY_QUEUE_DEPTH };
                     ArrayFront::new(cfg, input.seed.wrapping_add(d as u64))
@@ -196,6 +205,7 @@ impl<'a> Block<'a> {
                 kicked: false,
                 flush_waiters: Vec::new(),
                 figures: Figures::default(),
+                phase: Phase::Idle,
             });
         }
         let capacity = members[0].drive.hdd().capacity();
@@ -203,6 +213,7 @@ impl<'a> Block<'a> {
             members,
             arrays: fronts.iter().any(|f| f.array.is_some()),
             fronts,
+            buses: Buses::new(&seats),
             hooks,
             ctlr: input.disk.controller.as_ref().map(CtlrFront::new),
             devices: !input.devices.is_empty(),
@@ -444,10 +455,20 @@ impl<'a> Block<'a> {
         // any decision supersedes the previous wait
         self.members[m].timer_at = None;
         self.members[m].kicked = false;
+        let seated = self.buses.as_ref().is_some_and(|b| b.seated(m));
         while self.members[m].drive.can_accept() {
+            if seated && self.members[m].phase != Phase::Idle {
+                break;
+            }
             let view = self.view(m);
             let mem = &mut self.members[m];
             match mem.sched.decide(core.now, &view) {
+                Decision::Dispatch(rq) if seated => {
+                    mem.sched.dispatched_to_device(core.now, &rq);
+                    mem.phase = Phase::Start(rq);
+                    self.ask_bus(core, m);
+                    return;
+                }
                 Decision::Dispatch(rq) => {
                     mem.sched.dispatched_to_device(core.now, &rq);
                     self.submit(core.now, m, rq);
@@ -497,11 +518,16 @@ impl<'a> Block<'a> {
         mem.drive.submit(now, cmd).expect("the drive said it can accept");
     }
 
-    /// Keep exactly one live heap event per member at its drive's next event time.
+    /// Keep exactly one live heap event per member at its drive's next event time (on a
+    /// shared bus: the completion once the member has the bus to finish).
     #[inline]
     fn sync_drive_event(&mut self, core: &mut Core, m: usize) {
         let mem = &mut self.members[m];
-        let next = mem.drive.next_event();
+        let next = match mem.phase {
+            Phase::Idle | Phase::Start(_) | Phase::Connected { disconnect: None } => mem.drive.next_event(),
+            Phase::Finishing { done } => Some(done),
+            Phase::Connected { .. } | Phase::Away { .. } | Phase::Finish { .. } => None,
+        };
         if next != mem.drive_ev {
             mem.drive_ev = next;
             if let Some(t) = next {
@@ -512,14 +538,87 @@ impl<'a> Block<'a> {
         }
     }
 
+    /// Member `m`, its phase `Start` or `Away`, asks for its shared bus: had at once, later
+    /// (its bus event), or when the holder lets it go.
+    fn ask_bus(&mut self, core: &mut Core, m: usize) {
+        let now = core.now;
+        let mem = &mut self.members[m];
+        if let Phase::Away { back } = mem.phase {
+            mem.phase = Phase::Finish { back };
+        }
+        match self.buses.as_mut().expect("a shared bus").ask(m, now) {
+            Some(t) if t == now => self.bus_event(core, m),
+            Some(t) => core.push(t, Ev::Bus(m as u32)),
+            None => {}
+        }
+    }
+
+    /// Member `m` lets its shared bus go: the next waiter has it (its bus event).
+    fn release_bus(&mut self, core: &mut Core, m: usize) {
+        if let Some((next, t)) = self.buses.as_mut().expect("a shared bus").release(m, core.now) {
+            core.push(t, Ev::Bus(next as u32));
+        }
+    }
+
+    /// Member `m`'s shared-bus event ([`super::bus`]): it has the bus to start or to
+    /// finish its command, or the time came to disconnect or to ask again.
+    pub fn bus_event(&mut self, core: &mut Core, m: usize) {
+        let now = core.now;
+        match self.members[m].phase {
+            Phase::Start(rq) => {
+                // the command goes down; the drive holds the bus until it disconnects
+                self.submit(now, m, rq);
+                let disconnect = self.members[m].drive.serving().and_then(|s| s.2);
+                self.members[m].phase = Phase::Connected { disconnect };
+                if let Some((gone, _)) = disconnect {
+                    core.push(gone.max(now), Ev::Bus(m as u32));
+                }
+                self.sync_drive_event(core, m);
+            }
+            Phase::Connected { disconnect: Some((_, back)) } => {
+                self.members[m].phase = Phase::Away { back };
+                self.release_bus(core, m);
+                match back <= now {
+                    true => self.ask_bus(core, m),
+                    false => core.push(back, Ev::Bus(m as u32)),
+                }
+            }
+            Phase::Away { .. } => self.ask_bus(core, m),
+            Phase::Finish { back } => {
+                // what waiting for the bus took, the completion takes later
+                let due = self.members[m].drive.next_event().expect("the command in the drive");
+                self.members[m].phase = Phase::Finishing { done: Time(due.0 + (now.0 - back.0)) };
+                self.sync_drive_event(core, m);
+            }
+            p => unreachable!("a bus event in phase {p:?}"),
+        }
+    }
+
+    /// Whether some bus is shared by several members.
+    pub fn shared_bus(&self) -> bool {
+        self.buses.is_some()
+    }
+
     /// Member `m`'s drive event of generation `gen` fired: collect what finished. Unless
     /// it was stale, the caller acts on what it brought, then calls [`Block::refill`].
     #[inline(always)]
-    pub fn drive_event(&mut self, now: Time, m: usize, gen: u64) -> DriveEvent {
+    pub fn drive_event(&mut self, core: &mut Core, m: usize, gen: u64) -> DriveEvent {
+        let now = core.now;
         if gen != self.members[m].drive_gen {
             return DriveEvent::Stale;
         }
         self.members[m].drive_ev = None;
+        match self.members[m].phase {
+            Phase::Idle | Phase::Start(_) => {}
+            // the command is done only once it has had the bus to finish
+            Phase::Connected { disconnect: Some(_) } | Phase::Away { .. } | Phase::Finish { .. } => {
+                return DriveEvent::Nothing
+            }
+            Phase::Connected { disconnect: None } | Phase::Finishing { .. } => {
+                self.members[m].phase = Phase::Idle;
+                self.release_bus(core, m);
+            }
+        }
         // (a command the drive starts now that finishes now gets an event of its own)
         let Some(c) = self.members[m].drive.poll(now) else { return DriveEvent::Nothing };
         if c.tag == FLUSH_TAG {
@@ -754,7 +853,7 @@ pub(super) mod tests {
             core.now = t;
             match ev {
                 Ev::Drive(m, gen) => {
-                    if let DriveEvent::Completed { id, total, .. } = b.drive_event(t, m as usize, gen) {
+                    if let DriveEvent::Completed { id, total, .. } = b.drive_event(core, m as usize, gen) {
                         let parts = b.take_merged(id).unwrap_or_default();
                         // (a merged part is reported with no bytes of its own)
                         for (id, total) in
@@ -819,7 +918,7 @@ pub(super) mod tests {
         b.flush_all(&mut core, 9);
         let (t, Ev::Drive(m, gen)) = core.pop().expect("the flush's event") else { panic!("a drive event") };
         core.now = t;
-        let DriveEvent::Flushed(w) = b.drive_event(t, m as usize, gen) else { panic!("the flush completed") };
+        let DriveEvent::Flushed(w) = b.drive_event(&mut core, m as usize, gen) else { panic!("the flush completed") };
         assert_eq!(w, [3, 9]);
     }
 

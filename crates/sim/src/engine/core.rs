@@ -31,6 +31,8 @@ pub(crate) enum Ev {
     Timer(u32),
     /// The caching controller asked to be woken ([`super::ctlr`]).
     Ctlr,
+    /// A member on a shared bus has it, or is to let it go or ask for it ([`super::bus`]).
+    Bus(u32),
 }
 
 /// The clock, the pending events and the next request id.

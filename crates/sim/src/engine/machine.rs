@@ -98,6 +98,12 @@ impl<'a> Machine<'a> {
             )));
         }
         let block = Block::new(scheds, &jobs, input)?;
+        if block.shared_bus() && (input.drive.queue_depth != 1 || input.drive.write_cache == headway_disk::WriteCache::Back) {
+            return Err(EngineError::Unsupported(format!(
+                "drives of `{}` share a bus: headway models a shared bus with drives that take one command at a time and write through (--queue-depth 1 --write-cache through)",
+                input.disk.name
+            )));
+        }
         let mut cache = PageCache::new(&input.host);
         let mut jobs = jobs;
         for j in &mut jobs {
@@ -160,7 +166,7 @@ impl<'a> Machine<'a> {
     /// Member `m`'s drive event of generation `gen` is due: act on what finished, then
     /// refill the drive.
     pub fn drive_event<S: Source + ?Sized>(&mut self, src: &mut S, m: usize, gen: u64) {
-        match self.block.drive_event(self.core.now, m, gen) {
+        match self.block.drive_event(&mut self.core, m, gen) {
             DriveEvent::Stale => return,
             DriveEvent::Nothing => {}
             DriveEvent::Flushed(tokens) => {

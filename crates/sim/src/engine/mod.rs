@@ -41,6 +41,7 @@
 
 mod array;
 mod block;
+mod bus;
 mod core;
 mod ctlr;
 mod devices;
@@ -279,6 +280,7 @@ fn run<S: Source + ?Sized>(
             Ev::Drive(member, gen) => m.drive_event(src, member as usize, gen),
             Ev::Timer(member) => m.block.timer(&mut m.core, member as usize),
             Ev::Ctlr => m.ctlr_event(src),
+            Ev::Bus(member) => m.block.bus_event(&mut m.core, member as usize),
         }
         if src.failed() {
             break;
