@@ -640,10 +640,9 @@ fn with_c3323a_seek(name: &str) -> PathBuf {
 /// RAID 5, four HP C3323A each). Held against its `.outv`: the requests answered, each
 /// array's share (DiskSim counts the 7 still in flight at the end as well), every disk's
 /// reads and writes (DiskSim's per-device figures of disks 0-12; one in flight allowed),
-/// and the response times. Those are below DiskSim's by what its shared exclusive buses
-/// cost (four disks on each; headway gives every disk a bus of its own): least on the
-/// lightly loaded RAID 0 and concatenation, most on the parity arrays, whose small writes
-/// keep two disks of a bus busy at once. The bands hold today's gap so it cannot widen.
+/// and the response times, overall and per array, within 1% (each array's four disks
+/// share one exclusive bus: without the bus's waits the parity arrays answered 11-13%
+/// sooner than DiskSim). A drive queue deeper than one command is refused on shared buses.
 #[test]
 fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
     let dir = with_c3323a_seek("syntharrays");
@@ -654,7 +653,7 @@ fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
     let v = json(&std::fs::read_to_string(&out).unwrap());
     let (n, mean) = answered(&v);
     assert_eq!(n, [6688, 3305], "DiskSim's non-critical reads and writes");
-    assert!((mean / 34.272035 - 1.0).abs() < 0.10, "mean {mean} ms, DiskSim's 34.272035");
+    assert!((mean / 34.272035 - 1.0).abs() < 0.01, "mean {mean} ms, DiskSim's 34.272035");
     // per array (the device is above bit 40 of the sector): requests and mean response
     let (mut count, mut sum) = ([0u64; 4], [0f64; 4]);
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -664,12 +663,11 @@ fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
         count[org] += 1;
         sum[org] += f[8].parse::<f64>().unwrap() / 1e6;
     }
-    let disksim =
-        [(2435, 21.496245, 0.04), (2543, 25.299331, 0.04), (2477, 44.778775, 0.15), (2545, 45.239715, 0.15)];
-    for (i, (want, ms, band)) in disksim.into_iter().enumerate() {
+    let disksim = [(2435, 21.496245), (2543, 25.299331), (2477, 44.778775), (2545, 45.239715)];
+    for (i, (want, ms)) in disksim.into_iter().enumerate() {
         assert!(count[i] <= want, "logorg {i}: {} answered, DiskSim's {want} with those in flight", count[i]);
         let got = sum[i] / count[i] as f64;
-        assert!((got / ms - 1.0).abs() < band, "logorg {i}: {got} ms, DiskSim's {ms} (band {band})");
+        assert!((got / ms - 1.0).abs() < 0.01, "logorg {i}: {got} ms, DiskSim's {ms}");
     }
     assert_eq!(disksim.iter().map(|d| d.0).sum::<u64>() - count.iter().sum::<u64>(), 7);
     // every disk's reads and writes: the arrays' plans, parity disk 11 the busiest
@@ -699,6 +697,29 @@ fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
             m["member"]
         );
     }
+    let o = headway(&[&args[..2], &["--queue-depth", "4"]].concat());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("share a bus"), "{e}");
+}
+
+/// DiskSim 4.0's `synthcachedev`: a caching controller whose cache is a second disk on
+/// the drive's exclusive bus. Requests answered and the mean against its `.outv`
+/// (28.939379 ms over 10,003 requests): within 5%, below it. The drive and its cache disk
+/// take turns on the bus as DiskSim's disks do; the controller's own traffic on it (its
+/// copies between the two disks) is not a bus user here, which is what remains.
+#[test]
+fn disksims_synthcachedev_answers_near_disksim() {
+    let dir = with_c3323a_seek("synthcachedev");
+    let out = dir.join("out.json");
+    ok(&headway(&[
+        "simulate",
+        dir.join("synthcachedev.parv").to_str().unwrap(),
+        "--json",
+        out.to_str().unwrap(),
+    ]));
+    let (n, mean) = answered(&json(&std::fs::read_to_string(&out).unwrap()));
+    assert!((10_000..=10_003).contains(&(n[0] + n[1])), "{n:?}");
+    assert!((-0.05..0.0).contains(&(mean / 28.939379 - 1.0)), "mean {mean} ms, DiskSim's 28.939379");
 }
 
 /// The file's driver queue is the default, and `--set` overrides what the file sets: the

@@ -656,7 +656,13 @@ impl Hdd {
             let done = Time(now.0 + f.access.0 + (e - s) * f.per_sector(Dir::Write));
             self.last_end = e;
             self.busy_until = done;
-            return Access { done, seek_cylinders: 0, positioning: f.access, cache_hit: false, disconnected: None };
+            return Access {
+                done,
+                seek_cylinders: 0,
+                positioning: f.access,
+                cache_hit: false,
+                disconnected: None,
+            };
         }
         self.stop_stream(now.0);
         self.invalidate(s, e);
@@ -841,7 +847,10 @@ impl Hdd {
             _ => {
                 let (gone, back) = self.read_miss_bus(now, over, &run);
                 let p = &self.spec.bus_protocol;
-                (self.read_done(back + p.reselect_first.0 + p.data_prep.0, s, e, &run), Some((Time(gone), Time(back))))
+                (
+                    self.read_done(back + p.reselect_first.0 + p.data_prep.0, s, e, &run),
+                    Some((Time(gone), Time(back))),
+                )
             }
         };
         self.arm_free = media_end;
@@ -866,7 +875,13 @@ impl Hdd {
             self.lru.touch(i);
             self.start_stream(i, e, run.resume, e, Some((e - 1, run.last)));
         }
-        Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false, disconnected }
+        Access {
+            done: Time(done),
+            seek_cylinders: dcyl,
+            positioning: Duration(pos),
+            cache_hit: false,
+            disconnected,
+        }
     }
 
     /// The sector after the last one a read miss of `s..e` must have in the buffer (its

@@ -68,8 +68,8 @@ pub use parv::{
 };
 pub use resolve::{resolve, resolve_from, resolve_system, ResolveError};
 pub use spec::{
-    BusProtocol, BusSeat, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, FixedService, Layout, Mapping,
-    Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone, ZoneLayout,
+    BusProtocol, BusSeat, CacheSpec, DiskSpec, ExtraWriteDisconnect, FastWrite, FixedService, Layout,
+    Mapping, Overheads, QueueSpec, SeekModel, Sparing, SpecError, Zone, ZoneLayout,
 };
 
 /// The DiskSim 4.0 reference data the repository carries (`data/` at its root, DiskSim's

@@ -61,7 +61,12 @@ pub(super) fn seat(doc: &Document, dev: &Device) -> Result<Option<BusSeat>> {
         Some(e) => match uint(&e.value, "Arbitration type")? {
             1 => true,
             2 => false,
-            v => return err(e.value.pos(), format!("`Arbitration type` = {v}: DiskSim takes 1 (slot priority) or 2 (FIFO)")),
+            v => {
+                return err(
+                    e.value.pos(),
+                    format!("`Arbitration type` = {v}: DiskSim takes 1 (slot priority) or 2 (FIFO)"),
+                )
+            }
         },
     };
     let node = ctlr::device_node(doc, dev).expect("found above");

@@ -245,7 +245,8 @@ fn cachedev(b: &Block, at: &Place) -> Result<(CacheDev, u32)> {
         return err(cat, format!("`Cache device` `{cache_name}` is not behind this controller"));
     }
     let stem = at.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let device = super::map_bare(at.doc, cache_dev, &format!("{stem}#{cache_name}"), at.path)?;
+    let mut device = super::map_bare(at.doc, cache_dev, &format!("{stem}#{cache_name}"), at.path)?;
+    device.bus_seats = super::bus::seat(at.doc, cache_dev)?.into_iter().collect();
     if sectors < at.spec.capacity_sectors || sectors > device.capacity_sectors {
         return err(
             sv.pos(),

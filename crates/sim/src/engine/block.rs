@@ -173,7 +173,12 @@ impl<'a> Block<'a> {
                 None => input.array.map_or(1, |a| a.spec.members as usize),
             };
             specs.extend((0..n).map(|i| cache_device.filter(|_| i == 1).unwrap_or(input.disk)));
-            seats.extend((0..n).map(|i| input.disk.bus_seats.get(i).filter(|_| cache_device.is_none())));
+            // (the cache device is seated as the drive is: each its own first seat)
+            seats.extend((0..n).map(|i| match cache_device {
+                Some(c) if i == 1 => c.bus_seats.first(),
+                Some(_) => input.disk.bus_seats.first(),
+                None => input.disk.bus_seats.get(i),
+            }));
             fronts.push(Front { first: 0, array: input.array.map(|a| ArrayFront::new(a, input.seed)) });
         } else {
             for (d, dev) in input.devices.iter().enumerate() {
@@ -847,6 +852,11 @@ pub(super) mod tests {
     /// Run the core's events through the block layer until `stop` says so or none is
     /// left; every completion (request id, bytes) in order, merged parts after their carrier.
     fn run(core: &mut Core, b: &mut Block) -> Vec<(u64, u64)> {
+        run_timed(core, b).into_iter().map(|(id, bytes, _)| (id, bytes)).collect()
+    }
+
+    /// [`run`], with each completion's time.
+    fn run_timed(core: &mut Core, b: &mut Block) -> Vec<(u64, u64, Time)> {
         let mut done = Vec::new();
         while let Some((t, ev)) = core.pop() {
             b.elapse(t.0 - core.now.0);
@@ -860,8 +870,8 @@ pub(super) mod tests {
                             std::iter::once((id, total)).chain(parts.into_iter().map(|p| (p, 0)))
                         {
                             match b.finish_piece(core, id, 1, total.max(1)) {
-                                Completes::Itself => done.push((id.0, total)),
-                                Completes::Array { id, total, .. } => done.push((id.0, total)),
+                                Completes::Itself => done.push((id.0, total, t)),
+                                Completes::Array { id, total, .. } => done.push((id.0, total, t)),
                                 Completes::Nothing => {}
                             }
                         }
@@ -869,10 +879,90 @@ pub(super) mod tests {
                     b.refill(core, m as usize);
                 }
                 Ev::Timer(m) => b.timer(core, m as usize),
+                Ev::Bus(m) => b.bus_event(core, m as usize),
                 other => panic!("the block layer made a {other:?} event"),
             }
         }
         done
+    }
+
+    /// Two drives on one shared bus, a read miss to each at once: the first holds the bus
+    /// through its command overhead, so the second starts when the first disconnects; the
+    /// one that reselects second waits for the other to finish, its completion later by
+    /// that wait. Without seats both start at once. (Times from standalone drives.)
+    #[test]
+    fn drives_on_a_shared_bus_take_turns_to_start_and_to_finish() {
+        let (mut disk, curve) = disk_and_curve();
+        disk.cache.segments = 0;
+        let seat = |slot| headway_disk::BusSeat {
+            bus: "bus1".into(),
+            slot,
+            by_slot: false,
+            arbitration: Duration::ZERO,
+        };
+        let run_two = |seated: bool, sectors: [u64; 2]| {
+            let devices: Vec<crate::Device> = (1..=2)
+                .map(|slot| {
+                    let mut d = disk.clone();
+                    d.bus_seats = if seated { vec![seat(slot)] } else { Vec::new() };
+                    crate::Device { disk: d, array: None }
+                })
+                .collect();
+            let input = RunInput {
+                devices: &devices,
+                drive: DriveConfig::default(),
+                ..input(&devices[0].disk, &curve, None)
+            };
+            let members = (0..2)
+                .map(|_| headway_sched::registry::build("noop", &mut Settings::new()).unwrap())
+                .collect();
+            let mut b = Block::new(ArraySchedulers { members, hooks: None }, &[], &input).unwrap();
+            assert_eq!(b.shared_bus(), seated);
+            let mut core = Core::new();
+            for (i, s) in sectors.iter().enumerate() {
+                b.arrive(&mut core, read(i as u64 + 1, (i as u64) << super::super::DEVICE_SHIFT | s, 8), 0);
+            }
+            b.fill_kicked(&mut core);
+            let mut t = run_timed(&mut core, &mut b);
+            t.sort();
+            [t[0].2, t[1].2]
+        };
+        let alone = |at: Time, s: u64| {
+            let mut h = Hdd::new(disk.clone());
+            h.access(at, s, 8, Dir::Read)
+        };
+        // the second drive's sector: far from the first's, then (searched) one whose
+        // reselection falls while the first is finishing, and one where the first waits
+        let a = alone(Time::ZERO, 1_000);
+        let (gone, back_a) = a.disconnected.expect("a read miss disconnects");
+        let second = |k: u64| 2_000 + k * 7_919;
+        let when = |k: u64| alone(gone, second(k)).disconnected.unwrap().1;
+        let overlap_b =
+            (0..50_000).find(|&k| (back_a.0 + 1..a.done.0).contains(&when(k).0)).expect("a collision");
+        let b_first = (0..50_000)
+            .find(|&k| {
+                let b = alone(gone, second(k));
+                (b.disconnected.unwrap().1 .0 + 1..b.done.0).contains(&back_a.0)
+            })
+            .expect("the other collision");
+        let mut delayed = [false; 2];
+        for s2 in [90_000_000, second(overlap_b), second(b_first)] {
+            let sectors = [1_000, s2];
+            assert_eq!(run_two(false, sectors), [a.done, alone(Time::ZERO, s2).done]);
+            // the second starts as the first disconnects; who reselects second waits
+            let b = alone(gone, s2);
+            let (gone_b, back_b) = b.disconnected.unwrap();
+            assert!(back_a >= gone_b, "(the first's media outlasts the second's command overhead)");
+            let want = if back_a <= back_b {
+                [a.done, Time(b.done.0 + a.done.0.saturating_sub(back_b.0))]
+            } else {
+                [Time(a.done.0 + b.done.0.saturating_sub(back_a.0)), b.done]
+            };
+            delayed[0] |= want[0] > a.done;
+            delayed[1] |= want[1] > b.done;
+            assert_eq!(run_two(true, sectors), want, "{sectors:?}");
+        }
+        assert_eq!(delayed, [true, true], "each drive waited once to finish");
     }
 
     #[test]
@@ -918,7 +1008,9 @@ pub(super) mod tests {
         b.flush_all(&mut core, 9);
         let (t, Ev::Drive(m, gen)) = core.pop().expect("the flush's event") else { panic!("a drive event") };
         core.now = t;
-        let DriveEvent::Flushed(w) = b.drive_event(&mut core, m as usize, gen) else { panic!("the flush completed") };
+        let DriveEvent::Flushed(w) = b.drive_event(&mut core, m as usize, gen) else {
+            panic!("the flush completed")
+        };
         assert_eq!(w, [3, 9]);
     }
 

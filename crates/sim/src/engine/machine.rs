@@ -98,7 +98,9 @@ impl<'a> Machine<'a> {
             )));
         }
         let block = Block::new(scheds, &jobs, input)?;
-        if block.shared_bus() && (input.drive.queue_depth != 1 || input.drive.write_cache == headway_disk::WriteCache::Back) {
+        if block.shared_bus()
+            && (input.drive.queue_depth != 1 || input.drive.write_cache == headway_disk::WriteCache::Back)
+        {
             return Err(EngineError::Unsupported(format!(
                 "drives of `{}` share a bus: headway models a shared bus with drives that take one command at a time and write through (--queue-depth 1 --write-cache through)",
                 input.disk.name

@@ -166,3 +166,33 @@ fn block_count_stands_only_after_the_layout() {
     let line = text.lines().position(|l| l.contains("Block count")).unwrap() + 1;
     assert!(e.contains(&format!("over.parv:{line}:")) && e.contains("more than its zones' 24 LBNs"), "{e}");
 }
+
+/// A device's seat on an exclusive bus it shares (`disksim_bus` type 1 with several
+/// devices): its place under the bus, the arbitration order and time; none on an
+/// interleaved bus or on a bus of its own; a bad arbitration type is an error at its line.
+#[test]
+fn devices_sharing_an_exclusive_bus_have_seats_on_it() {
+    let seat = |text: &str, name: &str| import_device(&file("bus.parv", text), Some(name)).unwrap().bus_seats;
+    let text = system("");
+    let s = seat(&text, "disk2");
+    assert_eq!(s.len(), 1);
+    assert_eq!(
+        (s[0].bus.as_str(), s[0].slot, s[0].by_slot, s[0].arbitration),
+        ("bus0", 3, true, Duration::ZERO)
+    );
+    assert_eq!(seat(&text, "disk0")[0].slot, 1);
+    assert!(seat(&text, "sd0").is_empty(), "alone on its bus");
+    let fifo = text.replacen(
+        "Arbitration type = 1, Arbitration time = 0.0",
+        "Arbitration type = 2, Arbitration time = 0.5",
+        1,
+    );
+    let s = seat(&fifo, "disk1");
+    assert_eq!((s[0].slot, s[0].by_slot, s[0].arbitration), (2, false, Duration::from_micros(500)));
+    let interleaved = text.replacen("disksim_bus BUS0 {{ type = 1", "disksim_bus BUS0 {{ type = 2", 1);
+    let interleaved = interleaved.replacen("disksim_bus BUS0 { type = 1", "disksim_bus BUS0 { type = 2", 1);
+    assert!(seat(&interleaved, "disk1").is_empty(), "an interleaved bus is never waited for");
+    let bad = text.replacen("Arbitration type = 1", "Arbitration type = 3", 1);
+    let e = import_device(&file("bad-bus.parv", &bad), Some("disk0")).unwrap_err().to_string();
+    assert!(e.contains("bad-bus.parv:") && e.contains("Arbitration type"), "{e}");
+}

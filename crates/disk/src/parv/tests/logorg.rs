@@ -59,7 +59,12 @@ fn a_logorg_is_an_array_of_its_members() {
     let (disk, a) = import_array(&p, "org0").unwrap().unwrap();
     assert_eq!((a.level, a.members, a.unit), (Level::Raid0, 3, 4));
     assert_eq!(disk.name, "arrays#disk0");
-    assert_eq!(disk, import_device(&p, Some("disk0")).unwrap());
+    // the array's member model is its first member, with every member's seat on the bus
+    // the three share
+    let alone = import_device(&p, Some("disk0")).unwrap();
+    assert_eq!(DiskSpec { bus_seats: alone.bus_seats.clone(), ..disk.clone() }, alone);
+    let seats: Vec<(&str, u32)> = disk.bus_seats.iter().map(|s| (s.bus.as_str(), s.slot)).collect();
+    assert_eq!(seats, [("bus0", 1), ("bus0", 2), ("bus0", 3)]);
     let (_, a) = import_array(&p, "org5").unwrap().unwrap();
     assert_eq!((a.level, a.members, a.unit, a.parity_rows), (Level::Raid5, 3, 4, 1));
     assert!(import_array(&p, "disk1").unwrap().is_none());
