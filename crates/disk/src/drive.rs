@@ -553,11 +553,11 @@ impl Drive {
         Ok(())
     }
 
-    /// The command in service: its tag, when it started and, when it lets the bus go
-    /// meanwhile, when it disconnects and when it asks for the bus again
-    /// ([`crate::hdd::Access::disconnected`]).
-    pub fn serving(&self) -> Option<(u64, Time, Option<(Time, Time)>)> {
-        self.serving.map(|s| (s.tag, s.started, s.acc.disconnected))
+    /// When the command in service lets the bus go and when it asks for it again
+    /// ([`crate::hdd::Access::disconnected`]); `None` without one, or when it holds the bus
+    /// throughout.
+    pub fn serving_disconnect(&self) -> Option<(Time, Time)> {
+        self.serving.and_then(|s| s.acc.disconnected)
     }
 
     /// Bring the drive to `now` (call it at [`Drive::next_event`]): a destage that ended

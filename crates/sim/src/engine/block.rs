@@ -573,7 +573,7 @@ impl<'a> Block<'a> {
             Phase::Start(rq) => {
                 // the command goes down; the drive holds the bus until it disconnects
                 self.submit(now, m, rq);
-                let disconnect = self.members[m].drive.serving().and_then(|s| s.2);
+                let disconnect = self.members[m].drive.serving_disconnect();
                 self.members[m].phase = Phase::Connected { disconnect };
                 if let Some((gone, _)) = disconnect {
                     core.push(gone.max(now), Ev::Bus(m as u32));
