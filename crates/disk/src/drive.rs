@@ -554,10 +554,11 @@ impl Drive {
     }
 
     /// When the command in service lets the bus go and when it asks for it again
-    /// ([`crate::hdd::Access::disconnected`]); `None` without one, or when it holds the bus
-    /// throughout.
+    /// ([`Hdd::disconnect`]: the drive's last access is the command in service when it takes
+    /// one command at a time and writes through); `None` without one, or when it holds the
+    /// bus throughout.
     pub fn serving_disconnect(&self) -> Option<(Time, Time)> {
-        self.serving.and_then(|s| s.acc.disconnected)
+        self.serving.and(self.hdd.disconnect())
     }
 
     /// Bring the drive to `now` (call it at [`Drive::next_event`]): a destage that ended

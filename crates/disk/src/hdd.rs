@@ -239,11 +239,6 @@ pub struct Access {
     pub positioning: Duration,
     /// Served entirely from the on-board cache, without touching the media.
     pub cache_hit: bool,
-    /// When the drive lets its bus go during the request and when it asks for it again to
-    /// finish (DiskSim's disconnect and reselection: a read miss from its command overhead
-    /// to its data, a write-through write from its data to its status); `None`: it holds
-    /// the bus from start to completion. What a bus shared with other drives needs to know.
-    pub disconnected: Option<(Time, Time)>,
 }
 
 /// What serving a request would cost, from [`Hdd::estimate`].
@@ -383,6 +378,9 @@ pub struct Hdd {
     last_dir: Dir,
     last_now: Time,
     busy_until: Time,
+    /// When the last request served let its bus go and asked for it again
+    /// ([`Hdd::disconnect`]).
+    disconnect: Option<(Time, Time)>,
     /// When the arm finishes its last media operation (later than `busy_until` while a
     /// fast write is being destaged).
     arm_free: u64,
@@ -498,6 +496,7 @@ impl Hdd {
             last_dir: Dir::Read,
             last_now: Time::ZERO,
             busy_until: Time::ZERO,
+            disconnect: None,
             arm_free: 0,
             read_segs: if c.dedicated_write_segment { segs.len().saturating_sub(1) } else { segs.len() },
             lru: Lru::new(if c.dedicated_write_segment { segs.len().saturating_sub(1) } else { segs.len() }),
@@ -546,13 +545,13 @@ impl Hdd {
         let sector = sector.min(cap - len as u64);
         let end = sector + len as u64;
         self.last_now = now;
+        self.disconnect = None;
         let acc = match (self.spec.fixed, dir) {
             (Some(f), _) => Access {
                 done: Time(now.0 + f.time(len as u64, dir)),
                 seek_cylinders: 0,
                 positioning: f.overhead + f.access,
                 cache_hit: false,
-                disconnected: None,
             },
             (None, Dir::Read) => self.read(now.0, sector, end),
             (None, Dir::Write) => self.write(now.0, sector, end),
@@ -561,6 +560,15 @@ impl Hdd {
         self.last_end = end;
         self.busy_until = acc.done;
         acc
+    }
+
+    /// When the request [`Hdd::access`] last served let the drive's bus go and when it
+    /// asked for it again to finish (DiskSim's disconnect and reselection: a read miss from
+    /// its command overhead to its data, a write-through write from its data to its
+    /// status); `None`: it held the bus from start to completion (a hit, a fast write).
+    /// What a bus shared with other drives needs to know.
+    pub fn disconnect(&self) -> Option<(Time, Time)> {
+        self.disconnect
     }
 
     /// When the arm finishes the last media operation started ([`Hdd::access`] or
@@ -656,13 +664,7 @@ impl Hdd {
             let done = Time(now.0 + f.access.0 + (e - s) * f.per_sector(Dir::Write));
             self.last_end = e;
             self.busy_until = done;
-            return Access {
-                done,
-                seek_cylinders: 0,
-                positioning: f.access,
-                cache_hit: false,
-                disconnected: None,
-            };
+            return Access { done, seek_cylinders: 0, positioning: f.access, cache_hit: false };
         }
         self.stop_stream(now.0);
         self.invalidate(s, e);
@@ -671,13 +673,7 @@ impl Hdd {
         self.last_end = e;
         self.busy_until = Time(media_end);
         self.arm_free = media_end;
-        Access {
-            done: Time(media_end),
-            seek_cylinders: dcyl,
-            positioning: Duration(pos),
-            cache_hit: false,
-            disconnected: None,
-        }
+        Access { done: Time(media_end), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
 
     /// A command served from the buffer without the arm (a write-back cache absorbing a
@@ -696,7 +692,6 @@ impl Hdd {
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
-            disconnected: None,
         }
     }
 
@@ -809,7 +804,6 @@ impl Hdd {
                     seek_cylinders: 0,
                     positioning: Duration::ZERO,
                     cache_hit: false,
-                    disconnected: None,
                 };
             }
             ReadPath::Hit(i) => {
@@ -837,20 +831,18 @@ impl Hdd {
         let run = self.media(t0, media_start, e, false, None, mark);
         let MediaRun { end: media_end, dcyl, pos, wait, first, .. } = run;
         let slot = self.geo.zones[first.zone as usize].slot_start(1);
-        let (done, disconnected) = match partial {
+        let done = match partial {
             // DiskSim ("Immed transfer partial hit"): the buffered part goes out at once, as
             // a hit's would; the bus then waits for the media at each gap
             Some(_) if self.spec.disksim && media_start > s => {
                 let send = now + self.overhead_read(true) + self.spec.bus_protocol.data_prep.0;
-                (self.read_done(send, s, e, &run), None)
+                self.read_done(send, s, e, &run)
             }
             _ => {
                 let (gone, back) = self.read_miss_bus(now, over, &run);
+                self.disconnect = Some((Time(gone), Time(back)));
                 let p = &self.spec.bus_protocol;
-                (
-                    self.read_done(back + p.reselect_first.0 + p.data_prep.0, s, e, &run),
-                    Some((Time(gone), Time(back))),
-                )
+                self.read_done(back + p.reselect_first.0 + p.data_prep.0, s, e, &run)
             }
         };
         self.arm_free = media_end;
@@ -875,13 +867,7 @@ impl Hdd {
             self.lru.touch(i);
             self.start_stream(i, e, run.resume, e, Some((e - 1, run.last)));
         }
-        Access {
-            done: Time(done),
-            seek_cylinders: dcyl,
-            positioning: Duration(pos),
-            cache_hit: false,
-            disconnected,
-        }
+        Access { done: Time(done), seek_cylinders: dcyl, positioning: Duration(pos), cache_hit: false }
     }
 
     /// The sector after the last one a read miss of `s..e` must have in the buffer (its
@@ -938,7 +924,6 @@ impl Hdd {
             seek_cylinders: 0,
             positioning: Duration::ZERO,
             cache_hit: true,
-            disconnected: None,
         }
     }
 
@@ -992,12 +977,12 @@ impl Hdd {
             }
             let gone = xfer_start + self.bus_w * (e - s) + disconnect;
             let back = media_end.max(gone);
+            self.disconnect = Some((Time(gone), Time(back)));
             return Access {
                 done: Time(back + reselect + completion),
                 seek_cylinders: dcyl,
                 positioning: Duration(pos),
                 cache_hit: false,
-                disconnected: Some((Time(gone), Time(back))),
             };
         }
         if self.spec.disksim {
@@ -1026,7 +1011,6 @@ impl Hdd {
             seek_cylinders: dcyl,
             positioning: Duration(pos),
             cache_hit: true,
-            disconnected: None,
         }
     }
 
@@ -1079,7 +1063,6 @@ impl Hdd {
             seek_cylinders: dcyl,
             positioning: Duration(pos),
             cache_hit: true,
-            disconnected: None,
         }
     }
 

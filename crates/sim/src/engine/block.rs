@@ -86,7 +86,9 @@ struct Member {
     /// tokens the workload source gave.
     flush_waiters: Vec<u64>,
     figures: Figures,
-    /// On a shared bus ([`super::bus`]): where its command is.
+    /// On a shared bus ([`super::bus`]), and where its command is there (always `Idle`
+    /// off one).
+    seated: bool,
     phase: Phase,
 }
 
@@ -210,15 +212,20 @@ impl<'a> Block<'a> {
                 kicked: false,
                 flush_waiters: Vec::new(),
                 figures: Figures::default(),
+                seated: false,
                 phase: Phase::Idle,
             });
         }
         let capacity = members[0].drive.hdd().capacity();
+        let buses = Buses::new(&seats);
+        for (i, m) in members.iter_mut().enumerate() {
+            m.seated = buses.as_ref().is_some_and(|b| b.seated(i));
+        }
         Ok(Block {
             members,
             arrays: fronts.iter().any(|f| f.array.is_some()),
             fronts,
-            buses: Buses::new(&seats),
+            buses,
             hooks,
             ctlr: input.disk.controller.as_ref().map(CtlrFront::new),
             devices: !input.devices.is_empty(),
@@ -460,7 +467,7 @@ impl<'a> Block<'a> {
         // any decision supersedes the previous wait
         self.members[m].timer_at = None;
         self.members[m].kicked = false;
-        let seated = self.buses.as_ref().is_some_and(|b| b.seated(m));
+        let seated = self.members[m].seated;
         while self.members[m].drive.can_accept() {
             if seated && self.members[m].phase != Phase::Idle {
                 break;
@@ -499,6 +506,7 @@ impl<'a> Block<'a> {
         direct(&id).or_else(|| self.merged.get(&id).and_then(|parts| parts.first()).and_then(direct))
     }
 
+    #[inline(always)]
     fn submit(&mut self, now: Time, m: usize, rq: Request) {
         self.members[m].figures.dispatched += 1;
         if self.trace.as_ref().is_some_and(|t| now.0 <= t.window_ns && t.t_ns.len() < t.max) {
@@ -528,10 +536,13 @@ impl<'a> Block<'a> {
     #[inline]
     fn sync_drive_event(&mut self, core: &mut Core, m: usize) {
         let mem = &mut self.members[m];
-        let next = match mem.phase {
-            Phase::Idle | Phase::Start(_) | Phase::Connected { disconnect: None } => mem.drive.next_event(),
-            Phase::Finishing { done } => Some(done),
-            Phase::Connected { .. } | Phase::Away { .. } | Phase::Finish { .. } => None,
+        let next = match (mem.seated, mem.phase) {
+            (false, _) => mem.drive.next_event(),
+            (_, Phase::Idle | Phase::Start(_) | Phase::Connected { disconnect: None }) => {
+                mem.drive.next_event()
+            }
+            (_, Phase::Finishing { done }) => Some(done),
+            (_, Phase::Connected { .. } | Phase::Away { .. } | Phase::Finish { .. }) => None,
         };
         if next != mem.drive_ev {
             mem.drive_ev = next;
@@ -927,22 +938,29 @@ pub(super) mod tests {
             t.sort();
             [t[0].2, t[1].2]
         };
+        // (a standalone drive's completion, disconnect and reselection)
+        struct Alone {
+            done: Time,
+            gone: Time,
+            back: Time,
+        }
         let alone = |at: Time, s: u64| {
             let mut h = Hdd::new(disk.clone());
-            h.access(at, s, 8, Dir::Read)
+            let done = h.access(at, s, 8, Dir::Read).done;
+            let (gone, back) = h.disconnect().expect("a read miss disconnects");
+            Alone { done, gone, back }
         };
         // the second drive's sector: far from the first's, then (searched) one whose
         // reselection falls while the first is finishing, and one where the first waits
         let a = alone(Time::ZERO, 1_000);
-        let (gone, back_a) = a.disconnected.expect("a read miss disconnects");
         let second = |k: u64| 2_000 + k * 7_919;
-        let when = |k: u64| alone(gone, second(k)).disconnected.unwrap().1;
-        let overlap_b =
-            (0..50_000).find(|&k| (back_a.0 + 1..a.done.0).contains(&when(k).0)).expect("a collision");
+        let overlap_b = (0..50_000)
+            .find(|&k| (a.back.0 + 1..a.done.0).contains(&alone(a.gone, second(k)).back.0))
+            .expect("a collision");
         let b_first = (0..50_000)
             .find(|&k| {
-                let b = alone(gone, second(k));
-                (b.disconnected.unwrap().1 .0 + 1..b.done.0).contains(&back_a.0)
+                let b = alone(a.gone, second(k));
+                (b.back.0 + 1..b.done.0).contains(&a.back.0)
             })
             .expect("the other collision");
         let mut delayed = [false; 2];
@@ -950,13 +968,12 @@ pub(super) mod tests {
             let sectors = [1_000, s2];
             assert_eq!(run_two(false, sectors), [a.done, alone(Time::ZERO, s2).done]);
             // the second starts as the first disconnects; who reselects second waits
-            let b = alone(gone, s2);
-            let (gone_b, back_b) = b.disconnected.unwrap();
-            assert!(back_a >= gone_b, "(the first's media outlasts the second's command overhead)");
-            let want = if back_a <= back_b {
-                [a.done, Time(b.done.0 + a.done.0.saturating_sub(back_b.0))]
+            let b = alone(a.gone, s2);
+            assert!(a.back >= b.gone, "(the first's media outlasts the second's command overhead)");
+            let want = if a.back <= b.back {
+                [a.done, Time(b.done.0 + a.done.0.saturating_sub(b.back.0))]
             } else {
-                [Time(a.done.0 + b.done.0.saturating_sub(back_a.0)), b.done]
+                [Time(a.done.0 + b.done.0.saturating_sub(a.back.0)), b.done]
             };
             delayed[0] |= want[0] > a.done;
             delayed[1] |= want[1] > b.done;

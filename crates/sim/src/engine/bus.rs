@@ -4,7 +4,7 @@
 //! One drive holds a shared bus at a time. A drive asks for it twice per command:
 //! - to **start** it: the controller sends the command down and the drive keeps the bus
 //!   through its command overhead (and a write's data), until it disconnects
-//!   ([`headway_disk::hdd::Access::disconnected`]); a command that never disconnects (a
+//!   ([`headway_disk::Hdd::disconnect`]); a command that never disconnects (a
 //!   cache hit, a fast write) keeps it to its completion;
 //! - to **finish** it: at the reselection, the drive asks again, and holds the bus through
 //!   its data and completion. Waiting for the bus here delays the completion by the wait.
