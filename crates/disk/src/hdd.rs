@@ -58,7 +58,9 @@
 //! extra write disconnect, a write that follows a write without continuing it takes the
 //! extra disconnect's command overhead, disconnects, waits the inter-disconnect delay and
 //! reselects before its data, starts the arm `command + seek delta` after arrival, and
-//! reselects with the other-reselect overhead at the end.
+//! reselects with the other-reselect overhead at the end. [`Hdd::disconnect`] tells when
+//! the last request let the bus go and asked for it again, for a bus shared with other
+//! drives (the engine's `bus` module).
 //!
 //! ## Read-ahead (lazy)
 //! After a read miss the drive keeps reading sequentially into the request's segment while

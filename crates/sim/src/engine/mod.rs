@@ -10,8 +10,8 @@
 //!   feeds ([`trace_source`]); each request's issuer context is decided in one place
 //!   ([`issuers`]);
 //! - the host ([`page_cache`]): readahead fills, dirty data, writeback and throttling;
-//! - the block layer ([`block`], [`array`]): an array's front end, and per member drive a
-//!   scheduler, the drive and the scheduler's timer;
+//! - the block layer ([`block`], [`array`], [`bus`]): an array's front end, per member drive
+//!   a scheduler, the drive and the scheduler's timer, and the buses drives share;
 //! - what the report says of the devices ([`devices`]) and of the run ([`report`]).
 //!
 //! [`machine`] holds everything below the source and the routing between the layers: what
