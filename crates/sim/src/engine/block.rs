@@ -562,7 +562,8 @@ impl<'a> Block<'a> {
         if let Phase::Away { back } = mem.phase {
             mem.phase = Phase::Finish { back };
         }
-        match self.buses.as_mut().expect("a shared bus").ask(m, now) {
+        let start = matches!(mem.phase, Phase::Start(_));
+        match self.buses.as_mut().expect("a shared bus").ask(m, now, start) {
             Some(t) if t == now => self.bus_event(core, m),
             Some(t) => core.push(t, Ev::Bus(m as u32)),
             None => {}

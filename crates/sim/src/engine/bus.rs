@@ -11,8 +11,10 @@
 //!
 //! Asking for a free bus takes it at once; a busy one queues the asker. When the holder
 //! lets go, the waiter with the highest slot gets it (`Arbitration type = 1`; among equal
-//! slots the first to ask), or the first to ask (`2`). Every acquisition costs the bus's
-//! arbitration time, during which it already counts as held.
+//! slots the first to ask), or the first to ask (`2`). A command to start is asked for by
+//! the controller above the bus, whose slot is 0: under slot priority it goes after every
+//! drive waiting to finish. Every acquisition costs the bus's arbitration time, during
+//! which it already counts as held.
 //!
 //! This module keeps who holds each bus and who waits; [`super::block::Block`] moves its
 //! members through their phases ([`Phase`]) and times their events.
@@ -90,10 +92,12 @@ impl Buses {
         self.seats[m].is_some()
     }
 
-    /// Member `m` asks for its bus at `now`: the time it has it when the bus is free (now +
-    /// the arbitration time), `None` when it must wait ([`Buses::release`] grants it).
-    pub fn ask(&mut self, m: usize, now: Time) -> Option<Time> {
+    /// Member `m` asks for its bus at `now`, to start a command (the controller asks, at
+    /// slot 0) or to finish one (at its own slot): the time it has it when the bus is free
+    /// (now + the arbitration time), `None` when it must wait ([`Buses::release`] grants it).
+    pub fn ask(&mut self, m: usize, now: Time, start: bool) -> Option<Time> {
         let (b, slot) = self.seats[m].expect("a seated member");
+        let slot = if start { 0 } else { slot };
         let bus = &mut self.buses[b];
         if bus.owner.is_none() {
             bus.owner = Some(m);
@@ -148,10 +152,10 @@ mod tests {
             let seats: Vec<BusSeat> = (1..=4).map(|s| seat("bus5", s, by_slot)).collect();
             let refs: Vec<Option<&BusSeat>> = seats.iter().map(Some).collect();
             let mut b = Buses::new(&refs).unwrap();
-            assert_eq!(b.ask(0, Time(100)), Some(Time(105)), "a free bus, after the arbitration time");
+            assert_eq!(b.ask(0, Time(100), true), Some(Time(105)), "a free bus, after the arbitration time");
             // members 1, 3, 2 (slots 2, 4, 3) queue in that order
             for m in [1, 3, 2] {
-                assert_eq!(b.ask(m, Time(110)), None);
+                assert_eq!(b.ask(m, Time(110), false), None);
             }
             let mut holder = 0;
             let mut got = Vec::new();
@@ -163,7 +167,28 @@ mod tests {
             }
             assert_eq!(got, order, "by slot: {by_slot}");
             assert_eq!(b.release(holder, Time(500)), None, "nobody left");
-            assert_eq!(b.ask(1, Time(600)), Some(Time(605)), "free again");
+            assert_eq!(b.ask(1, Time(600), false), Some(Time(605)), "free again");
+        }
+    }
+
+    #[test]
+    fn a_command_to_start_goes_after_the_drives_waiting_to_finish_under_slot_priority() {
+        for (by_slot, order) in [(true, [3, 2, 1]), (false, [1, 2, 3])] {
+            let seats: Vec<BusSeat> = (1..=4).map(|s| seat("bus5", s, by_slot)).collect();
+            let refs: Vec<Option<&BusSeat>> = seats.iter().map(Some).collect();
+            let mut b = Buses::new(&refs).unwrap();
+            assert!(b.ask(0, Time(0), false).is_some());
+            // member 1 asks to start (the controller's slot 0), then 2 and 3 to finish
+            assert_eq!(b.ask(1, Time(1), true), None);
+            assert_eq!(b.ask(2, Time(2), false), None);
+            assert_eq!(b.ask(3, Time(3), false), None);
+            let mut holder = 0;
+            let mut got = Vec::new();
+            for t in [10, 20, 30] {
+                holder = b.release(holder, Time(t)).unwrap().0;
+                got.push(holder);
+            }
+            assert_eq!(got, order, "by slot: {by_slot}");
         }
     }
 }
