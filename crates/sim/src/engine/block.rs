@@ -308,6 +308,10 @@ impl<'a> Block<'a> {
         if let Some(c) = self.ctlr.as_mut() {
             return c.arrive(core, rq);
         }
+        if !self.devices && !self.arrays {
+            // (one drive: the run's every request)
+            return self.arrive_at(core, 0, rq);
+        }
         let (f, rq) = match self.devices {
             true => {
                 let sector = rq.sector & ((1 << super::DEVICE_SHIFT) - 1);
@@ -536,13 +540,16 @@ impl<'a> Block<'a> {
     #[inline]
     fn sync_drive_event(&mut self, core: &mut Core, m: usize) {
         let mem = &mut self.members[m];
-        let next = match (mem.seated, mem.phase) {
-            (false, _) => mem.drive.next_event(),
-            (_, Phase::Idle | Phase::Start(_) | Phase::Connected { disconnect: None }) => {
-                mem.drive.next_event()
+        let next = if !mem.seated {
+            mem.drive.next_event()
+        } else {
+            match &mem.phase {
+                Phase::Idle | Phase::Start(_) | Phase::Connected { disconnect: None } => {
+                    mem.drive.next_event()
+                }
+                Phase::Finishing { done } => Some(*done),
+                Phase::Connected { .. } | Phase::Away { .. } | Phase::Finish { .. } => None,
             }
-            (_, Phase::Finishing { done }) => Some(done),
-            (_, Phase::Connected { .. } | Phase::Away { .. } | Phase::Finish { .. }) => None,
         };
         if next != mem.drive_ev {
             mem.drive_ev = next;
@@ -625,7 +632,8 @@ impl<'a> Block<'a> {
             return DriveEvent::Stale;
         }
         self.members[m].drive_ev = None;
-        match self.members[m].phase {
+        match &self.members[m].phase {
+            _ if !self.members[m].seated => {}
             Phase::Idle | Phase::Start(_) => {}
             // the command is done only once it has had the bus to finish
             Phase::Connected { disconnect: Some(_) } | Phase::Away { .. } | Phase::Finish { .. } => {

@@ -15,7 +15,12 @@ pub struct Disksim;
 
 impl LineParser for Disksim {
     fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
-        // ASCII fields split by hand: this runs once per trace line, millions of times
+        self.parse_bytes(line.as_bytes(), key)
+    }
+
+    fn parse_bytes(&mut self, line: &[u8], key: &mut String) -> Result<Parsed, String> {
+        // ASCII fields split by hand, from the bytes read (a non-ASCII byte fails the
+        // number it is in): this runs once per trace line, millions of times
         let mut f = super::Fields::new(line);
         let Some(ts) = f.next() else { return Ok(Parsed::Blank) };
         if ts[0] == b'#' {

@@ -149,6 +149,14 @@ pub enum Parsed {
 /// an `Err` is the reason the line is malformed.
 pub trait LineParser {
     fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String>;
+    /// [`LineParser::parse`] of a line as the reader has it, in bytes (its line end
+    /// removed); a parser that reads bytes overrides it and skips the UTF-8 check.
+    fn parse_bytes(&mut self, line: &[u8], key: &mut String) -> Result<Parsed, String> {
+        match std::str::from_utf8(line) {
+            Ok(text) => self.parse(text, key),
+            Err(_) => Err("not UTF-8 text".to_string()),
+        }
+    }
     /// Does the format record issue times? (fio iolog v2 does not; known after line 1.)
     fn timed(&self) -> bool {
         true
@@ -205,7 +213,11 @@ pub(crate) fn decimal_ns_bytes(b: &[u8], unit: u64) -> Option<u64> {
     let mut i = 0;
     let mut whole: u64 = 0;
     while i < b.len() && b[i].is_ascii_digit() {
-        whole = whole.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?;
+        // (19 digits can overflow: checked from there only)
+        whole = match i < 18 {
+            true => whole * 10 + (b[i] - b'0') as u64,
+            false => whole.checked_mul(10)?.checked_add((b[i] - b'0') as u64)?,
+        };
         i += 1;
     }
     let int_digits = i;
@@ -213,14 +225,15 @@ pub(crate) fn decimal_ns_bytes(b: &[u8], unit: u64) -> Option<u64> {
     let mut frac_digits = 0;
     if i < b.len() && b[i] == b'.' {
         i += 1;
-        // fractional part: digit k is worth unit / 10^k
-        let mut scale = unit;
+        // fractional part: digit k is worth unit / 10^k; together less than `unit`
+        let (mut scale, mut frac) = (unit, 0u64);
         while i < b.len() && b[i].is_ascii_digit() {
             scale /= 10;
-            ns = ns.checked_add((b[i] - b'0') as u64 * scale)?;
+            frac += (b[i] - b'0') as u64 * scale;
             i += 1;
             frac_digits += 1;
         }
+        ns = ns.checked_add(frac)?;
     }
     if i < b.len() {
         if matches!(b[i], b'e' | b'E') {
@@ -240,8 +253,8 @@ pub(crate) struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    pub(crate) fn new(line: &'a str) -> Fields<'a> {
-        Fields { b: line.as_bytes(), i: 0 }
+    pub(crate) fn new(line: &'a [u8]) -> Fields<'a> {
+        Fields { b: line, i: 0 }
     }
 }
 
@@ -381,13 +394,12 @@ impl Records {
             }
             self.consumed += n as u64;
             self.line += 1;
-            let parsed = match std::str::from_utf8(&self.buf) {
-                Ok(text) => {
-                    self.key.clear();
-                    self.parser.parse(text.trim_end_matches(['\n', '\r']), &mut self.key)
-                }
-                Err(_) => Err("not UTF-8 text".to_string()),
-            };
+            let mut line = self.buf.as_slice();
+            while let [rest @ .., b'\n' | b'\r'] = line {
+                line = rest;
+            }
+            self.key.clear();
+            let parsed = self.parser.parse_bytes(line, &mut self.key);
             match parsed {
                 Ok(Parsed::Io(r)) => return Ok(Some(r)),
                 Ok(Parsed::Flush(time)) => {
@@ -575,6 +587,35 @@ mod tests {
         assert_eq!(decimal_ns("-1", 1), None);
         assert_eq!(decimal_ns("1.2.3", 1), None);
         assert_eq!(decimal_ns("", 1), None);
+        // where the integer part can overflow: 18 digits never do, 19 and 20 are checked
+        assert_eq!(decimal_ns("999999999999999999", 1), Some(999_999_999_999_999_999));
+        assert_eq!(decimal_ns("18446744073709551615", 1), Some(u64::MAX));
+        assert_eq!(decimal_ns("18446744073709551616", 1), None);
+        assert_eq!(decimal_ns("18446744073709551615.9", 1), Some(u64::MAX), "below the unit: nothing");
+        assert_eq!(decimal_ns("18446744073709551.615", 1000), Some(u64::MAX));
+        assert_eq!(decimal_ns("18446744073709551.6159", 1000), Some(u64::MAX));
+        assert_eq!(decimal_ns("18446744073709552", 1000), None);
+    }
+
+    proptest::proptest! {
+        /// Exact: the integer part times the unit plus each fractional digit `k` times
+        /// `unit / 10^k` (rounded down), `None` past `u64::MAX`, against 128-bit arithmetic.
+        #[test]
+        fn decimals_match_wide_arithmetic(
+            whole in proptest::prelude::any::<u64>(),
+            frac in "[0-9]{0,12}",
+            unit in proptest::sample::select(vec![1u64, 1_000, 1_000_000, 1_000_000_000]),
+        ) {
+            let text = if frac.is_empty() { whole.to_string() } else { format!("{whole}.{frac}") };
+            let mut want = whole as u128 * unit as u128;
+            let mut scale = unit as u128;
+            for d in frac.bytes() {
+                scale /= 10;
+                want += (d - b'0') as u128 * scale;
+            }
+            let want = u64::try_from(want).ok();
+            proptest::prop_assert_eq!(decimal_ns_bytes(text.as_bytes(), unit), want, "{}", text);
+        }
     }
 
     #[test]
