@@ -137,6 +137,13 @@ mod tests {
         BusSeat { bus: bus.into(), slot, by_slot, arbitration: Duration(5) }
     }
 
+    /// Four members on `bus5`, in slots 1-4.
+    fn four(by_slot: bool) -> Buses {
+        let seats: Vec<BusSeat> = (1..=4).map(|s| seat("bus5", s, by_slot)).collect();
+        let refs: Vec<Option<&BusSeat>> = seats.iter().map(Some).collect();
+        Buses::new(&refs).unwrap()
+    }
+
     #[test]
     fn a_bus_of_one_member_is_not_shared() {
         let (a, b) = (seat("bus1", 1, true), seat("bus2", 1, true));
@@ -149,9 +156,7 @@ mod tests {
     #[test]
     fn the_highest_slot_waiting_gets_the_bus_next_or_the_first_to_ask() {
         for (by_slot, order) in [(true, [3, 2, 1]), (false, [1, 3, 2])] {
-            let seats: Vec<BusSeat> = (1..=4).map(|s| seat("bus5", s, by_slot)).collect();
-            let refs: Vec<Option<&BusSeat>> = seats.iter().map(Some).collect();
-            let mut b = Buses::new(&refs).unwrap();
+            let mut b = four(by_slot);
             assert_eq!(b.ask(0, Time(100), true), Some(Time(105)), "a free bus, after the arbitration time");
             // members 1, 3, 2 (slots 2, 4, 3) queue in that order
             for m in [1, 3, 2] {
@@ -174,9 +179,7 @@ mod tests {
     #[test]
     fn a_command_to_start_goes_after_the_drives_waiting_to_finish_under_slot_priority() {
         for (by_slot, order) in [(true, [3, 2, 1]), (false, [1, 2, 3])] {
-            let seats: Vec<BusSeat> = (1..=4).map(|s| seat("bus5", s, by_slot)).collect();
-            let refs: Vec<Option<&BusSeat>> = seats.iter().map(Some).collect();
-            let mut b = Buses::new(&refs).unwrap();
+            let mut b = four(by_slot);
             assert!(b.ask(0, Time(0), false).is_some());
             // member 1 asks to start (the controller's slot 0), then 2 and 3 to finish
             assert_eq!(b.ask(1, Time(1), true), None);
