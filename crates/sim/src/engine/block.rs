@@ -589,6 +589,11 @@ impl<'a> Block<'a> {
     pub fn bus_event(&mut self, core: &mut Core, m: usize) {
         let now = core.now;
         match self.members[m].phase {
+            Phase::Start(_) if !self.members[m].drive.can_accept() => {
+                // a cache flush holds the drive: the command goes down once it is done
+                let t = self.members[m].drive.next_event().filter(|&t| t > now).unwrap_or(Time(now.0 + 1));
+                core.push(t, Ev::Bus(m as u32));
+            }
             Phase::Start(rq) => {
                 // the command goes down; the drive holds the bus until it disconnects
                 self.submit(now, m, rq);
@@ -989,6 +994,50 @@ pub(super) mod tests {
             assert_eq!(run_two(true, sectors), want, "{sectors:?}");
         }
         assert_eq!(delayed, [true, true], "each drive waited once to finish");
+    }
+
+    /// A drive granted the bus to start while a cache flush holds it (the flush asked for
+    /// at the very instant the bus came free): its command goes down once the flush is
+    /// done, and both reads complete.
+    #[test]
+    fn a_command_granted_the_bus_during_a_flush_starts_after_it() {
+        let (mut disk, curve) = disk_and_curve();
+        disk.cache.segments = 0;
+        let devices: Vec<crate::Device> = (1..=2)
+            .map(|slot| {
+                let mut d = disk.clone();
+                d.bus_seats = vec![headway_disk::BusSeat {
+                    bus: "b".into(),
+                    slot,
+                    by_slot: false,
+                    arbitration: Duration::ZERO,
+                }];
+                crate::Device { disk: d, array: None }
+            })
+            .collect();
+        let input =
+            RunInput { devices: &devices, drive: DriveConfig::default(), ..input(&disk, &curve, None) };
+        let members =
+            (0..2).map(|_| headway_sched::registry::build("noop", &mut Settings::new()).unwrap()).collect();
+        let mut b = Block::new(ArraySchedulers { members, hooks: None }, &[], &input).unwrap();
+        let mut core = Core::new();
+        b.arrive(&mut core, read(1, 1_000, 8), 0);
+        b.arrive(&mut core, read(2, 1 << super::super::DEVICE_SHIFT | 5_000_000, 8), 0);
+        b.fill_kicked(&mut core);
+        // the first drive disconnects: the bus passes to the second, and a flush comes at once
+        let (t, ev) = core.pop().expect("the first's disconnect");
+        assert_eq!(ev, Ev::Bus(0));
+        core.now = t;
+        b.bus_event(&mut core, 0);
+        b.flush_all(&mut core, 7);
+        let done = run_timed(&mut core, &mut b);
+        let ids: Vec<u64> = done.iter().map(|d| d.0).collect();
+        assert_eq!(ids.len(), 2, "{done:?}");
+        assert!(ids.contains(&1) && ids.contains(&2));
+        let second = done.iter().find(|d| d.0 == 2).unwrap().2;
+        // (the flush is done at once, its drive being idle; the read goes down a nanosecond on)
+        let mut alone = Hdd::new(disk.clone());
+        assert_eq!(second, alone.access(Time(t.0 + 1), 5_000_000, 8, Dir::Read).done);
     }
 
     #[test]
