@@ -926,6 +926,18 @@ impl DiskSpec {
             self.bus_per_sector.0,
             512.0 / self.bus_per_sector.0.max(1) as f64 * 1e3
         );
+        if let Some(first) = self.bus_seats.first() {
+            // (an array's member model: every member's seat)
+            let seats: Vec<String> =
+                self.bus_seats.iter().map(|b| format!("{} slot {}", b.bus, b.slot)).collect();
+            let _ = writeln!(
+                s,
+                "shared bus      {}; {}, arbitration {}",
+                seats.join(", "),
+                if first.by_slot { "highest slot first" } else { "first come first" },
+                ms(first.arbitration)
+            );
+        }
         let c = &self.cache;
         let _ = writeln!(
             s,

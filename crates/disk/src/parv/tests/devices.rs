@@ -181,6 +181,11 @@ fn devices_sharing_an_exclusive_bus_have_seats_on_it() {
         ("bus0", 3, true, Duration::ZERO)
     );
     assert_eq!(seat(&text, "disk0")[0].slot, 1);
+    let shown = import_device(&file("bus.parv", &text), Some("disk2")).unwrap().summary();
+    assert!(
+        shown.contains("shared bus      bus0 slot 3; highest slot first, arbitration 0.000 ms"),
+        "{shown}"
+    );
     assert!(seat(&text, "sd0").is_empty(), "alone on its bus");
     let fifo = text.replacen(
         "Arbitration type = 1, Arbitration time = 0.0",
