@@ -42,8 +42,10 @@
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
 //! `disksim_stats`, `disksim_iodriver`, `disksim_logorg`, `disksim_pf`,
 //! `disksim_synthio`, `disksim_iosim`: a trace's time scale and device mappings, which a
-//! replay on one device does not read); of the `disksim_bus` blocks only the drive's bus transfer times
-//! count; `disksim_syncset` blocks are checked, their members must be disks, and change
+//! replay on one device does not read); of the `disksim_bus` blocks the drive's bus transfer
+//! times count, and an exclusive bus several devices hang off gives each its seat on it
+//! ([`crate::BusSeat`], `bus.rs`: `type`, `Arbitration type`, `Arbitration time`), which
+//! matters only to a run of several of them; `disksim_syncset` blocks are checked, their members must be disks, and change
 //! nothing since every headway drive starts at the same spindle angle); in the drive block: print and statistics options, `Avg sectors per cylinder` (a
 //! hint for host schedulers), bus holding (`Hold bus entire read/write xfer`: headway's
 //! read transfer holds the bus, which is what DiskSim does too whenever the disconnect
