@@ -1,24 +1,24 @@
 //! Figures that need real guests: `headway reproduce ID` runs these through the lab.
 //!
-//! * [`iopath`] — the IO-path paper (seeds/002) §§3-5, Figures 2-7: PostMark's workloads of
+//! * `iopath` — the IO-path paper (seeds/002) §§3-5, Figures 2-7: PostMark's workloads of
 //!   its Table 2 on Ext2, Ext3, ReiserFS and XFS under Anticipatory scheduling (Figures 2-6,
 //!   one set of runs), and on ReiserFS under the four device-driver schedulers (Figure 7).
-//! * [`iopath_queue`] — the IO-path paper §6.1, Figure 15, with its own workload: PostMark
+//! * `iopath_queue` — the IO-path paper §6.1, Figure 15, with its own workload: PostMark
 //!   SS on ReiserFS against the emulated drive's queue depth, 18 GB and 300 GB disks.
-//! * [`htbs`] — the HTBS paper (seeds/004) §IV, Figure 4: 1-16 dd readers of 100 MB files
+//! * `htbs` — the HTBS paper (seeds/004) §IV, Figure 4: 1-16 dd readers of 100 MB files
 //!   through ext3 under pClock and HTBS.
-//! * [`andrew`] — the anticipatory paper (seeds/001) §4.3, Figure 8: the Andrew benchmark's
+//! * `andrew` — the anticipatory paper (seeds/001) §4.3, Figure 8: the Andrew benchmark's
 //!   mkdir, cp, stat and scan phases with two clients (busybox standing in).
-//! * [`gnuld`] — the anticipatory paper (seeds/001) §4.5, Figure 10: one and two linkers
+//! * `gnuld` — the anticipatory paper (seeds/001) §4.5, Figure 10: one and two linkers
 //!   over 385 small object files (binutils' `ld` standing in for the paper's GNU linker).
-//! * [`tpcb`] — the anticipatory paper (seeds/001) §4.6, Figure 11: TPC-B-like queries from
+//! * `tpcb` — the anticipatory paper (seeds/001) §4.6, Figure 11: TPC-B-like queries from
 //!   two clients (SQLite standing in for the paper's MySQL), update or select, one database
 //!   or two.
-//! * [`xen`] — the Stream Scheduling paper (seeds/000) §3.4, Figure 5's Xen case: four
+//! * `xen` — the Stream Scheduling paper (seeds/000) §3.4, Figure 5's Xen case: four
 //!   FTP-like readers in one guest, then in each of two guests.
-//! * [`peers`] — not a paper figure: Linux 6.1's schedulers in the guest (bfq, mq-deadline,
+//! * `peers` — not a paper figure: Linux 6.1's schedulers in the guest (bfq, mq-deadline,
 //!   kyber) beside headway's on the server (stream, as, cfq).
-//! * [`peers_kernel`] — not a paper figure: headway's models of bfq, mq-deadline and kyber
+//! * `peers_kernel` — not a paper figure: headway's models of bfq, mq-deadline and kyber
 //!   against the kernel's own on the same job files and drive model (throughput and each
 //!   job's share of the drive's time, two-sided).
 //!

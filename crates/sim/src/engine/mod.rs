@@ -3,18 +3,18 @@
 //!
 //! The engine is in layers, each owning its state:
 //!
-//! - [`core`]: the clock, the event heap (ordered by `(time, insertion sequence)`, so a run
+//! - `core`: the clock, the event heap (ordered by `(time, insertion sequence)`, so a run
 //!   is a pure function of its inputs and seed) and request ids;
-//! - the workload sources, behind one trait ([`source`]): fio jobs ([`jobs`]: their walk,
+//! - the workload sources, behind one trait (`source`): fio jobs (`jobs`: their walk,
 //!   think times, barriers, syncs, stonewall groups; PostMark is a job's walk) and trace
-//!   feeds ([`trace_source`]); each request's issuer context is decided in one place
-//!   ([`issuers`]);
-//! - the host ([`page_cache`]): readahead fills, dirty data, writeback and throttling;
-//! - the block layer ([`block`], [`array`], [`bus`]): an array's front end, per member drive
+//!   feeds (`trace_source`); each request's issuer context is decided in one place
+//!   (`issuers`);
+//! - the host (`page_cache`): readahead fills, dirty data, writeback and throttling;
+//! - the block layer (`block`, `array`, `bus`): an array's front end, per member drive
 //!   a scheduler, the drive and the scheduler's timer, and the buses drives share;
-//! - what the report says of the devices ([`devices`]) and of the run ([`report`]).
+//! - what the report says of the devices (`devices`) and of the run (`report`).
 //!
-//! [`machine`] holds everything below the source and the routing between the layers: what
+//! `machine` holds everything below the source and the routing between the layers: what
 //! a completed disk request means upwards — an array request's last piece, a page-cache
 //! fill whose waiting reads complete, a writeback, or a job's own request. This module
 //! holds the run loop: which layer an event is for.

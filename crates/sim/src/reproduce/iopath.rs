@@ -222,7 +222,7 @@ fn fig8(_scale: Scale) -> Result<Outcome, SimError> {
 }
 
 /// The paper's statements on Figure 8's writes (002 §5), words only, given the mean write
-/// size into the driver and out of it under each of [`FIG8_SCHEDS`] (noop first): "No-Op
+/// size into the driver and out of it under each of `FIG8_SCHEDS` (noop first): "No-Op
 /// does not succeed to merge any write requests at all" (its size out within 1.25x its
 /// size in); "a substantial difference between No-Op write request size out ... and other
 /// schedulers" (each at least 2x noop's); "All other disk scheduling algorithms perform

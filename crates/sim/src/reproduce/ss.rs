@@ -284,7 +284,7 @@ pub fn fig4_ratios(host_us: u64) -> Result<Vec<(u64, f64, crate::Report)>, SimEr
 /// The paper's statements on Figure 4 (000 §3.3), given SS / Deadline at each of
 /// [`FIG4_THINKTIMES`]: "about 3.2X" at thinktime 0 (band 2.7-3.7x); the improvement
 /// "becomes increasingly small" as the thinktime grows (each ratio at most 5% above the
-/// one before); from 200 µs streams break and SS "behave[s] like Deadline" (0.85-1.15x at
+/// one before); from 200 µs streams break and SS "behave\[s\] like Deadline" (0.85-1.15x at
 /// 200 and 400 µs).
 pub fn fig4_statements(ratios: &[(u64, f64)]) -> Vec<Statement> {
     let mut v =
