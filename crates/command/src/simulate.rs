@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 
 use headway_sim::fio_out::{self, FioCollector, Format};
 use headway_sim::iolog_out::IologOut;
@@ -153,16 +153,15 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
     let mut devices = Vec::new();
     if args.disk == headway_disk::DEFAULT {
         // each name as DiskSim maps it: a device, or the array its number selects
-        let target = |name: &str| {
-            format!("{}#{}", path.display(), headway_disk::parv::request_destination(&doc, name))
-        };
-        args.disk = target(&spec.device_names[0]);
-        if spec.device_names.len() > 1 {
-            // several devices, each on its own: a drive or an array
-            for name in &spec.device_names {
-                let (disk, array) = headway_disk::resolve_system(&target(name))?;
-                devices.push(headway_sim::Device { disk, array });
-            }
+        let targets: Vec<String> =
+            spec.device_names.iter().map(|n| headway_disk::parv::request_destination(&doc, n)).collect();
+        args.disk = format!("{}#{}", path.display(), targets[0]);
+        if targets.len() > 1 {
+            // several devices, each on its own: a drive or an array (the file read once)
+            let names: Vec<&str> = targets.iter().map(String::as_str).collect();
+            let systems = headway_disk::parv::import_systems(path, &names)
+                .with_context(|| format!("importing {}", path.display()))?;
+            devices.extend(systems.into_iter().map(|(disk, array)| headway_sim::Device { disk, array }));
         }
     }
     let named = !args.scheduler.is_empty();

@@ -1266,8 +1266,7 @@ impl Hdd {
         let stop = std::mem::take(&mut self.seek_stop).saturating_sub(self.last_now.0);
         let mut t = t0 + stop + mv;
         // DiskSim's zero-latency access may start at once, past the first sector wanted
-        let mut imm = self.immediate_start(&cur, t, write);
-        let wait = imm.map_or_else(|| self.rot_wait(&cur, t), |(w, _)| w);
+        let (wait, mut imm) = self.start_wait(&cur, t, write);
         let pos = mv + wait;
         t += wait;
         self.lag(cur.zone as usize, 0, 1);
@@ -1391,10 +1390,17 @@ impl Hdd {
         } else {
             self.head_switch
         };
-        let imm = self.immediate_start(&next, t, write);
-        t += imm.map_or_else(|| self.rot_wait(&next, t), |(w, _)| w);
+        let (wait, imm) = self.start_wait(&next, t, write);
         self.lag(next.zone as usize, 0, 1);
-        (next, t, imm)
+        (next, t + wait, imm)
+    }
+
+    /// From `t`, the wait before a run starts on the track of `loc`: at once when the drive
+    /// takes it with zero latency there (and that start), else when `loc` comes round.
+    #[inline]
+    fn start_wait(&self, loc: &Location, t: u64, write: bool) -> (u64, Option<(u64, u32)>) {
+        let imm = self.immediate_start(loc, t, write);
+        (imm.map_or_else(|| self.rot_wait(loc, t), |(w, _)| w), imm)
     }
 
     /// DiskSim's angle (`disksim`): `sectors` sector events in `zone` after

@@ -184,15 +184,27 @@ mod tests {
         t + h.rot_wait(loc, t)
     }
 
+    /// The time `k` sectors take to pass from `w`'s slot on its track.
+    fn slots(h: &Hdd, w: &Location, k: u64) -> u64 {
+        let z = &h.geo.zones[w.zone as usize];
+        z.slot_start(w.slot as u64 + k) - z.slot_start(w.slot as u64)
+    }
+
+    /// The head lands 1 ns past the start of `w` after ten revolutions: when `w` started,
+    /// the sector a zero-latency access takes first and when that one starts.
+    fn landing_past(h: &Hdd, w: &Location, write: bool) -> (u64, u32, u64) {
+        let tw = starts(h, w, 10 * h.rev);
+        let (wait, j) = h.immediate_start(w, tw + 1, write).unwrap();
+        (tw, j, tw + 1 + wait)
+    }
+
     #[test]
     fn the_head_landing_inside_a_read_takes_it_at_once_and_ends_a_revolution_later() {
         let (h, at) = drive();
         let (w, rev) = (at(&h, 2), h.rev);
-        let tw = starts(&h, &w, 10 * rev);
         // just past W's start: sector 3 is next
-        let (wait, j) = h.immediate_start(&w, tw + 1, false).unwrap();
+        let (tw, j, tj) = landing_past(&h, &w, false);
         assert_eq!(j, 3);
-        let tj = tw + 1 + wait;
         assert_eq!(tj, starts(&h, &at(&h, 3), tw + 1));
         // request 2..10: 3..9 first, then 2 after the turn; done when 2 is in, one
         // revolution after 3 began
@@ -202,17 +214,14 @@ mod tests {
         assert_eq!(r.at_mark, Some(r.done), "the in-order data jumps to the end with W");
         assert_eq!(r.last_taken, 2);
         // without zero latency: W comes round a revolution after tw, then 8 sectors
-        let z = &h.geo.zones[w.zone as usize];
-        let eight = z.slot_start(w.slot as u64 + 8) - z.slot_start(w.slot as u64);
-        assert!(r.done < tw + rev + eight);
+        assert!(r.done < tw + rev + slots(&h, &w, 8));
     }
 
     #[test]
     fn landing_past_the_request_or_before_it_changes_nothing() {
         let (h, at) = drive();
         let (w, rev) = (at(&h, 2), h.rev);
-        let z = &h.geo.zones[w.zone as usize];
-        let sector = |k: u64| z.slot_start(w.slot as u64 + k) - z.slot_start(w.slot as u64);
+        let sector = |k: u64| slots(&h, &w, k);
         let tw = starts(&h, &w, 10 * rev);
         // head at sector 20's start plus 1 ns: past the request 2..10, inside the window
         let t = starts(&h, &at(&h, 20), tw) + 1;
@@ -237,9 +246,7 @@ mod tests {
     fn a_write_takes_only_sectors_whose_data_is_buffered() {
         let (h, at) = drive();
         let (w, rev) = (at(&h, 2), h.rev);
-        let tw = starts(&h, &w, 10 * rev);
-        let (wait, j) = h.immediate_start(&w, tw + 1, true).unwrap();
-        let tj = tw + 1 + wait;
+        let (_, j, tj) = landing_past(&h, &w, true);
         // all data in long before: as a read, a revolution after j
         let early = WriteData { from: 0, per: 1, first: 0 };
         assert_eq!(h.immediate_track(&w, 2, 10, j, tj, Some((early, 2)), 10).done, tj + rev);
@@ -248,8 +255,7 @@ mod tests {
         // 3 ends, two revolutions after j began
         let late = WriteData { from: tj + rev, per: 1, first: 0 };
         let r = h.immediate_track(&w, 2, 10, j, tj, Some((late, 2)), 10);
-        let z = &h.geo.zones[w.zone as usize];
-        let one = z.slot_start(j as u64 + 1) - z.slot_start(j as u64);
+        let one = slots(&h, &at(&h, j as u64), 1);
         assert_eq!(r.done, tj + 2 * rev + one);
         assert_eq!(r.last_taken, 3);
     }

@@ -16,14 +16,16 @@ use super::syntax::{Block, Document};
 use super::{ctlr, err, ms, num, uint, Result};
 use crate::spec::BusSeat;
 
-/// The topology node of the bus `dev` hangs off (the nearest bus above it) and its block.
-fn bus_of<'a>(doc: &'a Document, dev: &Device) -> Option<(usize, Option<&'a Block>)> {
-    let mut i = ctlr::device_node(doc, dev)?;
+/// The topology node of the bus `dev` hangs off (the nearest bus above it), its block,
+/// and `dev`'s own node.
+fn bus_of<'a>(doc: &'a Document, dev: &Device) -> Option<(usize, Option<&'a Block>, usize)> {
+    let node = ctlr::device_node(doc, dev)?;
+    let mut i = node;
     while let Some(p) = doc.topology[i].parent {
         i = p;
         if doc.topology[i].ty == "disksim_bus" {
             let block = ctlr::instance_block(doc, &doc.topology[i].name).filter(|b| b.ty == "disksim_bus");
-            return Some((i, block));
+            return Some((i, block, node));
         }
     }
     None
@@ -40,13 +42,13 @@ fn field(b: &Block, key: &str) -> Result<f64> {
 /// The per-block read and write transfer times (ms) of the bus the device hangs off in the
 /// `.parv`'s topology (`disksim_bus` "Read/Write block transfer time"), if it has one.
 pub(super) fn attached_bus(doc: &Document, dev: &Device) -> Result<Option<(f64, f64)>> {
-    let Some((_, Some(bus))) = bus_of(doc, dev) else { return Ok(None) };
+    let Some((_, Some(bus), _)) = bus_of(doc, dev) else { return Ok(None) };
     Ok(Some((field(bus, "Read block transfer time")?, field(bus, "Write block transfer time")?)))
 }
 
 /// `dev`'s seat on the exclusive bus it shares with other devices, if it does.
 pub(super) fn seat(doc: &Document, dev: &Device) -> Result<Option<BusSeat>> {
-    let Some((i, Some(bus))) = bus_of(doc, dev) else { return Ok(None) };
+    let Some((i, Some(bus), node)) = bus_of(doc, dev) else { return Ok(None) };
     let exclusive = match bus.entries.iter().find(|e| e.key == "type") {
         Some(e) => uint(&e.value, "type")? == 1,
         None => false,
@@ -69,7 +71,6 @@ pub(super) fn seat(doc: &Document, dev: &Device) -> Result<Option<BusSeat>> {
             }
         },
     };
-    let node = ctlr::device_node(doc, dev).expect("found above");
     let slot = below.iter().position(|&k| k == node).map_or(0, |p| p as u32 + 1);
     Ok(Some(BusSeat {
         bus: doc.topology[i].name.clone(),

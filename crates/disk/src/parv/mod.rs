@@ -207,11 +207,20 @@ pub fn import_array(path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySp
 /// What `--disk FILE` or `--disk FILE#NAME` names, the file read once: the array of a
 /// logorg ([`import_array`]), or else the device ([`import_device`]) and no array.
 pub fn import_system(path: &Path, device: Option<&str>) -> Result<(DiskSpec, Option<ArraySpec>)> {
+    system_of(&parse_checked(path)?, path, device)
+}
+
+/// [`import_system`] of each of `names` (devices or logorgs of the file), the file read once.
+pub fn import_systems(path: &Path, names: &[&str]) -> Result<Vec<(DiskSpec, Option<ArraySpec>)>> {
     let doc = parse_checked(path)?;
-    if let Some((spec, array)) = device.map(|d| logorg_array(&doc, path, d)).transpose()?.flatten() {
+    names.iter().map(|n| system_of(&doc, path, Some(n))).collect()
+}
+
+fn system_of(doc: &Document, path: &Path, device: Option<&str>) -> Result<(DiskSpec, Option<ArraySpec>)> {
+    if let Some((spec, array)) = device.map(|d| logorg_array(doc, path, d)).transpose()?.flatten() {
         return Ok((spec, Some(array)));
     }
-    Ok((device_of(&doc, path, device)?, None))
+    Ok((device_of(doc, path, device)?, None))
 }
 
 fn logorg_array(doc: &Document, path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySpec)>> {
