@@ -103,6 +103,7 @@ pub fn replay_checks(spec: &Spec, report: &mut LabReport) -> Result<()> {
                         ..RunSpec::new(disk.clone()).with_schedulers(&[&run.scheduler])
                     },
                     mode: Some(mode),
+                    routing: None,
                     // the trace's clock started with the emulated drive's
                     options: feed::FeedOptions { absolute_times: true, ..Default::default() },
                 };

@@ -68,10 +68,16 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         .map(|m| m.parse::<Mode>().map_err(|e| anyhow::anyhow!("--mode: {e}")))
         .transpose()?;
     anyhow::ensure!(a.window >= 1, "--window must be at least 1");
+    // a DiskSim trace on a DiskSim parameter file: the file's trace maps and devices
+    let (run, routing) = match format {
+        Format::Disksim => a.run.disksim_trace_spec()?,
+        _ => (a.run.trace_spec()?, None),
+    };
     let cfg = ReplayConfig {
         path: a.trace,
         format,
-        run: a.run.trace_spec()?,
+        run,
+        routing,
         mode,
         options: feed::FeedOptions {
             window: a.window,

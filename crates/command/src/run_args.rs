@@ -3,10 +3,14 @@
 //! schedulers, what they learn about issuers (`--context`), tunables (`--set`) and the seed.
 //! (A sweep's run specs come from its file's grid: `headway_sim::sweep`.)
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 
+use headway_disk::array::ArraySpec;
 use headway_disk::{DriveConfig, DriveScheduler, WriteCache, MAX_QUEUE_DEPTH};
 use headway_sched::Settings;
+use headway_sim::trace::disksim::Routing;
 use headway_sim::{ContextMode, RunSpec};
 
 /// The run flags ([module docs](self)).
@@ -77,21 +81,56 @@ impl RunArgs {
         self.spec_with(context)
     }
 
+    /// The run spec of a DiskSim trace's replay: on a DiskSim parameter file, its device or
+    /// devices and the routing of the trace's requests to them
+    /// ([`headway_sim::trace::disksim::on_parameter_file`]); else as [`RunArgs::trace_spec`].
+    pub fn disksim_trace_spec(&self) -> Result<(RunSpec, Option<Arc<Routing>>)> {
+        let Some(sys) = headway_sim::trace::disksim::on_parameter_file(&self.disk)? else {
+            return Ok((self.trace_spec()?, None));
+        };
+        if self.array.is_some() && !sys.devices.is_empty() {
+            anyhow::bail!(
+                "--disk {} has several devices, and a DiskSim trace replays on all of them: leave out --array, \
+                 or name one device as FILE#NAME",
+                self.disk
+            );
+        }
+        let context = ContextMode::for_trace(&self.context).map_err(|e| anyhow::anyhow!("--context: {e}"))?;
+        let array = self.array_with(sys.array)?;
+        let mut run = self.build(context, sys.disk, array)?;
+        run.devices = sys.devices;
+        let file = headway_disk::parv::split_device(&self.disk).0;
+        let doc = headway_disk::parv::syntax::parse_file(std::path::Path::new(file))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        file_driver_queue(&mut run, &doc)?;
+        Ok((run, Some(sys.routing)))
+    }
+
     fn spec_with(&self, context: ContextMode) -> Result<RunSpec> {
         // `--disk FILE#ORG` naming a DiskSim logorg brings its array with it
-        let (disk, array) = match (headway_disk::resolve_system(&self.disk)?, &self.array) {
-            ((_, Some(_)), Some(_)) => anyhow::bail!(
+        let (disk, array) = headway_disk::resolve_system(&self.disk)?;
+        let array = self.array_with(array)?;
+        self.build(context, disk, array)
+    }
+
+    /// The array of the run: the one `--disk` brings (a DiskSim logorg), or `--array`'s.
+    fn array_with(&self, from_disk: Option<ArraySpec>) -> Result<Option<ArraySpec>> {
+        match (from_disk, &self.array) {
+            (Some(_), Some(_)) => anyhow::bail!(
                 "--disk {} names a DiskSim array (disksim_logorg): leave out --array",
                 self.disk
             ),
-            ((disk, Some(array)), None) => (disk, Some(array)),
-            ((disk, None), a) => (
-                disk,
-                a.as_deref()
-                    .map(|a| a.parse::<headway_disk::array::ArraySpec>().map_err(anyhow::Error::msg))
-                    .transpose()?,
-            ),
-        };
+            (Some(array), None) => Ok(Some(array)),
+            (None, a) => a.as_deref().map(|a| a.parse::<ArraySpec>().map_err(anyhow::Error::msg)).transpose(),
+        }
+    }
+
+    fn build(
+        &self,
+        context: ContextMode,
+        disk: headway_disk::DiskSpec,
+        array: Option<ArraySpec>,
+    ) -> Result<RunSpec> {
         Ok(RunSpec {
             disk,
             schedulers: if self.scheduler.is_empty() {
@@ -149,4 +188,21 @@ pub fn parse_settings(set: &[String]) -> Result<Settings> {
         settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
     }
     Ok(settings)
+}
+
+/// A run of the `disksim` scheduler on a DiskSim parameter file orders its requests by the
+/// file's own driver queue (`disksim_iodriver`'s `Scheduler`), under what `--set` sets.
+pub fn file_driver_queue(run: &mut RunSpec, doc: &headway_disk::parv::syntax::Document) -> Result<()> {
+    if !run.schedulers.iter().any(|n| n.split(':').any(|part| part == "disksim")) {
+        return Ok(());
+    }
+    let mut settings = Settings::new();
+    for (k, v) in headway_disk::parv::driver_queue_settings(doc).map_err(|e| anyhow::anyhow!("{e}"))? {
+        settings.set(&k, &v);
+    }
+    for (k, v) in run.settings.iter() {
+        settings.set(k, v);
+    }
+    run.settings = settings;
+    Ok(())
 }

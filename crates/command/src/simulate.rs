@@ -170,17 +170,7 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
         // the experiment's own driver queue
         run.schedulers = vec!["disksim".to_string()];
     }
-    if run.schedulers.iter().any(|n| n.split(':').any(|part| part == "disksim")) {
-        // the file's driver queue, under what the command line sets
-        let mut settings = headway_sched::Settings::new();
-        for (k, v) in headway_disk::parv::driver_queue_settings(&doc).map_err(|e| anyhow::anyhow!("{e}"))? {
-            settings.set(&k, &v);
-        }
-        for (k, v) in run.settings.iter() {
-            settings.set(k, v);
-        }
-        run.settings = settings;
-    }
+    crate::run_args::file_driver_queue(&mut run, &doc)?;
     if !devices.is_empty() {
         if args.array.is_some() {
             bail!("{}: --array with generators over several devices", path.display());

@@ -177,6 +177,15 @@ fn replay_json(
         if window < 1 {
             return Err(Failure::Setting("window must be at least 1".into()));
         }
+        // a DiskSim trace on a DiskSim parameter file: the file's trace maps and devices
+        let system = match format {
+            Format::Disksim => headway_sim::trace::disksim::on_parameter_file(disk)?,
+            _ => None,
+        };
+        let (drive, array, devices, routing) = match system {
+            Some(s) => (s.disk, s.array, s.devices, Some(s.routing)),
+            None => (resolve_disk(disk)?, None, Vec::new(), None),
+        };
         Ok(ReplayConfig {
             path: trace.into(),
             format,
@@ -185,8 +194,11 @@ fn replay_json(
                 settings: parse_settings(&settings)?,
                 seed,
                 drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
-                ..RunSpec::new(resolve_disk(disk)?).with_schedulers(&schedulers)
+                array,
+                devices,
+                ..RunSpec::new(drive).with_schedulers(&schedulers)
             },
+            routing,
             mode,
             options: feed::FeedOptions {
                 window,

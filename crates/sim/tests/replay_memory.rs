@@ -21,6 +21,7 @@ fn replay(s: Synthetic, mode: Mode, scheduler: &str) -> u64 {
         path: PathBuf::from("synthetic"),
         format: Format::Blkparse,
         mode: Some(mode),
+        routing: None,
         // (the window bounds closed mode's read-ahead: this trace runs slower than recorded,
         // so the window fills)
         options: FeedOptions { window: 1 << 16, ..Default::default() },

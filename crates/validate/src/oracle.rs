@@ -97,6 +97,7 @@ pub fn open_loop(disk: &str, trace: &Path, answers: &Path) -> Result<Agreement, 
         format: Format::Disksim,
         run: RunSpec { settings, ..RunSpec::new(headway_disk::resolve(disk)?).with_schedulers(&["noop"]) },
         mode: None,
+        routing: None,
         options: FeedOptions { absolute_times: true, ..FeedOptions::default() },
     };
     // (submitted, offset, response) per request; DiskSim's file is in trace order, which for

@@ -11,6 +11,9 @@
 //!   (`Full seek curve = NAME.seek`) or the HPL seek formula (evaluated out to the last
 //!   zone's cylinders).
 //! * `layout.rs`: the `dm_layout_g1` block (zones, sparing and mapping schemes, angles).
+//! * [`import_trace_system`] (`iosim.rs`): what a DiskSim trace replays on, the
+//!   `disksim_iosim` block's maps from trace devices to the file's devices, and the devices
+//!   a file of several gives the replay.
 //! * `ctlr.rs`: the controllers on the device's path in the `topology`: a type-3 controller
 //!   with a `disksim_cachemem` or a `disksim_cachedev` becomes the device's
 //!   [`crate::ctlr::Controller`], a pass-through one without delays is nothing, anything
@@ -41,8 +44,9 @@
 //! Accepted and ignored, because they do not change a single drive's service times in
 //! headway's model: the whole system around the drive in a `.parv` (`disksim_global`,
 //! `disksim_stats`, `disksim_iodriver`, `disksim_logorg`, `disksim_pf`,
-//! `disksim_synthio`, `disksim_iosim`: a trace's time scale and device mappings, which a
-//! replay on one device does not read); of the `disksim_bus` blocks the drive's bus transfer
+//! `disksim_synthio`, read by `headway simulate FILE.parv`; `disksim_iosim`, a trace's time
+//! scale and device mappings, checked here and applied by `headway replay --format disksim`
+//! as `iosim.rs` explains); of the `disksim_bus` blocks the drive's bus transfer
 //! times count, and an exclusive bus several devices hang off gives each its seat on it
 //! ([`crate::BusSeat`], `bus.rs`: `type`, `Arbitration type`, `Arbitration time`), which
 //! matters only to a run of several of them; `disksim_syncset` blocks are checked, their members must be disks, and change
@@ -76,12 +80,14 @@ mod bus;
 mod ctlr;
 mod devices;
 mod driver;
+mod iosim;
 mod layout;
 mod logorg;
 mod simpledisk;
 pub mod syntax;
 
 pub use driver::driver_queue_settings;
+pub use iosim::{import_trace_system, trace_mapping, IoMap, LocScale, TraceMapping, TraceSystem};
 pub use logorg::request_destination;
 
 use crate::array::ArraySpec;
@@ -249,6 +255,8 @@ fn parse_checked(path: &Path) -> Result<Document> {
             return err(&b.at, format!("unsupported block type `{}`", b.ty));
         }
     }
+    // checked wherever the file is used, as DiskSim loads it whole
+    iosim::trace_mapping(&doc)?;
     Ok(doc)
 }
 

@@ -5,6 +5,7 @@ mod ctlr;
 mod devices;
 mod distribution;
 mod driver;
+mod iosim;
 mod layout;
 mod layout_cases;
 mod logorg;

@@ -2,16 +2,117 @@
 //!
 //! `time` is milliseconds (decimal), `blkno` and `bcount` are 512-byte blocks, and bit 0 of
 //! `flags` is set for a read (DiskSim's `B_READ`); `flags` may be written in hex (`0x1`).
-//! The context key is `devN`: every device addresses the one simulated disk. Reads are
-//! synchronous, writes asynchronous.
+//! The context key is `devN`, the trace's device number. Reads are synchronous, writes
+//! asynchronous.
+//!
+//! Without a [`Routing`], every device addresses the one simulated disk. With one (a replay
+//! on a DiskSim parameter file, `--disk FILE.parv`), each request is first re-addressed by
+//! the file's `disksim_iosim` maps and time scale ([`headway_disk::parv::TraceMapping`]),
+//! and then, when the file has several devices, goes to the device its device number
+//! reaches: that device is in the request's address above [`crate::engine::DEVICE_SHIFT`],
+//! as the engine's block layer takes it.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
+use headway_disk::parv::TraceMapping;
 use headway_sched::Dir;
 
 use super::{LineParser, Parsed, Record};
+use crate::engine::DEVICE_SHIFT;
 
-pub struct Disksim;
+/// How the requests of a DiskSim trace reach the devices of a replay on a parameter file
+/// ([`headway_disk::parv::import_trace_system`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Routing {
+    /// The file's `disksim_iosim` block.
+    pub mapping: Option<TraceMapping>,
+    /// Per device number (after its map), the replay's device it reaches or why it reaches
+    /// none. `None`: every request goes to the one device.
+    pub reaches: Option<Vec<Result<u32, String>>>,
+}
+
+impl Routing {
+    /// A request `(time ns, devno, blkno, bcount)` of the trace as the replay takes it:
+    /// `(time ns, sector with its device above DEVICE_SHIFT, sectors)`, or why it cannot.
+    pub fn route(&self, time: u64, devno: u64, blkno: u64, bcount: u64) -> Result<(u64, u64, u64), String> {
+        let (time, (device, blkno, bcount)) = match &self.mapping {
+            None => (time, (devno, blkno, bcount)),
+            Some(m) => {
+                let k = m.time_scale;
+                let time = if k == 1.0 { time } else { (time as f64 * k).round() as u64 };
+                (time, m.map_of(devno).map_or(Ok((devno, blkno, bcount)), |map| map.apply(blkno, bcount))?)
+            }
+        };
+        let Some(reaches) = &self.reaches else { return Ok((time, blkno, bcount)) };
+        let reached = match reaches.get(device as usize) {
+            Some(Ok(d)) => *d as u64,
+            Some(Err(why)) => return Err(format!("device number {device}: {why}")),
+            None => {
+                return Err(format!(
+                    "device number {device}: the parameter file has {} devices (0-{})",
+                    reaches.len(),
+                    reaches.len().saturating_sub(1)
+                ))
+            }
+        };
+        if blkno >= 1 << DEVICE_SHIFT {
+            return Err(format!("block {blkno} is past any device"));
+        }
+        Ok((time, reached << DEVICE_SHIFT | blkno, bcount))
+    }
+}
+
+/// What a DiskSim trace replays on when `--disk` names a DiskSim parameter file
+/// ([`on_parameter_file`]).
+#[derive(Clone, Debug)]
+pub struct ParameterFileSystem {
+    /// The drive (the first device's, with several), and its array when the one device is
+    /// one.
+    pub disk: headway_disk::DiskSpec,
+    pub array: Option<headway_disk::array::ArraySpec>,
+    /// With several devices, all of them ([`crate::RunSpec::devices`]); else empty.
+    pub devices: Vec<crate::Device>,
+    pub routing: Arc<Routing>,
+}
+
+/// [`ParameterFileSystem`] of `disk`, a `--disk` value, when it names a DiskSim parameter
+/// file (`FILE` or `FILE#NAME`; [`headway_disk::parv::import_trace_system`]); `None` for a
+/// built-in model.
+pub fn on_parameter_file(disk: &str) -> Result<Option<ParameterFileSystem>, headway_disk::ResolveError> {
+    use headway_disk::parv;
+    if !parv::is_parameter_file(disk) {
+        return Ok(None);
+    }
+    let (file, name) = parv::split_device(disk);
+    let path = std::path::PathBuf::from(file);
+    let sys = parv::import_trace_system(&path, name)
+        .map_err(|err| headway_disk::ResolveError::Import { path: path.clone(), err })?;
+    let mut devices: Vec<crate::Device> =
+        sys.devices.into_iter().map(|(_, disk, array)| crate::Device { disk, array }).collect();
+    let first = devices[0].clone();
+    if sys.reaches.is_none() {
+        devices.clear();
+    }
+    Ok(Some(ParameterFileSystem {
+        disk: first.disk,
+        array: first.array,
+        devices,
+        routing: Arc::new(Routing { mapping: sys.mapping, reaches: sys.reaches }),
+    }))
+}
+
+#[derive(Default)]
+pub struct Disksim {
+    routing: Option<Arc<Routing>>,
+}
+
+impl Disksim {
+    /// The parser of a trace replayed as `routing` says.
+    pub fn routed(routing: Arc<Routing>) -> Disksim {
+        Disksim { routing: Some(routing) }
+    }
+}
 
 impl LineParser for Disksim {
     fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
@@ -35,7 +136,7 @@ impl LineParser for Disksim {
         };
         let devno = int("devno")?;
         let blkno = int("blkno")?;
-        let bcount = u32::try_from(int("bcount")?).map_err(|_| "bcount is too large".to_string())?;
+        let bcount = int("bcount")?;
         let fl = f.next().ok_or("missing flags")?;
         let flags = match fl.strip_prefix(b"0x").or_else(|| fl.strip_prefix(b"0X")) {
             Some(h) => std::str::from_utf8(h).ok().and_then(|h| u64::from_str_radix(h, 16).ok()),
@@ -48,6 +149,11 @@ impl LineParser for Disksim {
         if bcount == 0 {
             return Ok(Parsed::Ignored);
         }
+        let (time, sector, bcount) = match &self.routing {
+            None => (time, blkno, bcount),
+            Some(r) => r.route(time, devno, blkno, bcount)?,
+        };
+        let bcount = u32::try_from(bcount).map_err(|_| "bcount is too large".to_string())?;
         let dir = if flags & 1 == 1 { Dir::Read } else { Dir::Write };
         key.push_str("dev");
         if devno < 10 {
@@ -55,7 +161,7 @@ impl LineParser for Disksim {
         } else {
             let _ = write!(key, "{devno}");
         }
-        Ok(Parsed::Io(Record { time, response: 0, sector: blkno, len: bcount, dir, sync: dir == Dir::Read }))
+        Ok(Parsed::Io(Record { time, response: 0, sector, len: bcount, dir, sync: dir == Dir::Read }))
     }
 }
 
@@ -77,6 +183,44 @@ mod tests {
             ]
         );
         assert_eq!(r.ignored, 2);
+    }
+
+    #[test]
+    fn a_routed_request_is_mapped_scaled_timed_and_sent_to_its_device() {
+        use headway_disk::parv::{IoMap, LocScale};
+        let map = IoMap {
+            tracedev: 14,
+            simdev: "disk1".into(),
+            device: 1,
+            loc: LocScale::Times(2),
+            size_scale: 2,
+            offset: 5,
+        };
+        let routing = Routing {
+            mapping: Some(TraceMapping { time_scale: 0.5, maps: vec![map] }),
+            reaches: Some(vec![Ok(0), Ok(1), Err("disk2 is a member of array a".into())]),
+        };
+        // mapped: device 1, block 2 x 100 + 5, twice the count, at half the time
+        assert_eq!(routing.route(3_000_001, 14, 100, 8), Ok((1_500_001, 1 << DEVICE_SHIFT | 205, 16)));
+        // no map names device 0: kept
+        assert_eq!(routing.route(10, 0, 7, 1), Ok((5, 7, 1)));
+        assert_eq!(routing.route(10, 2, 7, 1), Err("device number 2: disk2 is a member of array a".into()));
+        let e = routing.route(10, 3, 7, 1).unwrap_err();
+        assert_eq!(e, "device number 3: the parameter file has 3 devices (0-2)");
+        // without devices (one device), the map alone
+        let one = Routing { reaches: None, ..routing.clone() };
+        assert_eq!(one.route(4, 14, 100, 8), Ok((2, 205, 16)));
+        // through the parser: the context is the trace's device number
+        let mut p = Disksim::routed(Arc::new(routing));
+        let mut key = String::new();
+        let r = p.parse("2.0 14 100 8 1", &mut key).unwrap();
+        assert_eq!(r, Parsed::Io(rec(1_000_000, 1 << DEVICE_SHIFT | 205, 16, Dir::Read, true)));
+        assert_eq!(key, "dev14");
+        key.clear();
+        assert_eq!(
+            p.parse("2.0 9 100 8 1", &mut key).unwrap_err(),
+            "device number 9: the parameter file has 3 devices (0-2)"
+        );
     }
 
     #[test]

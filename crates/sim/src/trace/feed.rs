@@ -105,6 +105,20 @@ impl Default for FeedOptions {
     }
 }
 
+/// Where a trace's requests land: one device of so many sectors, or several, each
+/// `(sectors, name)`, a request's device in its address above [`crate::engine::DEVICE_SHIFT`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Space {
+    One(u64),
+    Devices(Vec<(u64, String)>),
+}
+
+impl From<u64> for Space {
+    fn from(sectors: u64) -> Space {
+        Space::One(sectors)
+    }
+}
+
 /// A request ready for the engine: times relative to the trace's first request, ns.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Rec {
@@ -173,7 +187,7 @@ struct Ctx {
 pub struct Feed {
     records: Records,
     mode: Mode,
-    capacity: u64,
+    space: Space,
     opts: FeedOptions,
     origin: Option<u64>,
     peeked: Option<Rec>,
@@ -196,18 +210,19 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// A feed over `records` for a disk of `capacity` sectors. `mode: None` is open, or closed
-    /// for an untimed format; open mode on an untimed format is an error.
+    /// A feed over `records` for a disk of `space` sectors (or the devices of a [`Space`]).
+    /// `mode: None` is open, or closed for an untimed format; open mode on an untimed
+    /// format is an error.
     pub fn new(
         records: Records,
         mode: Option<Mode>,
-        capacity: u64,
+        space: impl Into<Space>,
         opts: FeedOptions,
     ) -> Result<Self, TraceError> {
         let mut feed = Feed {
             total_bytes: None,
             mode: Mode::Open,
-            capacity,
+            space: space.into(),
             opts: FeedOptions { window: opts.window.max(1), ..opts },
             origin: None,
             peeked: None,
@@ -320,15 +335,35 @@ impl Feed {
         }
         let first = if self.opts.absolute_times { 0 } else { r.time };
         let origin = *self.origin.get_or_insert(first);
-        let mut sector = r.sector;
-        let cap = self.capacity;
+        let shift = crate::engine::DEVICE_SHIFT;
+        let (device, mut sector, cap) = match &self.space {
+            Space::One(cap) => (None, r.sector, *cap),
+            Space::Devices(d) => {
+                let i = (r.sector >> shift) as usize;
+                (Some(i), r.sector & ((1 << shift) - 1), d[i].0)
+            }
+        };
         if sector.checked_add(r.len as u64).is_none_or(|end| end > cap) {
             if !self.opts.wrap || r.len as u64 > cap {
-                return Err(TraceError::Beyond { file: file(), line, sector, len: r.len, capacity: cap });
+                let (len, capacity) = (r.len, cap);
+                return Err(match (device, &self.space) {
+                    (Some(i), Space::Devices(d)) => TraceError::DeviceBeyond {
+                        file: file(),
+                        line,
+                        device: d[i].1.clone(),
+                        sector,
+                        len,
+                        capacity,
+                    },
+                    _ => TraceError::Beyond { file: file(), line, sector, len, capacity },
+                });
             }
             sector %= cap;
             sector = sector.min(cap - r.len as u64);
             self.stats.wrapped += 1;
+        }
+        if let Some(i) = device {
+            sector |= (i as u64) << shift;
         }
         let key = self.records.key();
         let ctx = match self.last_ctx.filter(|&c| *self.ctxs[c as usize].label == *key) {
@@ -579,6 +614,33 @@ mod tests {
         assert_eq!(f.wake_at(), Some(10_000_000), "absolute: at its recorded 10 ms");
         f.advance(10_000_000).unwrap();
         assert_eq!(f.wake_at(), Some(12_000_000));
+    }
+
+    #[test]
+    fn several_devices_check_and_wrap_each_request_on_its_own_device() {
+        let devices = || Space::Devices(vec![(100, "a".to_string()), (50, "b".to_string())]);
+        let open = |wrap: bool| {
+            let routing = super::super::disksim::Routing { mapping: None, reaches: Some(vec![Ok(0), Ok(1)]) };
+            let src: Box<dyn std::io::BufRead> =
+                Box::new(std::io::Cursor::new(b"0 0 90 8 1\n1 1 48 8 1\n".to_vec()));
+            let records =
+                Records::new(src, "t.trace", Format::Disksim, false).routed(std::sync::Arc::new(routing));
+            Feed::new(records, None, devices(), FeedOptions { wrap, ..Default::default() })
+        };
+        let mut f = open(true).unwrap();
+        f.advance(1_000_000).unwrap();
+        let sectors: Vec<u64> = f.arrivals.iter().map(|r| r.sector).collect();
+        // 90 + 8 fits device a's 100; 48 + 8 does not fit b's 50: folded to 42, on b
+        assert_eq!(sectors, [90, 1 << crate::engine::DEVICE_SHIFT | 42]);
+        assert_eq!(f.stats().wrapped, 1);
+        let e = match open(false) {
+            Ok(mut f) => f.advance(1_000_000).unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(
+            e,
+            "t.trace:2: request at sector 48 of 8 sectors ends past the 50 sectors of b (use --wrap to fold it onto the device)"
+        );
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl Format {
             Format::Iolog => Box::new(iolog::Iolog::default()),
             Format::Msr => Box::new(msr::Msr),
             Format::Spc => Box::new(spc::Spc),
-            Format::Disksim => Box::new(disksim::Disksim),
+            Format::Disksim => Box::new(disksim::Disksim::default()),
             Format::Fiu => Box::new(fiu::Fiu),
         }
     }
@@ -176,6 +176,9 @@ pub enum TraceError {
     /// A request past the end of the disk (see `wrap`).
     #[error("{file}:{line}: request at sector {sector} of {len} sectors ends past the disk's {capacity} sectors (use --wrap to fold it onto the disk)")]
     Beyond { file: String, line: u64, sector: u64, len: u32, capacity: u64 },
+    /// A request past the end of its device, in a replay on several (see `wrap`).
+    #[error("{file}:{line}: request at sector {sector} of {len} sectors ends past the {capacity} sectors of {device} (use --wrap to fold it onto the device)")]
+    DeviceBeyond { file: String, line: u64, device: String, sector: u64, len: u32, capacity: u64 },
     /// fio iolog v2 has no times: open mode has nothing to go by.
     #[error("{file}: {format} has no timestamps: replay it with --mode closed")]
     Untimed { file: String, format: String },
@@ -365,6 +368,12 @@ impl Records {
         &self.file
     }
 
+    /// The same trace, a DiskSim one, read as `routing` says ([`disksim::Routing`]).
+    pub fn routed(mut self, routing: std::sync::Arc<disksim::Routing>) -> Self {
+        self.parser = Box::new(disksim::Disksim::routed(routing));
+        self
+    }
+
     /// The line of the record last returned.
     pub fn line(&self) -> u64 {
         self.line
@@ -451,6 +460,9 @@ pub struct ReplayConfig {
     /// Open or closed; `None`: open, or closed for untimed formats (fio iolog v2).
     pub mode: Option<Mode>,
     pub options: feed::FeedOptions,
+    /// A DiskSim trace on a DiskSim parameter file: its maps, and which of `run.devices`
+    /// each device number reaches. `None`: every request goes to the one device.
+    pub routing: Option<std::sync::Arc<disksim::Routing>>,
 }
 
 /// What a replay read, besides the results.
@@ -535,15 +547,36 @@ fn replay_runs_with(
         return Err(SimError::Trace(TraceError::StdinTwice { file: "-".into() }));
     }
     let array = run.array_config()?;
-    let capacity = run.capacity();
+    let space = match run.devices.is_empty() {
+        true => feed::Space::One(run.capacity()),
+        false => {
+            feed::Space::Devices(run.devices.iter().map(|d| (d.capacity(), d.disk.name.clone())).collect())
+        }
+    };
+    // a run of several devices, and only it, routes each request to one of them
+    let reaches = cfg.routing.as_ref().and_then(|r| r.reaches.as_ref());
+    let fits = match reaches {
+        None => run.devices.is_empty(),
+        Some(r) => !run.devices.is_empty() && r.iter().flatten().all(|&d| (d as usize) < run.devices.len()),
+    };
+    if !fits {
+        return Err(SimError::Trace(TraceError::Malformed {
+            file: cfg.path.display().to_string(),
+            line: 0,
+            why: "a replay on several devices needs the trace's routing to them, and only it does".into(),
+        }));
+    }
     let shared = crate::Shared::of(run)?;
     let input = shared.input(run, array);
     let mut runs = Vec::with_capacity(run.schedulers.len());
     let mut summary = ReplaySummary::default();
     for (i, name) in run.schedulers.iter().enumerate() {
         let scheds = crate::run_schedulers(name, run)?;
-        let records = open()?;
-        let feed = Feed::new(records, cfg.mode, capacity, cfg.options.clone())?;
+        let mut records = open()?;
+        if let Some(r) = &cfg.routing {
+            records = records.routed(r.clone());
+        }
+        let feed = Feed::new(records, cfg.mode, space.clone(), cfg.options.clone())?;
         summary.mode = feed.mode().name().to_string();
         let mut engine = Engine::replay_array(scheds, feed, &input)?;
         if let Some((window, max)) = head {

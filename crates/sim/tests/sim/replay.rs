@@ -17,7 +17,7 @@ fn config(format: Format, schedulers: &[&str], mode: Option<Mode>, context: Cont
         format,
         mode,
         options: FeedOptions::default(),
-
+        routing: None,
         run: headway_sim::RunSpec {
             context,
             ..headway_sim::RunSpec::new(headway_disk::builtin("wd5000aaks").unwrap())
@@ -405,4 +405,28 @@ fn blktrace_binary_files_replay_as_their_blkparse_text() {
     missing.path = dir.path().join("sdb");
     let e = headway_sim::trace::replay(&missing, |_, _| {}).unwrap_err().to_string();
     assert!(e.contains("no blktrace files (") && e.contains("sdb.blktrace.N"), "{e}");
+}
+
+/// A routing to several devices and a run of one (or the other way round) do not go
+/// together: the replay says so before it runs.
+#[test]
+fn routing_and_devices_come_together() {
+    use headway_sim::trace::disksim::Routing;
+    let mut cfg = config(Format::Disksim, &["noop"], None, ContextMode::Process);
+    cfg.routing = Some(std::sync::Arc::new(Routing { mapping: None, reaches: Some(vec![Ok(0), Ok(1)]) }));
+    let e = replay_text("0 0 0 8 1\n", &cfg).unwrap_err().to_string();
+    assert!(e.contains("needs the trace's routing to them"), "{e}");
+    // the other way round: devices and no routing
+    cfg.routing = None;
+    let disk = cfg.run.disk.clone();
+    cfg.run.devices = vec![
+        headway_sim::Device { disk: disk.clone(), array: None },
+        headway_sim::Device { disk, array: None },
+    ];
+    let e = replay_text("0 0 0 8 1\n", &cfg).unwrap_err().to_string();
+    assert!(e.contains("needs the trace's routing to them"), "{e}");
+    // both: the requests go where the routing says
+    cfg.routing = Some(std::sync::Arc::new(Routing { mapping: None, reaches: Some(vec![Ok(1), Ok(0)]) }));
+    let (report, _) = replay_text("0 0 0 8 1\n1 0 8 8 1\n", &cfg).unwrap();
+    assert_eq!(report.runs[0].jobs[0].read.total_ios, 2);
 }
