@@ -74,19 +74,23 @@ fn requests(n: usize, devnos: &[u64]) -> Vec<Line> {
 /// Each request's `(offset, submit ns, latency ns)` from `--per-request`, in completion
 /// order, and its device number when the run has several (the address's bits from 49 up).
 fn per_request(trace: &Path, disk: &str, out: &Path) -> Vec<(u64, u64, u64, u64)> {
-    ok(&headway(&[
+    per_request_with(trace, disk, out, &["--scheduler", "noop"])
+}
+
+fn per_request_with(trace: &Path, disk: &str, out: &Path, extra: &[&str]) -> Vec<(u64, u64, u64, u64)> {
+    let mut args = vec![
         "replay",
         trace.to_str().unwrap(),
         "--format",
         "disksim",
         "--disk",
         disk,
-        "--scheduler",
-        "noop",
         "--quiet",
         "--per-request",
         out.to_str().unwrap(),
-    ]));
+    ];
+    args.extend_from_slice(extra);
+    ok(&headway(&args));
     let text = std::fs::read_to_string(out).unwrap();
     let mut lines = text.lines();
     assert_eq!(
@@ -261,4 +265,31 @@ fn several_devices_refuse_an_array_and_a_request_past_a_device_names_it() {
     ])))
     .unwrap();
     assert_eq!(v["runs"][0]["disk"], "3disks#quantum, 3disks#ibm, 3disks#seagate");
+}
+
+#[test]
+fn the_disksim_scheduler_orders_each_queue_by_the_files_driver() {
+    let dir = scratch("driver");
+    for f in ["hp_c2249a.diskspecs", "hp_c2249a.model"] {
+        std::fs::copy(dist(f), dir.join(f)).unwrap();
+    }
+    // ascii.parv's driver runs CYCLE_LBN (policy 3); this copy's runs FCFS
+    let text = std::fs::read_to_string(dist("ascii.parv")).unwrap();
+    assert_eq!(text.matches("Scheduling policy = 3,").count(), 1);
+    let fcfs = dir.join("fcfs.parv");
+    std::fs::write(&fcfs, text.replace("Scheduling policy = 3,", "Scheduling policy = 1,")).unwrap();
+    // every request on disk0, a few ms apart: its queue grows, and the order matters
+    let t = write_trace(&dir.join("t.trace"), &requests(300, &[14]));
+    let ascii = dist("ascii.parv");
+    let run = |disk: &Path, extra: &[&str], out: &str| {
+        let mut args = vec!["--scheduler", "disksim"];
+        args.extend_from_slice(extra);
+        sorted(per_request_with(&t, disk.to_str().unwrap(), &dir.join(out), &args))
+    };
+    let file_fcfs = run(&fcfs, &[], "a.csv");
+    assert_eq!(file_fcfs, run(&ascii, &["--set", "disksim_policy=1"], "b.csv"));
+    let file_cycle = run(&ascii, &[], "c.csv");
+    assert_ne!(file_fcfs, file_cycle);
+    // the command line's setting wins over the file's
+    assert_eq!(file_cycle, run(&fcfs, &["--set", "disksim_policy=3"], "d.csv"));
 }
