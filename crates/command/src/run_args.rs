@@ -103,7 +103,7 @@ impl RunArgs {
         let doc = headway_disk::parv::syntax::parse_file(std::path::Path::new(file))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         file_driver_queue(&mut run, &doc)?;
-        Ok((run, Some(sys.routing)))
+        Ok((run, sys.routing))
     }
 
     fn spec_with(&self, context: ContextMode) -> Result<RunSpec> {

@@ -183,7 +183,7 @@ fn replay_json(
             _ => None,
         };
         let (drive, array, devices, routing) = match system {
-            Some(s) => (s.disk, s.array, s.devices, Some(s.routing)),
+            Some(s) => (s.disk, s.array, s.devices, s.routing),
             None => (resolve_disk(disk)?, None, Vec::new(), None),
         };
         Ok(ReplayConfig {

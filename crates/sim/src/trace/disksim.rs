@@ -73,7 +73,8 @@ pub struct ParameterFileSystem {
     pub array: Option<headway_disk::array::ArraySpec>,
     /// With several devices, all of them ([`crate::RunSpec::devices`]); else empty.
     pub devices: Vec<crate::Device>,
-    pub routing: Arc<Routing>,
+    /// `None` when there is nothing to re-address: one device, and no `disksim_iosim` maps.
+    pub routing: Option<Arc<Routing>>,
 }
 
 /// [`ParameterFileSystem`] of `disk`, a `--disk` value, when it names a DiskSim parameter
@@ -98,71 +99,96 @@ pub fn on_parameter_file(disk: &str) -> Result<Option<ParameterFileSystem>, head
         disk: first.disk,
         array: first.array,
         devices,
-        routing: Arc::new(Routing { mapping: sys.mapping, reaches: sys.reaches }),
+        routing: match (&sys.mapping, &sys.reaches) {
+            (None, None) => None,
+            _ => Some(Arc::new(Routing { mapping: sys.mapping, reaches: sys.reaches })),
+        },
     }))
 }
 
+/// The parser of a DiskSim trace, each device number addressing the one disk.
 #[derive(Default)]
-pub struct Disksim {
-    routing: Option<Arc<Routing>>,
+pub struct Disksim;
+
+/// The parser of a DiskSim trace replayed on a parameter file: each request re-addressed
+/// as its [`Routing`] says.
+pub struct RoutedDisksim {
+    routing: Arc<Routing>,
 }
 
 impl Disksim {
     /// The parser of a trace replayed as `routing` says.
-    pub fn routed(routing: Arc<Routing>) -> Disksim {
-        Disksim { routing: Some(routing) }
+    pub fn routed(routing: Arc<Routing>) -> RoutedDisksim {
+        RoutedDisksim { routing }
     }
 }
 
 impl LineParser for Disksim {
     fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
-        self.parse_bytes(line.as_bytes(), key)
+        parse_line(line.as_bytes(), key, None)
     }
 
     fn parse_bytes(&mut self, line: &[u8], key: &mut String) -> Result<Parsed, String> {
-        // ASCII fields split by hand, from the bytes read (a non-ASCII byte fails the
-        // number it is in): this runs once per trace line, millions of times
-        let mut f = super::Fields::new(line);
-        let Some(ts) = f.next() else { return Ok(Parsed::Blank) };
-        if ts[0] == b'#' {
-            return Ok(Parsed::Ignored);
-        }
-        let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
-        let time = super::decimal_ns_bytes(ts, 1_000_000)
-            .ok_or_else(|| format!("time `{}` is not a number of milliseconds", text(ts)))?;
-        let mut int = |what: &str| -> Result<u64, String> {
-            let t = f.next().ok_or_else(|| format!("missing {what}"))?;
-            super::dec_u64(t).ok_or_else(|| format!("{what} `{}` is not a number", text(t)))
-        };
-        let devno = int("devno")?;
-        let blkno = int("blkno")?;
-        let bcount = int("bcount")?;
-        let fl = f.next().ok_or("missing flags")?;
-        let flags = match fl.strip_prefix(b"0x").or_else(|| fl.strip_prefix(b"0X")) {
-            Some(h) => std::str::from_utf8(h).ok().and_then(|h| u64::from_str_radix(h, 16).ok()),
-            None => super::dec_u64(fl),
-        }
-        .ok_or_else(|| format!("flags `{}` is not a number", text(fl)))?;
-        if let Some(extra) = f.next() {
-            return Err(format!("unexpected `{}` after the flags", text(extra)));
-        }
-        if bcount == 0 {
-            return Ok(Parsed::Ignored);
-        }
-        let (time, sector, bcount) = match &self.routing {
-            None => (time, blkno, bcount),
-            Some(r) => r.route(time, devno, blkno, bcount)?,
-        };
-        let bcount = u32::try_from(bcount).map_err(|_| "bcount is too large".to_string())?;
-        let dir = if flags & 1 == 1 { Dir::Read } else { Dir::Write };
-        key.push_str("dev");
-        if devno < 10 {
-            key.push((b'0' + devno as u8) as char);
-        } else {
-            let _ = write!(key, "{devno}");
-        }
-        Ok(Parsed::Io(Record { time, response: 0, sector, len: bcount, dir, sync: dir == Dir::Read }))
+        parse_line(line, key, None)
     }
+}
+
+impl LineParser for RoutedDisksim {
+    fn parse(&mut self, line: &str, key: &mut String) -> Result<Parsed, String> {
+        parse_line(line.as_bytes(), key, Some(&self.routing))
+    }
+
+    fn parse_bytes(&mut self, line: &[u8], key: &mut String) -> Result<Parsed, String> {
+        parse_line(line, key, Some(&self.routing))
+    }
+}
+
+/// One line, re-addressed by `routing` when there is one (inlined into each parser: the
+/// plain one, which runs millions of times a trace, keeps no test of it).
+#[inline(always)]
+fn parse_line(line: &[u8], key: &mut String, routing: Option<&Routing>) -> Result<Parsed, String> {
+    // ASCII fields split by hand, from the bytes read (a non-ASCII byte fails the number
+    // it is in): this runs once per trace line, millions of times
+    let mut f = super::Fields::new(line);
+    let Some(ts) = f.next() else { return Ok(Parsed::Blank) };
+    if ts[0] == b'#' {
+        return Ok(Parsed::Ignored);
+    }
+    let text = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+    let time = super::decimal_ns_bytes(ts, 1_000_000)
+        .ok_or_else(|| format!("time `{}` is not a number of milliseconds", text(ts)))?;
+    let mut int = |what: &str| -> Result<u64, String> {
+        let t = f.next().ok_or_else(|| format!("missing {what}"))?;
+        super::dec_u64(t).ok_or_else(|| format!("{what} `{}` is not a number", text(t)))
+    };
+    let devno = int("devno")?;
+    let blkno = int("blkno")?;
+    let bcount = int("bcount")?;
+    let fl = f.next().ok_or("missing flags")?;
+    let flags = match fl.strip_prefix(b"0x").or_else(|| fl.strip_prefix(b"0X")) {
+        Some(h) => std::str::from_utf8(h).ok().and_then(|h| u64::from_str_radix(h, 16).ok()),
+        None => super::dec_u64(fl),
+    }
+    .ok_or_else(|| format!("flags `{}` is not a number", text(fl)))?;
+    if let Some(extra) = f.next() {
+        return Err(format!("unexpected `{}` after the flags", text(extra)));
+    }
+    if bcount == 0 {
+        return Ok(Parsed::Ignored);
+    }
+    let (time, sector, bcount) = match routing {
+        None => (time, blkno, bcount),
+        Some(r) => r.route(time, devno, blkno, bcount)?,
+    };
+    let bcount = u32::try_from(bcount).map_err(|_| "bcount is too large".to_string())?;
+    let dir = if flags & 1 == 1 { Dir::Read } else { Dir::Write };
+    key.push_str("dev");
+    if devno < 10 {
+        key.push((b'0' + devno as u8) as char);
+    } else {
+        let _ = write!(key, "{devno}");
+    }
+    Ok(Parsed::Io(Record { time, response: 0, sector, len: bcount, dir, sync: dir == Dir::Read }))
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ impl Format {
             Format::Iolog => Box::new(iolog::Iolog::default()),
             Format::Msr => Box::new(msr::Msr),
             Format::Spc => Box::new(spc::Spc),
-            Format::Disksim => Box::new(disksim::Disksim::default()),
+            Format::Disksim => Box::new(disksim::Disksim),
             Format::Fiu => Box::new(fiu::Fiu),
         }
     }
