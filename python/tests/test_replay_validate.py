@@ -174,3 +174,25 @@ def test_fio_options_and_syncs_reach_the_dataframe():
     # bssplit: 4 and 16 KiB writes, 10 KiB on average
     mean = df.loc["w", "write_io_bytes"] / df.loc["w", "write_total_ios"]
     assert 8000 < mean < 12500
+
+
+def test_a_disksim_trace_on_a_system_of_several_devices_is_the_cli_byte_for_byte(tmp_path):
+    """DiskSim's ascii.parv: 18 drives, its disksim_iosim maps trace devices 14, 18 and 10
+    onto disk0-disk2; the Python replay routes the trace as the command line does."""
+    parv = "data/disksim4-dist/ascii.parv"
+    lines = [f"{i * 3.5:.6f}\t{(14, 18, 10)[i % 3]}\t{(i * 7919) % 2000000}\t{1 + i % 16}\t{i % 2}"
+             for i in range(90)]
+    t = tmp_path / "t.trace"
+    t.write_text("\n".join(lines) + "\n")
+    out, csv = tmp_path / "cli.json", tmp_path / "cli.csv"
+    p = cli("replay", str(t), "--format", "disksim", "--disk", parv, "--scheduler", "noop",
+            "--json", str(out), "--per-request", str(csv), "--quiet")
+    assert p.returncode == 0, p.stderr
+    pcsv = tmp_path / "py.csv"
+    res = headway.replay(t, format="disksim", disk=parv, schedulers="noop", per_request=pcsv)
+    assert res.raw == out.read_text()
+    assert pcsv.read_bytes() == csv.read_bytes()
+    # three devices answered: each request's device is in its offset from bit 49 up
+    rows = csv.read_text().splitlines()[1:]
+    assert {int(r.split(",")[4]) >> 49 for r in rows} == {0, 1, 2}
+    assert json.loads(res.raw)["runs"][0]["disk"].startswith("ascii#disk0, ascii#disk1, ascii#disk2")
