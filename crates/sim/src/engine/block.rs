@@ -246,8 +246,20 @@ impl<'a> Block<'a> {
     pub fn ctlr_wake(&mut self, core: &mut Core) -> Vec<(ReqId, u64, u64)> {
         let w = self.ctlr.as_mut().expect("a controller's event").wake(core);
         let sent = !w.send.is_empty();
+        let mut order: Vec<usize> = Vec::new();
         for (device, rq) in w.send {
             self.arrive_at(core, device, rq);
+            if !order.contains(&device) {
+                order.push(device);
+            }
+        }
+        // each device takes its requests in the order the controller sent them, and so asks
+        // for a bus they share in that order (DiskSim's controller sends a fill of what the
+        // drive read before the drive's next request)
+        for m in order {
+            if self.members[m].kicked && self.members[m].drive.can_accept() {
+                self.fill(core, m);
+            }
         }
         if sent {
             self.fill_kicked(core);
