@@ -575,15 +575,22 @@ fn disksims_simpledisk_run_answers_as_disksim_did() {
 
 /// Requests answered, reads and writes, and their mean response (ms) in a run's JSON.
 fn answered(v: &serde_json::Value) -> ([u64; 2], f64) {
-    let (mut n, mut sum) = ([0u64; 2], 0f64);
+    let [(reads, read_ms), (writes, write_ms)] = answered_by_direction(v);
+    let sum = reads as f64 * read_ms + writes as f64 * write_ms;
+    ([reads, writes], sum / (reads + writes) as f64)
+}
+
+/// The reads and the writes the first run answered, each with its mean response in ms.
+fn answered_by_direction(v: &serde_json::Value) -> [(u64, f64); 2] {
+    let mut sums = [(0u64, 0f64); 2];
     for j in v["runs"][0]["jobs"].as_array().unwrap() {
         for (k, d) in ["read", "write"].iter().enumerate() {
             let ios = j[d]["total_ios"].as_u64().unwrap();
-            n[k] += ios;
-            sum += ios as f64 * j[d]["clat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
+            sums[k].0 += ios;
+            sums[k].1 += ios as f64 * j[d]["clat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
         }
     }
-    (n, sum / (n[0] + n[1]) as f64)
+    sums.map(|(n, sum)| (n, if n == 0 { 0.0 } else { sum / n as f64 }))
 }
 
 /// DiskSim 4.0's experiments on the HP C3323A (`data/disksim4-dist/`), each run as shipped
@@ -727,18 +734,9 @@ fn disksims_synthcachedev_answers_as_disksim_did() {
         assert!((got / want - 1.0).abs() < 0.005, "{what}: {got} ms, DiskSim's {want} ms");
     };
     near(mean, 28.939379, "mean");
-    let mut sums = [(0u64, 0f64); 2];
-    for j in v["runs"][0]["jobs"].as_array().unwrap() {
-        for (k, d) in ["read", "write"].iter().enumerate() {
-            let ios = j[d]["total_ios"].as_u64().unwrap();
-            sums[k].0 += ios;
-            sums[k].1 += ios as f64 * j[d]["clat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
-        }
-    }
-    let disksim_reads = (1294.0 * 27.410200 + 5280.0 * 26.667866) / 6574.0;
-    let disksim_writes = (691.0 * 33.658817 + 2738.0 * 32.851438) / 3429.0;
-    near(sums[0].1 / sums[0].0 as f64, disksim_reads, "reads");
-    near(sums[1].1 / sums[1].0 as f64, disksim_writes, "writes");
+    let [(_, reads), (_, writes)] = answered_by_direction(&v);
+    near(reads, (1294.0 * 27.410200 + 5280.0 * 26.667866) / 6574.0, "reads");
+    near(writes, (691.0 * 33.658817 + 2738.0 * 32.851438) / 3429.0, "writes");
     let cache = &v["runs"][0]["controller_cache"];
     let within = |key: &str, want: i64| {
         let got = cache[key].as_i64().unwrap();

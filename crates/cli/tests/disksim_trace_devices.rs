@@ -29,6 +29,17 @@ fn dist(file: &str) -> PathBuf {
     p
 }
 
+/// `ascii.parv` as `edit` rewrites it, written to `dir/name` beside the drive files it
+/// sources.
+fn ascii_edited(dir: &Path, name: &str, edit: impl FnOnce(&str) -> String) -> PathBuf {
+    for f in ["hp_c2249a.diskspecs", "hp_c2249a.model"] {
+        std::fs::copy(dist(f), dir.join(f)).unwrap();
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, edit(&std::fs::read_to_string(dist("ascii.parv")).unwrap())).unwrap();
+    p
+}
+
 /// One request of a DiskSim ascii trace.
 #[derive(Clone, Copy)]
 struct Line {
@@ -144,15 +155,9 @@ fn each_device_of_a_file_of_several_answers_as_it_does_alone() {
 #[test]
 fn a_files_maps_scale_place_and_time_the_requests() {
     let dir = scratch("maps");
-    for f in ["hp_c2249a.diskspecs", "hp_c2249a.model"] {
-        std::fs::copy(dist(f), dir.join(f)).unwrap();
-    }
     // ascii.parv with two maps of its own: trace device 7 onto disk3 (blocks of 1024
     // bytes, counts doubled, 1000 blocks on), 8 onto disk4 (blocks of 256 bytes), and the
     // trace's clock at half speed
-    let text = std::fs::read_to_string(dist("ascii.parv")).unwrap();
-    let start = text.find("disksim_iosim IS {").unwrap();
-    let end = start + text[start..].find("}  # end of iosim spec").unwrap() + 1;
     let iosim = "disksim_iosim IS {
      I/O Trace Time Scale = 0.5,
      I/O Mappings = [
@@ -160,8 +165,11 @@ fn a_files_maps_scale_place_and_time_the_requests() {
      disksim_iomap { tracedev = 8, simdev = disk4, locScale = 256, sizeScale = 1 }
      ]
 }";
-    let parv = dir.join("maps.parv");
-    std::fs::write(&parv, format!("{}{iosim}{}", &text[..start], &text[end..])).unwrap();
+    let parv = ascii_edited(&dir, "maps.parv", |text| {
+        let start = text.find("disksim_iosim IS {").unwrap();
+        let end = start + text[start..].find("}  # end of iosim spec").unwrap() + 1;
+        format!("{}{iosim}{}", &text[..start], &text[end..])
+    });
 
     // (blocks below 1,000,000: twice them stays on the drive)
     let lines: Vec<Line> =
@@ -270,14 +278,11 @@ fn several_devices_refuse_an_array_and_a_request_past_a_device_names_it() {
 #[test]
 fn the_disksim_scheduler_orders_each_queue_by_the_files_driver() {
     let dir = scratch("driver");
-    for f in ["hp_c2249a.diskspecs", "hp_c2249a.model"] {
-        std::fs::copy(dist(f), dir.join(f)).unwrap();
-    }
     // ascii.parv's driver runs CYCLE_LBN (policy 3); this copy's runs FCFS
-    let text = std::fs::read_to_string(dist("ascii.parv")).unwrap();
-    assert_eq!(text.matches("Scheduling policy = 3,").count(), 1);
-    let fcfs = dir.join("fcfs.parv");
-    std::fs::write(&fcfs, text.replace("Scheduling policy = 3,", "Scheduling policy = 1,")).unwrap();
+    let fcfs = ascii_edited(&dir, "fcfs.parv", |text| {
+        assert_eq!(text.matches("Scheduling policy = 3,").count(), 1);
+        text.replace("Scheduling policy = 3,", "Scheduling policy = 1,")
+    });
     // every request on disk0, a few ms apart: its queue grows, and the order matters
     let t = write_trace(&dir.join("t.trace"), &requests(300, &[14]));
     let ascii = dist("ascii.parv");
