@@ -178,21 +178,34 @@ def test_fio_options_and_syncs_reach_the_dataframe():
 
 def test_a_disksim_trace_on_a_system_of_several_devices_is_the_cli_byte_for_byte(tmp_path):
     """DiskSim's ascii.parv: 18 drives, its disksim_iosim maps trace devices 14, 18 and 10
-    onto disk0-disk2; the Python replay routes the trace as the command line does."""
-    parv = "data/disksim4-dist/ascii.parv"
-    lines = [f"{i * 3.5:.6f}\t{(14, 18, 10)[i % 3]}\t{(i * 7919) % 2000000}\t{1 + i % 16}\t{i % 2}"
+    onto disk0-disk2; the Python replay routes the trace as the command line does, and
+    its `disksim` scheduler takes the file's driver queue (here made FCFS) as the command
+    line's does."""
+    import shutil
+    for f in ("hp_c2249a.diskspecs", "hp_c2249a.model"):
+        shutil.copy(f"data/disksim4-dist/{f}", tmp_path / f)
+    text = open("data/disksim4-dist/ascii.parv").read()
+    assert text.count("Scheduling policy = 3,") == 1
+    parv = str(tmp_path / "ascii.parv")
+    open(parv, "w").write(text.replace("Scheduling policy = 3,", "Scheduling policy = 1,"))
+    lines = [f"{i * 1.5:.6f}\t{(14, 18, 10)[i % 3]}\t{(i * 7919 * 37) % 2000000}\t{1 + i % 16}\t{i % 2}"
              for i in range(90)]
     t = tmp_path / "t.trace"
     t.write_text("\n".join(lines) + "\n")
     out, csv = tmp_path / "cli.json", tmp_path / "cli.csv"
-    p = cli("replay", str(t), "--format", "disksim", "--disk", parv, "--scheduler", "noop",
+    p = cli("replay", str(t), "--format", "disksim", "--disk", parv, "--scheduler", "noop,disksim",
             "--json", str(out), "--per-request", str(csv), "--quiet")
     assert p.returncode == 0, p.stderr
     pcsv = tmp_path / "py.csv"
-    res = headway.replay(t, format="disksim", disk=parv, schedulers="noop", per_request=pcsv)
+    res = headway.replay(t, format="disksim", disk=parv, schedulers="noop,disksim", per_request=pcsv)
     assert res.raw == out.read_text()
     assert pcsv.read_bytes() == csv.read_bytes()
     # three devices answered: each request's device is in its offset from bit 49 up
     rows = csv.read_text().splitlines()[1:]
     assert {int(r.split(",")[4]) >> 49 for r in rows} == {0, 1, 2}
     assert json.loads(res.raw)["runs"][0]["disk"].startswith("ascii#disk0, ascii#disk1, ascii#disk2")
+    # the file's FCFS is not the scheduler's own default (CYCLE_LBN): the order shows
+    cycle = headway.replay(t, format="disksim", disk="data/disksim4-dist/ascii.parv", schedulers="disksim")
+    fcfs = json.loads(res.raw)["runs"][1]["jobs"]
+    assert [j["read"]["clat_ns"]["mean"] for j in fcfs] != \
+        [j["read"]["clat_ns"]["mean"] for j in json.loads(cycle.raw)["runs"][0]["jobs"]]

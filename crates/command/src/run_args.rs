@@ -99,10 +99,7 @@ impl RunArgs {
         let array = self.array_with(sys.array)?;
         let mut run = self.build(context, sys.disk, array)?;
         run.devices = sys.devices;
-        let file = headway_disk::parv::split_device(&self.disk).0;
-        let doc = headway_disk::parv::syntax::parse_file(std::path::Path::new(file))
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        file_driver_queue(&mut run, &doc)?;
+        run.take_driver_queue(&sys.driver_queue);
         Ok((run, sys.routing))
     }
 
@@ -188,21 +185,4 @@ pub fn parse_settings(set: &[String]) -> Result<Settings> {
         settings.push_kv(kv).with_context(|| format!("--set `{kv}`"))?;
     }
     Ok(settings)
-}
-
-/// A run of the `disksim` scheduler on a DiskSim parameter file orders its requests by the
-/// file's own driver queue (`disksim_iodriver`'s `Scheduler`), under what `--set` sets.
-pub fn file_driver_queue(run: &mut RunSpec, doc: &headway_disk::parv::syntax::Document) -> Result<()> {
-    if !run.schedulers.iter().any(|n| n.split(':').any(|part| part == "disksim")) {
-        return Ok(());
-    }
-    let mut settings = Settings::new();
-    for (k, v) in headway_disk::parv::driver_queue_settings(doc).map_err(|e| anyhow::anyhow!("{e}"))? {
-        settings.set(&k, &v);
-    }
-    for (k, v) in run.settings.iter() {
-        settings.set(k, v);
-    }
-    run.settings = settings;
-    Ok(())
 }

@@ -170,7 +170,9 @@ fn run_synthetic(a: Args, path: &Path) -> Result<()> {
         // the experiment's own driver queue
         run.schedulers = vec!["disksim".to_string()];
     }
-    crate::run_args::file_driver_queue(&mut run, &doc)?;
+    run.take_driver_queue(
+        &headway_disk::parv::driver_queue_settings(&doc).map_err(|e| anyhow::anyhow!("{e}"))?,
+    );
     if !devices.is_empty() {
         if args.array.is_some() {
             bail!("{}: --array with generators over several devices", path.display());

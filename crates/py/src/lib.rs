@@ -182,22 +182,24 @@ fn replay_json(
             Format::Disksim => headway_sim::trace::disksim::on_parameter_file(disk)?,
             _ => None,
         };
-        let (drive, array, devices, routing) = match system {
-            Some(s) => (s.disk, s.array, s.devices, s.routing),
-            None => (resolve_disk(disk)?, None, Vec::new(), None),
+        let (drive, array, devices, routing, driver_queue) = match system {
+            Some(s) => (s.disk, s.array, s.devices, s.routing, s.driver_queue),
+            None => (resolve_disk(disk)?, None, Vec::new(), None, Vec::new()),
         };
+        let mut run = RunSpec {
+            context: parse_context(context, false)?,
+            settings: parse_settings(&settings)?,
+            seed,
+            drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
+            array,
+            devices,
+            ..RunSpec::new(drive).with_schedulers(&schedulers)
+        };
+        run.take_driver_queue(&driver_queue);
         Ok(ReplayConfig {
             path: trace.into(),
             format,
-            run: RunSpec {
-                context: parse_context(context, false)?,
-                settings: parse_settings(&settings)?,
-                seed,
-                drive: drive_config(queue_depth, drive_scheduler, write_cache)?,
-                array,
-                devices,
-                ..RunSpec::new(drive).with_schedulers(&schedulers)
-            },
+            run,
             routing,
             mode,
             options: feed::FeedOptions {

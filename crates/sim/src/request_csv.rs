@@ -5,9 +5,10 @@
 //! place in the report's `jobs` and its name there: clones share the name),
 //! `dir` (`read`/`write`), `offset` and `bytes` (the job's address space: the array's with
 //! `--array`; in a run of several devices the device's number is in the offset from bit 49
-//! up, its sector's bit 40, [`crate::engine::DEVICE_SHIFT`]), `submit_ns`, `complete_ns` and `latency_ns` (simulated time; `latency_ns` is
-//! what the report's `clat_ns` summarises). Runs follow in scheduler order, each in
-//! completion order; the same inputs and seed write the same bytes.
+//! up, its sector's bit 40, [`crate::engine::DEVICE_SHIFT`]), `submit_ns`, `complete_ns`
+//! and `latency_ns` (simulated time; `latency_ns` is what the report's `clat_ns`
+//! summarises). Runs follow in scheduler order, each in completion order; the same inputs
+//! and seed write the same bytes.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -98,6 +98,23 @@ impl RunSpec {
         }
     }
 
+    /// A run of the `disksim` scheduler (alone or inside another) on a DiskSim parameter file
+    /// orders its queue by the file's driver queue: `file`'s settings
+    /// ([`headway_disk::parv::driver_queue_settings`]), under the run's own.
+    pub fn take_driver_queue(&mut self, file: &[(String, String)]) {
+        if !self.schedulers.iter().any(|n| n.split(':').any(|part| part == "disksim")) {
+            return;
+        }
+        let mut settings = Settings::new();
+        for (k, v) in file {
+            settings.set(k, v);
+        }
+        for (k, v) in self.settings.iter() {
+            settings.set(k, v);
+        }
+        self.settings = settings;
+    }
+
     /// Sectors of the device the workload addresses: the drive's, or the array's.
     pub fn capacity(&self) -> u64 {
         let member = Hdd::new(self.disk.clone()).capacity();

@@ -204,6 +204,9 @@ pub struct TraceSystem {
     pub reaches: Option<Vec<std::result::Result<u32, String>>>,
     /// The file's `disksim_iosim` block.
     pub mapping: Option<TraceMapping>,
+    /// The settings the file's driver queue gives the `disksim` scheduler
+    /// ([`super::driver_queue_settings`]).
+    pub driver_queue: Vec<(String, String)>,
 }
 
 /// The system of `path` a DiskSim trace replays on: the device `device` names (`FILE#NAME`,
@@ -212,11 +215,12 @@ pub struct TraceSystem {
 pub fn import_trace_system(path: &Path, device: Option<&str>) -> Result<TraceSystem> {
     let doc = super::parse_checked(path)?;
     let mapping = trace_mapping(&doc)?;
+    let driver_queue = super::driver_queue_settings(&doc)?;
     let numbered: Vec<String> = devices::devices(&doc).into_iter().map(|d| d.name).collect();
     if device.is_some() || numbered.len() < 2 {
         let (disk, array) = super::system_of(&doc, path, device)?;
         let name = device.map_or_else(|| disk.name.clone(), str::to_string);
-        return Ok(TraceSystem { devices: vec![(name, disk, array)], reaches: None, mapping });
+        return Ok(TraceSystem { devices: vec![(name, disk, array)], reaches: None, mapping, driver_queue });
     }
     // where each device number's requests go, and the run's devices in that order
     let destination: Vec<String> = numbered.iter().map(|n| super::request_destination(&doc, n)).collect();
@@ -254,7 +258,7 @@ pub fn import_trace_system(path: &Path, device: Option<&str>) -> Result<TraceSys
     let refs: Vec<&str> = kept.iter().map(String::as_str).collect();
     let systems = refs.iter().map(|n| super::system_of(&doc, path, Some(n))).collect::<Result<Vec<_>>>()?;
     let devices = kept.into_iter().zip(systems).map(|(n, (disk, array))| (n, disk, array)).collect();
-    Ok(TraceSystem { devices, reaches: Some(reaches), mapping })
+    Ok(TraceSystem { devices, reaches: Some(reaches), mapping, driver_queue })
 }
 
 fn logorg_block<'a>(doc: &'a Document, name: &str) -> Option<&'a Block> {

@@ -75,6 +75,8 @@ pub struct ParameterFileSystem {
     pub devices: Vec<crate::Device>,
     /// `None` when there is nothing to re-address: one device, and no `disksim_iosim` maps.
     pub routing: Option<Arc<Routing>>,
+    /// The file's driver queue as `disksim` settings ([`crate::RunSpec::take_driver_queue`]).
+    pub driver_queue: Vec<(String, String)>,
 }
 
 /// [`ParameterFileSystem`] of `disk`, a `--disk` value, when it names a DiskSim parameter
@@ -99,6 +101,7 @@ pub fn on_parameter_file(disk: &str) -> Result<Option<ParameterFileSystem>, head
         disk: first.disk,
         array: first.array,
         devices,
+        driver_queue: sys.driver_queue,
         routing: match (&sys.mapping, &sys.reaches) {
             (None, None) => None,
             _ => Some(Arc::new(Routing { mapping: sys.mapping, reaches: sys.reaches })),
