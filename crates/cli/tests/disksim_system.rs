@@ -647,9 +647,11 @@ fn with_c3323a_seek(name: &str) -> PathBuf {
 /// RAID 5, four HP C3323A each). Held against its `.outv`: the requests answered, each
 /// array's share (DiskSim counts the 7 still in flight at the end as well), every disk's
 /// reads and writes (DiskSim's per-device figures of disks 0-12; one in flight allowed),
-/// and the response times, overall and per array, within 1% (each array's four disks
+/// and the response times, overall and per array, within 0.3% (each array's four disks
 /// share one exclusive bus: without the bus's waits the parity arrays answered 11-13%
-/// sooner than DiskSim). A drive queue deeper than one command is refused on shared buses.
+/// sooner than DiskSim; with the member requests asking for it in member order rather
+/// than in the order DiskSim's driver sends them, 0.6-0.75% sooner). A drive queue deeper
+/// than one command is refused on shared buses.
 #[test]
 fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
     let dir = with_c3323a_seek("syntharrays");
@@ -660,7 +662,7 @@ fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
     let v = json(&std::fs::read_to_string(&out).unwrap());
     let (n, mean) = answered(&v);
     assert_eq!(n, [6688, 3305], "DiskSim's non-critical reads and writes");
-    assert!((mean / 34.272035 - 1.0).abs() < 0.01, "mean {mean} ms, DiskSim's 34.272035");
+    assert!((mean / 34.272035 - 1.0).abs() < 0.003, "mean {mean} ms, DiskSim's 34.272035");
     // per array (the device is above bit 40 of the sector): requests and mean response
     let (mut count, mut sum) = ([0u64; 4], [0f64; 4]);
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -674,7 +676,7 @@ fn disksims_syntharrays_runs_its_four_arrays_as_disksim_did() {
     for (i, (want, ms)) in disksim.into_iter().enumerate() {
         assert!(count[i] <= want, "logorg {i}: {} answered, DiskSim's {want} with those in flight", count[i]);
         let got = sum[i] / count[i] as f64;
-        assert!((got / ms - 1.0).abs() < 0.01, "logorg {i}: {got} ms, DiskSim's {ms}");
+        assert!((got / ms - 1.0).abs() < 0.003, "logorg {i}: {got} ms, DiskSim's {ms}");
     }
     assert_eq!(disksim.iter().map(|d| d.0).sum::<u64>() - count.iter().sum::<u64>(), 7);
     // every disk's reads and writes: the arrays' plans, parity disk 11 the busiest

@@ -105,6 +105,11 @@ impl ArrayFront {
         }
     }
 
+    /// The array's level.
+    pub fn level(&self) -> headway_disk::array::Level {
+        self.cfg.spec.level
+    }
+
     /// An array request arrives: admitted now (returned) or queued behind the front end.
     pub fn offer(&mut self, rq: Request) -> Option<Request> {
         self.flow_in.add(rq.dir, rq.len);

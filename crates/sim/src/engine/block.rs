@@ -362,12 +362,19 @@ impl<'a> Block<'a> {
             CopyView { queued: m.sched.pending() + m.inflight.len(), position: m.last_sector }
         };
         let pieces = array.as_mut().expect("an array").split(rq, &view);
-        self.issue_pieces(core, f, rq, &pieces);
+        self.issue_pieces(core, f, rq, &pieces, false);
     }
 
     /// Send `pieces` of array request `parent` to the members of front `f`, each in its
     /// direction.
-    fn issue_pieces(&mut self, core: &mut Core, f: usize, parent: Request, pieces: &[(Piece, Dir)]) {
+    fn issue_pieces(
+        &mut self,
+        core: &mut Core,
+        f: usize,
+        parent: Request,
+        pieces: &[(Piece, Dir)],
+        released: bool,
+    ) {
         let first = core.new_ids(pieces.len() as u64);
         let front = &mut self.fronts[f];
         front.array.as_mut().expect("an array").issued(parent.id, pieces, first);
@@ -382,6 +389,15 @@ impl<'a> Block<'a> {
             let id = ReqId(first + i as u64);
             let rq = Request { id, sector: p.sector, len: p.len, dir, arrival: core.now, ..parent };
             self.arrive_at(core, base + p.member as usize, rq);
+        }
+        if self.buses.is_some() {
+            let level = self.fronts[f].array.as_ref().expect("an array").level();
+            for m in disksim_send_order(level, pieces, released) {
+                let m = base + m as usize;
+                if self.members[m].kicked && self.members[m].drive.can_accept() {
+                    self.fill(core, m);
+                }
+            }
         }
     }
 
@@ -413,7 +429,7 @@ impl<'a> Block<'a> {
             PieceDone::Pending => Completes::Nothing,
             PieceDone::Writes(rq, writes) => {
                 let writes: Vec<(Piece, Dir)> = writes.into_iter().map(|p| (p, Dir::Write)).collect();
-                self.issue_pieces(core, f, rq, &writes);
+                self.issue_pieces(core, f, rq, &writes, true);
                 Completes::Nothing
             }
             PieceDone::Complete(r) => {
@@ -1168,4 +1184,39 @@ pub(super) mod tests {
         let r = b.report(b.last_complete.0, 0);
         assert_eq!(r.device.idle_wait_ns, until.0, "the drive sat idle with a request waiting");
     }
+}
+
+/// The order in which DiskSim's driver sends an array request's member requests down, by
+/// member, and so the order they ask for a bus they share (a synthetic run's driver sends
+/// the list its logorg maps in reverse): writes released by the reads they waited for, in
+/// descending member order; a parity array's first pieces, the writes that wait for
+/// nothing by ascending member, then the reads by ascending member; any other array's, the
+/// members in the reverse of the order the request reaches them.
+fn disksim_send_order(
+    level: headway_disk::array::Level,
+    pieces: &[(Piece, Dir)],
+    released: bool,
+) -> Vec<u32> {
+    use headway_disk::array::Level;
+    let mut order: Vec<u32> = Vec::new();
+    let mut add = |m: u32| {
+        if !order.contains(&m) {
+            order.push(m);
+        }
+    };
+    if released {
+        let mut ms: Vec<u32> = pieces.iter().map(|p| p.0.member).collect();
+        ms.sort_unstable_by(|a, b| b.cmp(a));
+        ms.into_iter().for_each(&mut add);
+    } else if matches!(level, Level::Raid4 | Level::Raid5) {
+        for dir in [Dir::Write, Dir::Read] {
+            let mut ms: Vec<u32> = pieces.iter().filter(|p| p.1 == dir).map(|p| p.0.member).collect();
+            ms.sort_unstable();
+            ms.into_iter().for_each(&mut add);
+        }
+    } else {
+        pieces.iter().for_each(|p| add(p.0.member));
+        order.reverse();
+    }
+    order
 }
