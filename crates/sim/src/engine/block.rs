@@ -864,6 +864,41 @@ fn tell_issuers(sched: &mut dyn Scheduler, jobs: &[Job]) {
     }
 }
 
+/// The order in which DiskSim's driver sends an array request's member requests down, by
+/// member, and so the order they ask for a bus they share (a synthetic run's driver sends
+/// the list its logorg maps in reverse): writes released by the reads they waited for, in
+/// descending member order; a parity array's first pieces, the writes that wait for
+/// nothing by ascending member, then the reads by ascending member; any other array's, the
+/// members in the reverse of the order the request reaches them.
+fn disksim_send_order(
+    level: headway_disk::array::Level,
+    pieces: &[(Piece, Dir)],
+    released: bool,
+) -> Vec<u32> {
+    use headway_disk::array::Level;
+    let mut order: Vec<u32> = Vec::new();
+    let mut add = |m: u32| {
+        if !order.contains(&m) {
+            order.push(m);
+        }
+    };
+    if released {
+        let mut ms: Vec<u32> = pieces.iter().map(|p| p.0.member).collect();
+        ms.sort_unstable_by(|a, b| b.cmp(a));
+        ms.into_iter().for_each(&mut add);
+    } else if matches!(level, Level::Raid4 | Level::Raid5) {
+        for dir in [Dir::Write, Dir::Read] {
+            let mut ms: Vec<u32> = pieces.iter().filter(|p| p.1 == dir).map(|p| p.0.member).collect();
+            ms.sort_unstable();
+            ms.into_iter().for_each(&mut add);
+        }
+    } else {
+        pieces.iter().for_each(|p| add(p.0.member));
+        order.reverse();
+    }
+    order
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -1184,39 +1219,4 @@ pub(super) mod tests {
         let r = b.report(b.last_complete.0, 0);
         assert_eq!(r.device.idle_wait_ns, until.0, "the drive sat idle with a request waiting");
     }
-}
-
-/// The order in which DiskSim's driver sends an array request's member requests down, by
-/// member, and so the order they ask for a bus they share (a synthetic run's driver sends
-/// the list its logorg maps in reverse): writes released by the reads they waited for, in
-/// descending member order; a parity array's first pieces, the writes that wait for
-/// nothing by ascending member, then the reads by ascending member; any other array's, the
-/// members in the reverse of the order the request reaches them.
-fn disksim_send_order(
-    level: headway_disk::array::Level,
-    pieces: &[(Piece, Dir)],
-    released: bool,
-) -> Vec<u32> {
-    use headway_disk::array::Level;
-    let mut order: Vec<u32> = Vec::new();
-    let mut add = |m: u32| {
-        if !order.contains(&m) {
-            order.push(m);
-        }
-    };
-    if released {
-        let mut ms: Vec<u32> = pieces.iter().map(|p| p.0.member).collect();
-        ms.sort_unstable_by(|a, b| b.cmp(a));
-        ms.into_iter().for_each(&mut add);
-    } else if matches!(level, Level::Raid4 | Level::Raid5) {
-        for dir in [Dir::Write, Dir::Read] {
-            let mut ms: Vec<u32> = pieces.iter().filter(|p| p.1 == dir).map(|p| p.0.member).collect();
-            ms.sort_unstable();
-            ms.into_iter().for_each(&mut add);
-        }
-    } else {
-        pieces.iter().for_each(|p| add(p.0.member));
-        order.reverse();
-    }
-    order
 }
