@@ -221,6 +221,7 @@ fn run(cli: Cli) -> Result<()> {
                         println!("{}", serde_json::to_string_pretty(&d)?);
                     } else {
                         print!("{}", d.summary());
+                        print!("{}", trace_system_summary(&n)?);
                     }
                 }
             }
@@ -632,4 +633,58 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     file.save(&a.out)?;
     println!("wrote {} (use: headway serve --estimator {})", a.out.display(), a.out.display());
     Ok(())
+}
+
+/// What `headway disks FILE.parv` adds for a DiskSim parameter file whose DiskSim traces
+/// replay on several devices or through `disksim_iosim` maps: the devices in device-number
+/// order, and the maps (empty for anything else).
+fn trace_system_summary(disk: &str) -> Result<String> {
+    use headway_disk::parv;
+    use std::fmt::Write as _;
+    if !parv::is_parameter_file(disk) {
+        return Ok(String::new());
+    }
+    let (file, name) = parv::split_device(disk);
+    let sys =
+        parv::import_trace_system(std::path::Path::new(file), name).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut out = String::new();
+    if let Some(reaches) = &sys.reaches {
+        let _ = writeln!(
+            out,
+            "\nDiskSim traces (`replay --format disksim`) replay on {} devices:",
+            sys.devices.len()
+        );
+        for (i, r) in reaches.iter().enumerate() {
+            let _ = match r {
+                Ok(d) => {
+                    let (name, _, array) = &sys.devices[*d as usize];
+                    let what = array.map_or_else(|| "drive".to_string(), |a| format!("array {a}"));
+                    writeln!(out, "  device number {i:>3}: {name} ({what})")
+                }
+                Err(why) => writeln!(out, "  device number {i:>3}: none ({why})"),
+            };
+        }
+    }
+    if let Some(m) = &sys.mapping {
+        let _ = writeln!(out, "\nTrace maps (disksim_iosim), time scale {}:", m.time_scale);
+        for map in &m.maps {
+            let loc = match map.loc {
+                parv::LocScale::Same => "blocks as they are".to_string(),
+                parv::LocScale::Times(k) => format!("blocks x {k}"),
+                parv::LocScale::Divide(k) => format!("blocks / {k}"),
+            };
+            let _ = writeln!(
+                out,
+                "  trace device {:>3} (0x{:02x}) -> {} (device number {}): {loc}, counts x {}, offset {}",
+                map.tracedev, map.tracedev, map.simdev, map.device, map.size_scale, map.offset
+            );
+        }
+        if m.maps.is_empty() {
+            let _ = writeln!(out, "  none: every device number is kept");
+        }
+        if sys.reaches.is_none() {
+            let _ = writeln!(out, "  (one device: every request goes to it after its map)");
+        }
+    }
+    Ok(out)
 }
