@@ -40,6 +40,13 @@ fn ascii_edited(dir: &Path, name: &str, edit: impl FnOnce(&str) -> String) -> Pa
     p
 }
 
+/// `text` (what a command printed) holds every one of `lines`.
+fn shows(text: &str, lines: &[&str]) {
+    for says in lines {
+        assert!(text.contains(says), "{says}: {text}");
+    }
+}
+
 /// One request of a DiskSim ascii trace.
 #[derive(Clone, Copy)]
 struct Line {
@@ -147,14 +154,14 @@ fn each_device_of_a_file_of_several_answers_as_it_does_alone() {
         assert_eq!(sorted(on_it), sorted(alone), "disk{device}");
     }
     // `headway disks` lists the devices by number, and ascii.parv's maps
-    let shown = ok(&headway(&["disks", ascii.to_str().unwrap()]));
-    for says in [
-        "DiskSim traces (`replay --format disksim`) replay on 18 devices:",
-        "device number  17: disk17 (drive)",
-        "trace device  14 (0x0e) -> disk0 (device number 0): blocks as they are, counts x 1, offset 0",
-    ] {
-        assert!(shown.contains(says), "{says}: {shown}");
-    }
+    shows(
+        &ok(&headway(&["disks", ascii.to_str().unwrap()])),
+        &[
+            "DiskSim traces (`replay --format disksim`) replay on 18 devices:",
+            "device number  17: disk17 (drive)",
+            "trace device  14 (0x0e) -> disk0 (device number 0): blocks as they are, counts x 1, offset 0",
+        ],
+    );
     let one_drive = ok(&headway(&["disks", &format!("{}#disk0", ascii.display())]));
     assert!(!one_drive.contains("replay on"), "{one_drive}");
     // and routing is what made them so: the same trace on one drive queues more
@@ -184,14 +191,14 @@ fn a_files_maps_scale_place_and_time_the_requests() {
 
     // (blocks below 1,000,000: twice them stays on the drive)
     // `headway disks` shows the maps
-    let shown = ok(&headway(&["disks", parv.to_str().unwrap()]));
-    for says in [
-        "Trace maps (disksim_iosim), time scale 0.5:",
-        "trace device   7 (0x07) -> disk3 (device number 3): blocks x 2, counts x 2, offset 1000",
-        "trace device   8 (0x08) -> disk4 (device number 4): blocks / 2, counts x 1, offset 0",
-    ] {
-        assert!(shown.contains(says), "{says}: {shown}");
-    }
+    shows(
+        &ok(&headway(&["disks", parv.to_str().unwrap()])),
+        &[
+            "Trace maps (disksim_iosim), time scale 0.5:",
+            "trace device   7 (0x07) -> disk3 (device number 3): blocks x 2, counts x 2, offset 1000",
+            "trace device   8 (0x08) -> disk4 (device number 4): blocks / 2, counts x 1, offset 0",
+        ],
+    );
     let lines: Vec<Line> =
         requests(400, &[7, 8]).into_iter().map(|l| Line { blkno: l.blkno / 4 * 2, ..l }).collect();
     let mapped = write_trace(&dir.join("mapped.trace"), &lines);

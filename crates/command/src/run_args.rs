@@ -77,8 +77,12 @@ impl RunArgs {
 
     /// The run spec of a trace replay (`--context vm` refused: a trace has no VMs).
     pub fn trace_spec(&self) -> Result<RunSpec> {
-        let context = ContextMode::for_trace(&self.context).map_err(|e| anyhow::anyhow!("--context: {e}"))?;
-        self.spec_with(context)
+        self.spec_with(self.trace_context()?)
+    }
+
+    /// `--context` for a trace (no `vm`).
+    fn trace_context(&self) -> Result<ContextMode> {
+        ContextMode::for_trace(&self.context).map_err(|e| anyhow::anyhow!("--context: {e}"))
     }
 
     /// The run spec of a DiskSim trace's replay: on a DiskSim parameter file, its device or
@@ -95,9 +99,8 @@ impl RunArgs {
                 self.disk
             );
         }
-        let context = ContextMode::for_trace(&self.context).map_err(|e| anyhow::anyhow!("--context: {e}"))?;
         let array = self.array_with(sys.array)?;
-        let mut run = self.build(context, sys.disk, array)?;
+        let mut run = self.build(self.trace_context()?, sys.disk, array)?;
         run.devices = sys.devices;
         run.take_driver_queue(&sys.driver_queue);
         Ok((run, sys.routing))

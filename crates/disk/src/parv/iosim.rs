@@ -35,7 +35,7 @@ use std::path::Path;
 
 use super::devices;
 use super::logorg;
-use super::syntax::{Block, Document, Value};
+use super::syntax::{Document, Value};
 use super::{err, num, Fields, Result};
 use crate::array::ArraySpec;
 use crate::spec::DiskSpec;
@@ -232,60 +232,38 @@ pub fn import_trace_system(path: &Path, device: Option<&str>) -> Result<TraceSys
     }
     let mut member_of: Vec<(String, String)> = Vec::new();
     for n in &names {
-        if let Some(b) = logorg_block(&doc, n).filter(|b| logorg::pass_through(b).is_none()) {
+        if let Some(b) = logorg::named(&doc, n).filter(|b| logorg::pass_through(b).is_none()) {
             let (members, _) = logorg::map_logorg(&doc, b)?;
             member_of.extend(members.into_iter().map(|m| (m.name, n.clone())));
         }
     }
-    let unreachable = |d: &str| -> Option<String> {
-        if let Some((_, array)) = member_of.iter().find(|(m, _)| m == d) {
-            return Some(format!(
-                "{d} is a member of array {array}, which takes the requests of its own device number"
-            ));
-        }
-        parts_spreading(&doc, d).map(|org| {
-            format!("{d} is in logorg {org}, which spreads or copies its devices' requests: not modelled")
-        })
-    };
-    let kept: Vec<String> = names.iter().filter(|n| unreachable(n).is_none()).cloned().collect();
-    let reaches = destination
+    // why a destination cannot take requests, if it cannot
+    let why: Vec<Option<String>> = names
         .iter()
-        .map(|d| match unreachable(d) {
-            Some(why) => Err(why),
-            None => Ok(kept.iter().position(|k| k == d).expect("a kept destination") as u32),
+        .map(|d| match member_of.iter().find(|(m, _)| m == d) {
+            Some((_, array)) => Some(format!(
+                "{d} is a member of array {array}, which takes the requests of its own device number"
+            )),
+            None => logorg::parts_spreading(&doc, d).map(|org| {
+                let org = org.name.as_deref().unwrap_or_default();
+                format!("{d} is in logorg {org}, which spreads or copies its devices' requests: not modelled")
+            }),
         })
         .collect();
-    let refs: Vec<&str> = kept.iter().map(String::as_str).collect();
-    let systems = refs.iter().map(|n| super::system_of(&doc, path, Some(n))).collect::<Result<Vec<_>>>()?;
-    let devices = kept.into_iter().zip(systems).map(|(n, (disk, array))| (n, disk, array)).collect();
-    Ok(TraceSystem { devices, reaches: Some(reaches), mapping, driver_queue })
-}
-
-fn logorg_block<'a>(doc: &'a Document, name: &str) -> Option<&'a Block> {
-    doc.blocks.iter().find(|b| b.ty == "disksim_logorg" && b.name.as_deref() == Some(name))
-}
-
-/// The `Parts` logorg holding device `name` that does more than leave each device its own
-/// requests (a distribution other than `Asis`, or redundancy), if there is one.
-fn parts_spreading(doc: &Document, name: &str) -> Option<String> {
-    let word = |b: &Block, key: &str| {
-        b.entries.iter().find(|e| e.key == key).and_then(|e| match &e.value {
-            Value::Word(w, _) => Some(w.clone()),
-            _ => None,
-        })
-    };
-    doc.blocks
+    let kept: Vec<&String> = names.iter().zip(&why).filter(|(_, w)| w.is_none()).map(|(n, _)| n).collect();
+    let reaches = destination
         .iter()
-        .filter(|b| b.ty == "disksim_logorg" && word(b, "Addressing mode").as_deref() == Some("Parts"))
-        .find(|b| {
-            let holds = b.entries.iter().any(|e| {
-                e.key == "devices"
-                    && matches!(&e.value, Value::List(items, _)
-                        if items.iter().any(|v| matches!(v, Value::Word(w, _) if w == name)))
-            });
-            holds
-                && (word(b, "Distribution scheme").as_deref() != Some("Asis")
-                    || word(b, "Redundancy scheme").as_deref() != Some("Noredun"))
+        .map(|d| {
+            let i = names.iter().position(|n| n == d).expect("every destination is named");
+            match &why[i] {
+                Some(why) => Err(why.clone()),
+                None => Ok(kept.iter().position(|k| *k == d).expect("a kept destination") as u32),
+            }
         })
-        .map(|b| b.name.clone().unwrap_or_default())
+        .collect();
+    let devices = kept
+        .into_iter()
+        .map(|n| super::system_of(&doc, path, Some(n)).map(|(disk, array)| (n.clone(), disk, array)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(TraceSystem { devices, reaches: Some(reaches), mapping, driver_queue })
 }

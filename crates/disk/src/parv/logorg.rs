@@ -70,6 +70,30 @@ fn word<'a>(b: &'a Block, key: &str) -> Option<&'a str> {
     })
 }
 
+/// Whether logorg `b` lists device `name` among its `devices`.
+fn holds(b: &Block, name: &str) -> bool {
+    b.entries.iter().find(|e| e.key == "devices").is_some_and(|e| match &e.value {
+        Value::List(items, _) => items.iter().any(|v| matches!(v, Value::Word(w, _) if w == name)),
+        _ => false,
+    })
+}
+
+/// The `disksim_logorg` block named `name`, if the file has one.
+pub(super) fn named<'a>(doc: &'a Document, name: &str) -> Option<&'a Block> {
+    doc.blocks.iter().find(|b| b.ty == "disksim_logorg" && b.name.as_deref() == Some(name))
+}
+
+/// The `Parts` logorg holding device `name` that does more than leave each device its own
+/// requests (a distribution other than `Asis`, or redundancy), if there is one.
+pub(super) fn parts_spreading<'a>(doc: &'a Document, name: &str) -> Option<&'a Block> {
+    doc.blocks.iter().filter(|b| b.ty == "disksim_logorg").find(|b| {
+        word(b, "Addressing mode") == Some("Parts")
+            && holds(b, name)
+            && (word(b, "Distribution scheme") != Some("Asis")
+                || word(b, "Redundancy scheme") != Some("Noredun"))
+    })
+}
+
 /// What the requests a workload addresses to `name` reach, as DiskSim maps them
 /// (`logorg_maprequest`): the logorgs are tried in the file's order, and the first that
 /// takes them is theirs. A logorg with `Addressing mode = Array` takes device number `i`'s
@@ -82,16 +106,10 @@ pub fn request_destination(doc: &Document, name: &str) -> String {
     let Some(devno) = devices::devices(doc).iter().position(|d| d.instance && d.name == name) else {
         return name.to_string();
     };
-    let holds = |b: &Block| {
-        b.entries.iter().find(|e| e.key == "devices").is_some_and(|e| match &e.value {
-            Value::List(items, _) => items.iter().any(|v| matches!(v, Value::Word(w, _) if w == name)),
-            _ => false,
-        })
-    };
     for (i, b) in doc.blocks.iter().filter(|b| b.ty == "disksim_logorg").enumerate() {
         match word(b, "Addressing mode") {
             Some("Array") if i == devno => return b.name.clone().unwrap_or_else(|| name.to_string()),
-            Some("Parts") if holds(b) => break,
+            Some("Parts") if holds(b, name) => break,
             _ => {}
         }
     }

@@ -230,8 +230,7 @@ fn system_of(doc: &Document, path: &Path, device: Option<&str>) -> Result<(DiskS
 }
 
 fn logorg_array(doc: &Document, path: &Path, name: &str) -> Result<Option<(DiskSpec, ArraySpec)>> {
-    let Some(b) = doc.blocks.iter().find(|b| b.ty == "disksim_logorg" && b.name.as_deref() == Some(name))
-    else {
+    let Some(b) = logorg::named(doc, name) else {
         return Ok(None);
     };
     if logorg::pass_through(b).is_some() {

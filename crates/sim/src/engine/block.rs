@@ -257,9 +257,7 @@ impl<'a> Block<'a> {
         // for a bus they share in that order (DiskSim's controller sends a fill of what the
         // drive read before the drive's next request)
         for m in order {
-            if self.members[m].kicked && self.members[m].drive.can_accept() {
-                self.fill(core, m);
-            }
+            self.fill_if_kicked(core, m);
         }
         if sent {
             self.fill_kicked(core);
@@ -393,10 +391,7 @@ impl<'a> Block<'a> {
         if self.buses.is_some() {
             let level = self.fronts[f].array.as_ref().expect("an array").level();
             for m in disksim_send_order(level, pieces, released) {
-                let m = base + m as usize;
-                if self.members[m].kicked && self.members[m].drive.can_accept() {
-                    self.fill(core, m);
-                }
+                self.fill_if_kicked(core, base + m as usize);
             }
         }
     }
@@ -488,9 +483,16 @@ impl<'a> Block<'a> {
             }
         }
         for m in 0..self.members.len() {
-            if self.members[m].kicked && self.members[m].drive.can_accept() {
-                self.fill(core, m);
-            }
+            self.fill_if_kicked(core, m);
+        }
+    }
+
+    /// [`Block::fill`] member `m` if something reached its scheduler and its drive can take
+    /// a command.
+    #[inline(always)]
+    fn fill_if_kicked(&mut self, core: &mut Core, m: usize) {
+        if self.members[m].kicked && self.members[m].drive.can_accept() {
+            self.fill(core, m);
         }
     }
 

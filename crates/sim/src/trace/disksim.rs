@@ -93,10 +93,12 @@ pub fn on_parameter_file(disk: &str) -> Result<Option<ParameterFileSystem>, head
         .map_err(|err| headway_disk::ResolveError::Import { path: path.clone(), err })?;
     let mut devices: Vec<crate::Device> =
         sys.devices.into_iter().map(|(_, disk, array)| crate::Device { disk, array }).collect();
-    let first = devices[0].clone();
-    if sys.reaches.is_none() {
-        devices.clear();
-    }
+    // one device is the run's drive (or array); several are its devices, the first also
+    // its drive
+    let first = match sys.reaches {
+        None => devices.remove(0),
+        Some(_) => devices[0].clone(),
+    };
     Ok(Some(ParameterFileSystem {
         disk: first.disk,
         array: first.array,
@@ -119,9 +121,9 @@ pub struct RoutedDisksim {
     routing: Arc<Routing>,
 }
 
-impl Disksim {
+impl RoutedDisksim {
     /// The parser of a trace replayed as `routing` says.
-    pub fn routed(routing: Arc<Routing>) -> RoutedDisksim {
+    pub fn new(routing: Arc<Routing>) -> RoutedDisksim {
         RoutedDisksim { routing }
     }
 }
@@ -240,7 +242,7 @@ mod tests {
         let one = Routing { reaches: None, ..routing.clone() };
         assert_eq!(one.route(4, 14, 100, 8), Ok((2, 205, 16)));
         // through the parser: the context is the trace's device number
-        let mut p = Disksim::routed(Arc::new(routing));
+        let mut p = RoutedDisksim::new(Arc::new(routing));
         let mut key = String::new();
         let r = p.parse("2.0 14 100 8 1", &mut key).unwrap();
         assert_eq!(r, Parsed::Io(rec(1_000_000, 1 << DEVICE_SHIFT | 205, 16, Dir::Read, true)));

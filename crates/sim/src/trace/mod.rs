@@ -370,7 +370,7 @@ impl Records {
 
     /// The same trace, a DiskSim one, read as `routing` says ([`disksim::Routing`]).
     pub fn routed(mut self, routing: std::sync::Arc<disksim::Routing>) -> Self {
-        self.parser = Box::new(disksim::Disksim::routed(routing));
+        self.parser = Box::new(disksim::RoutedDisksim::new(routing));
         self
     }
 
