@@ -4,7 +4,7 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals scratch-device-test golden golden-update
+.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals scratch-device-test flush-error-test golden golden-update
 
 all: build
 
@@ -84,6 +84,7 @@ reproduce: build
 test: deps
 	$(CARGO) test --workspace --profile ci
 	$(MAKE) scratch-device-test
+	$(MAKE) flush-error-test
 	$(MAKE) golden
 	$(MAKE) pytest
 
@@ -111,6 +112,12 @@ scratch-device-test:
 	else rm -f $$img; \
 	  echo "NOT RUN: direct_block_device_round_trip needs a loop device (losetup -f failed: not root, or no loop driver)"; \
 	fi
+
+# A failed flush is never forgotten: each backend exported from a loop device whose
+# backing file sits on a full 8 MiB tmpfs (the tests mount it and set the device up, so
+# they need root and the loop driver, and fail without them).
+flush-error-test:
+	$(CARGO) test -p headway-nbd --profile ci --test flush_errors -- --ignored --test-threads 1
 
 # The Python package (python/headway, native module from crates/py): a virtualenv with
 # maturin, pytest, pandas and matplotlib (made once; again when pyproject.toml changes),

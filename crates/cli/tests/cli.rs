@@ -771,6 +771,67 @@ fn serve_picks_its_default_scheduler_by_backend_and_says_so() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A serve error comes alone (no start-up line before it), a negative --size is named as
+/// a bad size (not taken for a flag), and a log written to a file carries no colour codes
+/// (issue 39, item 5).
+#[test]
+fn serve_errors_come_alone_and_a_log_file_is_plain_text() {
+    let o = headway(&["serve", "--export", "/nonexistent/x.img", "--unix", "/nonexistent/x.sock"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.starts_with("headway: error: cannot open export /nonexistent/x.img"), "{e}");
+    let o = headway(&["serve", "--export", "/nonexistent/x.img", "--size", "-3"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--size") && e.contains("malformed size `-3`"), "{e}");
+    assert!(!e.contains("unexpected argument"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let (img, sock, log) = (dir.path().join("d.img"), dir.path().join("d.sock"), dir.path().join("d.log"));
+    let (mut child, _) = spawn_serve(&["--size", "1M"], &img, &sock, &log);
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("serving"), "{text}");
+    assert!(!text.contains('\x1b'), "colour codes in a log file: {text:?}");
+}
+
+/// A client whose TLS handshake fails (here: one that answers STARTTLS's ACK with
+/// plaintext) is logged at the default level, not only at debug (issue 39, item 5).
+#[test]
+fn serve_logs_a_failed_tls_handshake() {
+    use headway_nbd::handshake::{self as hs, ClientOption};
+    use headway_nbd::proto::*;
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let psk = dir.path().join("keys.psk");
+    std::fs::write(&psk, "alice:9f8e7d6c5b4a39281706f5e4d3c2b1a0\n").unwrap();
+    let (img, sock, log) = (dir.path().join("d.img"), dir.path().join("d.sock"), dir.path().join("d.log"));
+    let args = ["--size", "1M", "--tls", "on", "--tls-psk", psk.to_str().unwrap()];
+    let (mut child, mut c) = spawn_serve(&args, &img, &sock, &log);
+    let mut greeting = [0u8; 18];
+    c.read_exact(&mut greeting).unwrap();
+    assert_eq!(greeting, hs::greeting());
+    c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
+    c.write_all(&ClientOption::StartTls.encode()).unwrap();
+    let mut ack = [0u8; 20];
+    c.read_exact(&mut ack).unwrap();
+    assert_eq!(u32::from_be_bytes(ack[12..16].try_into().unwrap()), REP_ACK);
+    c.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let mut rest = Vec::new();
+    let _ = c.read_to_end(&mut rest); // the server closes the connection
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        let t = std::fs::read_to_string(&log).unwrap();
+        if t.contains("TLS handshake failed") || std::time::Instant::now() >= until {
+            break t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(text.contains("WARN") && text.contains("TLS handshake failed"), "{text}");
+}
+
 /// `headway serve ARGS --export IMG --unix SOCK`, its stderr to LOG; once it answers on SOCK:
 /// the process (the caller reaps it) and a connection to it.
 #[allow(clippy::zombie_processes)] // returned to the caller, which kills and waits for it

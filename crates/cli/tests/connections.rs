@@ -192,3 +192,60 @@ fn two_thousand_connections_on_a_server_limited_to_64_threads() {
     assert!(st.success(), "the server ended with {st}; its log:\n{text}");
     assert!(!text.contains("panicked"), "{text}");
 }
+
+/// Connections that never start their handshake cannot keep a prompt client out (issue
+/// 39, item 4): with 4,100 of them opened (more than `--max-connections`' 4,096), a client
+/// that handshakes promptly is served within a second, again and again; the silent ones
+/// beyond `--max-handshakes` have been closed, oldest first.
+#[test]
+fn silent_connections_do_not_keep_a_prompt_client_out() {
+    const SILENT: usize = 4100;
+    raise_descriptor_limit(SILENT as u64 + 256);
+    let dir = tempfile::tempdir().unwrap();
+    let (img, sock, log) =
+        (dir.path().join("x.img"), dir.path().join("x.sock"), dir.path().join("server.log"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
+        .args(["serve", "--size", "16M", "--scheduler", "noop", "--export"])
+        .arg(&img)
+        .arg("--unix")
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_socket(&sock, &mut child);
+    let silent: Vec<UnixStream> = (0..SILENT).map(|_| UnixStream::connect(&sock).unwrap()).collect();
+    let mut slowest = Duration::ZERO;
+    for round in 0..5u64 {
+        let t = Instant::now();
+        let mut c = UnixStream::connect(&sock).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        handshake(&mut c);
+        read_once(&mut c, round);
+        slowest = slowest.max(t.elapsed());
+    }
+    // the oldest silent connections were closed to make room: they read end-of-file
+    // after the greeting
+    let closed = silent
+        .iter()
+        .take(64)
+        .filter(|s| {
+            let mut s = *s;
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut rest = Vec::new();
+            s.read_to_end(&mut rest).is_ok()
+        })
+        .count();
+    let alive = status_field(pid, "FDSize:");
+    eprintln!("{SILENT} silent connections: a prompt client served within {slowest:?} (slowest of 5); the 64 oldest silent ones closed: {closed}; server FDSize {alive}");
+    assert!(slowest < Duration::from_secs(1), "a prompt client took {slowest:?}");
+    assert_eq!(closed, 64, "the oldest silent connections were not closed");
+    drop(silent);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let st = child.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(st.success(), "the server ended with {st}; its log:\n{text}");
+}

@@ -381,7 +381,7 @@ struct ServeArgs {
     #[arg(long)]
     export: PathBuf,
     /// Export size (e.g. 1G): creates the file or extends it; without it, the file's size
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     size: Option<String>,
     /// Where requests go: file (through the page cache) | direct (O_DIRECT: a block device
     /// or a file on a file system that allows it) | emulated:MODEL (a file timed by a drive
@@ -437,10 +437,20 @@ struct ServeArgs {
     /// The trace's form: blkparse (Q, D and C lines) | iolog (fio iolog v3, arrivals only)
     #[arg(long, default_value = "blkparse", value_name = "blkparse|iolog", requires = "trace")]
     trace_format: String,
-    /// Connections served at once; more are closed as they arrive, with a log line (a
-    /// connection is a task on the I/O threads, not a thread of its own)
+    /// Connections past their handshake served at once; more are closed as they arrive,
+    /// with a log line (a connection is a task on the I/O threads, not a thread of its own)
     #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// Connections in their handshake at once, apart from --max-connections: when all
+    /// are taken, a new connection closes the oldest one still in its handshake, so
+    /// silent connections cannot keep prompt clients out
+    #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_MAX_HANDSHAKES as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_handshakes: u64,
+    /// A client that has not finished its handshake this long after connecting is
+    /// disconnected: e.g. 10s, 500ms
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, default_value = "10s")]
+    handshake_timeout: std::time::Duration,
     /// Threads that read requests and write replies for all connections (default: one per
     /// CPU, at most 4)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -521,8 +531,10 @@ fn serve(a: ServeArgs) -> Result<()> {
         .context("--estimator: cannot use the service curve")?;
     // Before any thread starts, so that every thread inherits the blocked signals.
     let shutdown = headway_nbd::signal::shutdown_on_signals().context("installing signal handling")?;
+    // colour only for a terminal: a log written to a file or a pipe stays plain text
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -533,13 +545,15 @@ fn serve(a: ServeArgs) -> Result<()> {
         (None, l) => Listen::Tcp(l.unwrap_or_else(|| "127.0.0.1:10809".into())),
     };
     let mut cfg = ServeConfig::new(a.export, listen);
-    cfg.size = a.size.as_deref().map(size_option).transpose()?;
+    cfg.size = a.size.as_deref().map(size_option).transpose().context("--size")?;
     cfg.backend = a.backend.parse::<BackendKind>().map_err(anyhow::Error::msg)?;
+    // said once the server is bound: an error is not preceded by it
+    let mut chosen = None;
     cfg.scheduler = match a.scheduler {
         Some(s) => s,
         None => {
             let (s, why) = default_scheduler(&cfg.backend, curve.is_some());
-            eprintln!("headway: scheduler {s} ({why}; --scheduler chooses another)");
+            chosen = Some(format!("headway: scheduler {s} ({why}; --scheduler chooses another)"));
             s.to_string()
         }
     };
@@ -555,6 +569,8 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.trace = a.trace.map(|path| TraceConfig { path, format: trace_format });
     cfg.socket_mode = a.socket_mode;
     cfg.max_connections = a.max_connections;
+    cfg.max_handshakes = a.max_handshakes as usize;
+    cfg.handshake_timeout = a.handshake_timeout;
     cfg.connection_threads = a.connection_threads;
     cfg.shutdown_grace = a.shutdown_grace;
     cfg.tls = headway_nbd::TlsConfig {
@@ -569,6 +585,9 @@ fn serve(a: ServeArgs) -> Result<()> {
         cfg.io_threads = n as usize;
     }
     let server = Server::bind(cfg)?;
+    if let Some(line) = chosen {
+        eprintln!("{line}");
+    }
     eprintln!("headway: serving on {}", server.local_addr());
     server.run(shutdown)?;
     Ok(())

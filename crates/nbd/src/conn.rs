@@ -23,9 +23,11 @@ use crate::server::{ContextMode, Export};
 use crate::socket::{send_all, wait_for, Reader, StopEvent};
 use crate::transmission::{self as tx, Command, Limits, Reject, RequestHeader};
 
-/// A client whose handshake is not over this long after it connected is dropped: a silent or
-/// stalled peer must not hold its connection forever, however it paces its bytes.
-pub const HANDSHAKE_TIMEOUT: StdDuration = StdDuration::from_secs(30);
+/// A client whose handshake is not over this long after it connected is dropped (unless
+/// `--handshake-timeout` says otherwise): a silent or stalled peer must not hold its
+/// connection forever, however it paces its bytes. A client's handshake takes a few round
+/// trips; ten seconds leaves room for a slow network and a TLS handshake.
+pub const HANDSHAKE_TIMEOUT: StdDuration = StdDuration::from_secs(10);
 
 /// Bytes a connection's reader takes from the socket at once: many pipelined request
 /// headers per system call.
@@ -57,8 +59,9 @@ pub(crate) async fn connection(ex: Arc<Export>, id: u32, sock: OwnedFd, stop: St
         }
     };
     let _live = Live::new(&ex, id, &out);
+    let slot = ex.admission.handshake(id, &out);
     let mut rd = BufReader::with_capacity(READ_BUFFER, rd);
-    let session = match tokio::time::timeout(ex.handshake_timeout, handshake(&mut rd, &out, &ex)).await {
+    let session = match tokio::time::timeout(ex.handshake_timeout, handshake(&mut rd, &out, &ex, id)).await {
         Ok(Ok(Some(s))) => s,
         Ok(Ok(None)) => {
             debug!(conn = id, "closed during handshake");
@@ -72,6 +75,10 @@ pub(crate) async fn connection(ex: Arc<Export>, id: u32, sock: OwnedFd, stop: St
             debug!(conn = id, "handshake took too long: dropped");
             return;
         }
+    };
+    let Some(_place) = slot.done() else {
+        warn!(conn = id, "connection closed after its handshake: --max-connections reached");
+        return;
     };
     info!(conn = id, structured = session.structured, "transmission");
     let tls = session.tls;
@@ -189,7 +196,12 @@ async fn send(r: &mut BufReader<Reader>, c: &OwnedFd, b: &[u8]) -> io::Result<()
 
 /// The handshake on the reader `r`, answering on the descriptor `c` (or through TLS past
 /// STARTTLS, which replaces `r`'s socket by the TLS stream).
-async fn handshake(r: &mut BufReader<Reader>, c: &OwnedFd, ex: &Export) -> io::Result<Option<Session>> {
+async fn handshake(
+    r: &mut BufReader<Reader>,
+    c: &OwnedFd,
+    ex: &Export,
+    id: u32,
+) -> io::Result<Option<Session>> {
     // replies collect in `out`, sent whole before the next read and at the end
     let mut out: Vec<u8> = Vec::new();
     out.extend_from_slice(&hs::greeting());
@@ -238,7 +250,12 @@ async fn handshake(r: &mut BufReader<Reader>, c: &OwnedFd, ex: &Export) -> io::R
                         return Ok(None);
                     }
                     let ssl = t.session().map_err(io::Error::other)?;
-                    r.get_mut().start_tls(ssl).await?;
+                    if let Err(e) = r.get_mut().start_tls(ssl).await {
+                        // a client with the wrong credentials, or one that is no TLS
+                        // client: the operator needs to hear of it
+                        warn!(conn = id, error = %e, "TLS handshake failed: connection closed");
+                        return Err(e);
+                    }
                     tls = true;
                     // what was negotiated in plaintext does not count (the protocol says so)
                     structured = false;

@@ -7,7 +7,7 @@
 //!
 //! Modules: [`proto`] (wire constants), [`handshake`] and [`transmission`] (pure codec, no
 //! I/O, property-tested), [`backend`] (where requests go), [`server`] (threads, FLUSH/FUA)
-//! with its private parts `core` (the scheduling core and its timer), `conn` (a
+//! with its private parts `admission` (which connections are taken and kept), `core` (the scheduling core and its timer), `conn` (a
 //! connection's handshake and request reading), `reply` (the reply path) and `socket`,
 //! [`signal`] (SIGINT/SIGTERM → graceful shutdown), [`tls`] (STARTTLS with X.509 or PSK) and [`tracelog`] (`--trace OUT`: every
 //! request recorded as blkparse text or a fio iolog, for `headway replay`). [`calibrate`]
@@ -23,6 +23,7 @@
 //! server.run(Arc::new(AtomicBool::new(false))).unwrap();
 //! ```
 
+mod admission;
 pub mod backend;
 pub mod calibrate;
 mod conn;
@@ -41,7 +42,8 @@ pub mod transmission;
 
 pub use backend::BackendKind;
 pub use server::{
-    ContextMode, Listen, ServeConfig, ServeError, Server, DEFAULT_MAX_CONNECTIONS, DEFAULT_QUEUE_DEPTH,
+    ContextMode, Listen, ServeConfig, ServeError, Server, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_HANDSHAKES,
+    DEFAULT_QUEUE_DEPTH,
 };
 pub use tls::{TlsConfig, TlsMode};
 pub use tracelog::{TraceConfig, TraceFormat};

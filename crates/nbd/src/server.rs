@@ -53,6 +53,8 @@
 //!   reply.
 //! * shutdown: stop accepting, end reading on every connection, wait for every reply, then
 //!   one last `fdatasync`.
+//! * a failed sync is never forgotten (`crate::backend`'s `durable`): after one, every
+//!   later sync and every write of the export fail with EIO until the server restarts.
 //!
 //! `--trace OUT` records each request's arrival, dispatch and completion as the server runs
 //! ([`crate::tracelog`]); without it, each of those events costs an `Option` check.
@@ -71,6 +73,8 @@ use headway_disk::WriteCache;
 use headway_sched::{build, BuildError, ContextId, Dir, ServiceCurve, Settings, Time, SECTOR_BYTES};
 use tracing::{debug, info, warn};
 
+use crate::admission::Admission;
+pub use crate::admission::DEFAULT_MAX_HANDSHAKES;
 use crate::backend::{BackendKind, DelayLine, Emulated, FileBackend, Lateness, ModelError};
 pub use crate::conn::HANDSHAKE_TIMEOUT;
 use crate::conn::{connection, Stop};
@@ -161,9 +165,13 @@ pub struct ServeConfig {
     /// [`SHUTDOWN_GRACE`]): a client that stops reading cannot keep the server from
     /// exiting.
     pub shutdown_grace: StdDuration,
-    /// `--max-connections`: connections served at once; more are closed on arrival
-    /// (default [`DEFAULT_MAX_CONNECTIONS`]). A connection is a task, not a thread.
+    /// `--max-connections`: connections past their handshake served at once; more are
+    /// closed (default [`DEFAULT_MAX_CONNECTIONS`]). A connection is a task, not a thread.
     pub max_connections: usize,
+    /// `--max-handshakes`: connections in their handshake at once; a new one closes the
+    /// oldest of them when all are taken (default [`DEFAULT_MAX_HANDSHAKES`]; see
+    /// `crate::admission`).
+    pub max_handshakes: usize,
     /// `--io-threads`: threads that run the connections' tasks (default
     /// [`default_io_threads`]).
     pub io_threads: usize,
@@ -207,6 +215,7 @@ impl ServeConfig {
             tls: TlsConfig::default(),
             shutdown_grace: SHUTDOWN_GRACE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_handshakes: DEFAULT_MAX_HANDSHAKES,
             io_threads: default_io_threads(),
             connection_threads: DEFAULT_CONNECTION_THREADS,
         }
@@ -301,6 +310,8 @@ pub(crate) struct Export {
     pub(crate) tls: Option<Tls>,
     /// Permits for connections served by threads of their own.
     pub(crate) connection_threads: Arc<tokio::sync::Semaphore>,
+    /// Places for connections in their handshake and past it.
+    pub(crate) admission: Admission,
     core: Core,
     pub(crate) stats: Arc<Stats>,
     /// `--trace`: every request's arrival, dispatch and completion.
@@ -391,6 +402,11 @@ impl Server {
         } else {
             flags |= FLAG_SEND_TRIM | FLAG_SEND_WRITE_ZEROES;
         }
+        // A client (Linux's nbd driver) sets its queue's `rotational` from this: an
+        // emulated model is a hard disk; a block device is what its kernel says.
+        if model.is_some() || backend.rotational() == Some(true) {
+            flags |= FLAG_ROTATIONAL;
+        }
         let curve = match (cfg.curve.take(), &model) {
             (Some(c), _) => c,
             (None, Some(m)) => curve_for(m.spec()),
@@ -430,6 +446,7 @@ impl Server {
             context: cfg.context,
             handshake_timeout: cfg.handshake_timeout,
             connection_threads: Arc::new(tokio::sync::Semaphore::new(cfg.connection_threads)),
+            admission: Admission::new(cfg.max_connections, cfg.max_handshakes),
             live: Mutex::default(),
             shutdown_grace: cfg.shutdown_grace,
             tls,
@@ -556,6 +573,10 @@ impl Server {
         let accepted = rt.block_on(accept_loop(listener, &export, max_connections, &shutdown));
         drop(rt);
         accepted?;
+        let evicted = export.admission.evicted();
+        if evicted > 0 {
+            warn!(evicted, "connections closed in their handshake to make room (--max-handshakes)");
+        }
         // Every request has been answered, so every completion released.
         export.core.stop();
         let _ = timer.join();
@@ -646,7 +667,7 @@ async fn accept_loop(
                 let id = next_id;
                 // a connection that cannot be served is closed with a log line; the server
                 // goes on
-                if conns.len() >= max_connections {
+                if export.admission.full() {
                     warn!(conn = id, max = max_connections, "connection refused: --max-connections reached");
                     continue;
                 }

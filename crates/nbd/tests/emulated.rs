@@ -270,3 +270,15 @@ fn a_queued_emulated_drive_reorders_random_reads() {
         iops[0]
     );
 }
+
+/// An emulated hard disk says so (NBD_FLAG_ROTATIONAL, from which Linux's nbd driver sets
+/// the queue's `rotational`); a file export, which is no disk of its own, does not.
+#[test]
+fn an_emulated_export_is_rotational_and_a_file_is_not() {
+    let s = start("noop", GIB);
+    let (_c, _, flags) = common::connect_with_flags(&s.sock);
+    assert_ne!(flags & FLAG_ROTATIONAL, 0, "flags {flags:#x}");
+    let f = Running::start(|cfg| cfg.size = Some(1 << 20));
+    let (_c, _, flags) = common::connect_with_flags(&f.sock);
+    assert_eq!(flags & FLAG_ROTATIONAL, 0, "flags {flags:#x}");
+}

@@ -24,7 +24,8 @@
 //! Here: [`BackendKind`] and [`FileBackend`], which all three backends read and write
 //! through. Beside it, private: `direct` (the O_DIRECT side of a `direct` export) with
 //! `stripes` (its lock table), `aligned_buf` (its bounce buffers) and `geometry` (sizes and
-//! alignments the kernel reports); `emulated` (the drive model); `delay_line`.
+//! alignments the kernel reports); `durable` (syncs shared and failures remembered);
+//! `emulated` (the drive model); `delay_line`.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -35,15 +36,17 @@ use std::path::Path;
 mod aligned_buf;
 mod delay_line;
 mod direct;
+mod durable;
 mod emulated;
 mod geometry;
 mod stripes;
 
 use aligned_buf::AlignedBuf;
 use direct::Direct;
-use geometry::{block_device_size, seek_end};
+use geometry::{block_device_rotational, block_device_size, seek_end};
 
 pub use delay_line::{DelayLine, Lateness, SPIN_MARGIN};
+pub use durable::{Durability, Failure};
 pub use emulated::{Emulated, ModelError};
 pub use geometry::DIRECT_FILE_ALIGN;
 
@@ -82,6 +85,8 @@ pub struct FileBackend {
     size: u64,
     /// `direct`: the O_DIRECT descriptor and what aligning requests to it takes.
     direct: Option<Direct>,
+    /// Its syncs, and whether one has failed (then writes and syncs fail: see `durable`).
+    durability: Durability,
 }
 
 impl FileBackend {
@@ -134,7 +139,7 @@ impl FileBackend {
             Some(s) => s,
             None => len,
         };
-        Ok(FileBackend { file, size, direct: None })
+        Ok(FileBackend { file, size, direct: None, durability: Durability::default() })
     }
 
     /// Open `path` as [`FileBackend::open`] does (creating or extending it for `size`),
@@ -163,6 +168,12 @@ impl FileBackend {
         self.size
     }
 
+    /// Whether the export is a block device the kernel calls rotational (a hard disk);
+    /// `None` for a regular file.
+    pub fn rotational(&self) -> Option<bool> {
+        block_device_rotational(&self.file)
+    }
+
     /// `direct`: the alignment requests are bounced to (the device's logical block size,
     /// or at least [`DIRECT_FILE_ALIGN`] for a regular file). `None` for buffered exports.
     pub fn direct_alignment(&self) -> Option<usize> {
@@ -176,7 +187,9 @@ impl FileBackend {
         }
     }
 
+    /// Write `data` at `offset` (EIO once a sync of the export has failed).
     pub fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        self.durability.check()?;
         match &self.direct {
             None => self.file.write_all_at(data, offset),
             Some(d) => d.write(&self.file, offset, data),
@@ -188,6 +201,7 @@ impl FileBackend {
     /// when the whole range cannot be fallocated (a block device takes only aligned
     /// ranges), its aligned interior is tried and the edges written.
     pub fn write_zeroes(&self, offset: u64, len: u64, may_punch: bool) -> io::Result<()> {
+        self.durability.check()?;
         // a hole reads as zeros and takes no space (it cannot fail for want of it);
         // NBD_CMD_FLAG_NO_HOLE (`may_punch` false) asks for the zeros to be allocated
         let modes: &[libc::c_int] = if may_punch {
@@ -218,8 +232,10 @@ impl FileBackend {
         self.write_zero_bytes(offset, len)
     }
 
-    /// TRIM is advisory: punch a hole when the filesystem can, ignore it otherwise.
+    /// TRIM is advisory: punch a hole when the filesystem can, ignore it otherwise (EIO
+    /// once a sync of the export has failed, as for writes).
     pub fn trim(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.durability.check()?;
         match &self.direct {
             None => {
                 self.fallocate(libc::FALLOC_FL_PUNCH_HOLE, offset, len);
@@ -238,8 +254,16 @@ impl FileBackend {
     /// too: O_DIRECT writes skip the page cache but may sit in the drive's write cache,
     /// and writes into holes need their allocation committed; `fdatasync` on the inode
     /// (through either descriptor) does both, and covers the buffered last block.
+    ///
+    /// Syncs of one export never overlap, callers waiting together share one, and after
+    /// one has failed every later one fails too, as do writes (see `durable`).
     pub fn sync(&self) -> io::Result<()> {
-        self.file.sync_data()
+        self.durability.sync(|| self.file.sync_data())
+    }
+
+    /// The export's first failed sync, if one has failed.
+    pub fn failure(&self) -> Option<Failure> {
+        self.durability.failure()
     }
 
     /// `fallocate(mode | KEEP_SIZE)` on the inode; whether it worked.

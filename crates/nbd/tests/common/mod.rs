@@ -61,10 +61,17 @@ impl Running {
     }
 
     /// Stop (in-flight requests finish, the export is synced); the directory, to look at.
-    pub fn stop(mut self) -> tempfile::TempDir {
+    pub fn stop(self) -> tempfile::TempDir {
+        let (dir, result) = self.stop_with_result();
+        result.unwrap();
+        dir
+    }
+
+    /// Stop as [`stop`](Self::stop) does; the directory and what the server returned.
+    pub fn stop_with_result(mut self) -> (tempfile::TempDir, Result<(), ServeError>) {
         self.stop.store(true, Ordering::SeqCst);
-        self.thread.take().unwrap().join().unwrap().unwrap();
-        self.dir.take().unwrap()
+        let result = self.thread.take().unwrap().join().unwrap();
+        (self.dir.take().unwrap(), result)
     }
 }
 
@@ -145,10 +152,16 @@ pub fn read_n(c: &mut UnixStream, n: usize) -> Vec<u8> {
 /// Connect and negotiate the default export with NBD_OPT_EXPORT_NAME (simple replies);
 /// the stream and the export size.
 pub fn connect(sock: &Path) -> (UnixStream, u64) {
+    let (c, size, _) = connect_with_flags(sock);
+    (c, size)
+}
+
+/// [`connect`], with the transmission flags the server sent.
+pub fn connect_with_flags(sock: &Path) -> (UnixStream, u64, u16) {
     let mut c = UnixStream::connect(sock).unwrap();
     assert_eq!(read_n(&mut c, 18), hs::greeting());
     c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
     c.write_all(&ClientOption::ExportName(String::new()).encode()).unwrap();
     let e = read_n(&mut c, 10);
-    (c, u64::from_be_bytes(e[..8].try_into().unwrap()))
+    (c, u64::from_be_bytes(e[..8].try_into().unwrap()), u16::from_be_bytes(e[8..].try_into().unwrap()))
 }
