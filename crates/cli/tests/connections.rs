@@ -249,3 +249,85 @@ fn silent_connections_do_not_keep_a_prompt_client_out() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(st.success(), "the server ended with {st}; its log:\n{text}");
 }
+
+/// Request data is bounded server-wide (issue 39, item 2): 100 connections that pipeline
+/// 32 MiB READs and never read the replies, against a server under `prlimit --as=2G`
+/// (each connection alone may hold 64 MiB: 6.4 GB in all without the bound). The server
+/// does not abort, its resident memory stays within its budget (a quarter of the
+/// address-space limit: 512 MiB) and what it needs besides, and once the hostile clients
+/// go, a new client is served and the server exits cleanly.
+#[test]
+fn unread_replies_of_many_connections_stay_within_the_memory_budget() {
+    const HOSTILE: usize = 100;
+    const READ: u32 = 32 << 20;
+    const PIPELINED: u64 = 4;
+    /// What the server may hold besides request data: code, threads, buffers.
+    const OVERHEAD: u64 = 128 << 20;
+    const BUDGET: u64 = 512 << 20;
+    raise_descriptor_limit(HOSTILE as u64 + 256);
+    let dir = tempfile::tempdir().unwrap();
+    let (img, sock, log) =
+        (dir.path().join("x.img"), dir.path().join("x.sock"), dir.path().join("server.log"));
+    let mut child = Command::new("prlimit")
+        .arg("--as=2147483648")
+        .arg(env!("CARGO_BIN_EXE_headway"))
+        .args(["serve", "--size", "1G", "--scheduler", "noop", "--export"])
+        .arg(&img)
+        .arg("--unix")
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("prlimit (util-linux) runs the server");
+    let pid = child.id();
+    wait_for_socket(&sock, &mut child);
+    let mut hostile = Vec::new();
+    for i in 0..HOSTILE {
+        let mut s = UnixStream::connect(&sock).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        handshake(&mut s);
+        for k in 0..PIPELINED {
+            let cookie = i as u64 * PIPELINED + k;
+            s.write_all(&read_request(cookie, (cookie % 16) * READ as u64, READ)).unwrap();
+        }
+        hostile.push(s);
+    }
+    // until the server has taken what it will (its resident memory stops growing)
+    let (mut peak, mut last, mut still) = (0u64, 0u64, 0);
+    let until = Instant::now() + Duration::from_secs(20);
+    while still < 10 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the server died: {}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        let rss = status_field(pid, "VmRSS:") << 10;
+        peak = peak.max(rss);
+        still = if rss.abs_diff(last) < (4 << 20) { still + 1 } else { 0 };
+        last = rss;
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    eprintln!(
+        "{HOSTILE} connections x {PIPELINED} unread 32 MiB READs under prlimit --as=2G: server RSS peak {} MiB, \
+         budget {} MiB",
+        peak >> 20,
+        BUDGET >> 20
+    );
+    assert!(text.contains(&format!("max_memory_mib={}", BUDGET >> 20)), "{text}");
+    assert!(peak <= BUDGET + OVERHEAD, "RSS peaked at {} MiB", peak >> 20);
+    assert!(peak >= BUDGET / 2, "RSS {} MiB: the hostile clients did not fill the budget", peak >> 20);
+    drop(hostile);
+    let mut fresh = UnixStream::connect(&sock).unwrap();
+    fresh.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    handshake(&mut fresh);
+    read_once(&mut fresh, 1);
+    drop(fresh);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let st = child.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(st.success(), "the server ended with {st}; its log:\n{text}");
+    assert!(!text.contains("memory allocation"), "{text}");
+}

@@ -441,6 +441,12 @@ struct ServeArgs {
     /// with a log line (a connection is a task on the I/O threads, not a thread of its own)
     #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
+    /// Request data (WRITE payloads, READ buffers, replies not yet written) all connections
+    /// may hold at once, e.g. 512M: past it, connections are not read until replies give
+    /// memory back (default: an eighth of the machine's memory, at most a quarter of an
+    /// address-space limit, within 64 MiB to 4 GiB; the start-up log says which)
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
     /// Connections in their handshake at once, apart from --max-connections: when all
     /// are taken, a new connection closes the oldest one still in its handshake, so
     /// silent connections cannot keep prompt clients out
@@ -570,6 +576,7 @@ fn serve(a: ServeArgs) -> Result<()> {
     cfg.socket_mode = a.socket_mode;
     cfg.max_connections = a.max_connections;
     cfg.max_handshakes = a.max_handshakes as usize;
+    cfg.max_memory = a.max_memory.as_deref().map(size_option).transpose().context("--max-memory")?;
     cfg.handshake_timeout = a.handshake_timeout;
     cfg.connection_threads = a.connection_threads;
     cfg.shutdown_grace = a.shutdown_grace;

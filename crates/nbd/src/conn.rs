@@ -17,6 +17,7 @@ use tracing::{debug, info, warn};
 
 use crate::core::{Io, Op, Out};
 use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
+use crate::memory::try_zeroed;
 use crate::proto::*;
 use crate::reply::{ReplyOut, ReplySink};
 use crate::server::{ContextMode, Export};
@@ -163,7 +164,7 @@ impl Transmission {
             Some(w) => ReplyOut::Tls(w),
             None => ReplyOut::Socket(out),
         };
-        let (writer, reply) = ReplySink::start(out, structured, thread);
+        let (writer, reply) = ReplySink::start(out, structured, thread, ex.memory.clone());
         let ended = read_requests(&ex, &mut rd, fd, id, ctx, &reply, &mut stop).await;
         reply.uncork();
         if let Err(e) = ended {
@@ -435,7 +436,14 @@ async fn read_requests(
                     reply.uncork();
                     corked = false;
                 }
-                let mut data = vec![0u8; len as usize];
+                let Some(mut data) = try_zeroed(len as usize) else {
+                    // the system has no memory for the payload: read past it, refuse
+                    tokio::io::copy(&mut (&mut *c).take(len as u64), &mut tokio::io::sink()).await?;
+                    crate::memory::refused("a WRITE's payload", len as usize);
+                    let why = "the server has no memory for the payload".to_string();
+                    reply.send(Out { cookie: h.cookie, result: Err((Errno::NoMem, why)), cost: len as u64 });
+                    continue;
+                };
                 c.read_exact(&mut data).await?;
                 Op::Write { offset, data, fua }
             }

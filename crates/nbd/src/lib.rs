@@ -29,6 +29,7 @@ pub mod calibrate;
 mod conn;
 mod core;
 pub mod handshake;
+pub mod memory;
 pub mod proto;
 pub mod queued;
 mod reply;

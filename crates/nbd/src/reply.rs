@@ -9,6 +9,7 @@ use tokio::sync::{oneshot, Semaphore};
 use tracing::debug;
 
 use crate::core::Out;
+use crate::memory::Memory;
 use crate::socket::{send_all, send_nonblocking, TlsStream};
 use crate::transmission as tx;
 use tokio::io::{AsyncWriteExt, WriteHalf};
@@ -42,25 +43,30 @@ pub(crate) struct ReplySink {
     budget: Arc<Budget>,
 }
 
-/// A connection's data budget: taken by the reader per request, given back when the
-/// reply's bytes have left for the socket. A reader that finds it spent stops reading its
-/// connection until replies give some back.
-struct Budget(Semaphore);
+/// A connection's data budget, and its share of the server's: taken by the reader per
+/// request, given back when the reply's bytes have left for the socket. A reader that
+/// finds either spent stops reading its connection until replies give some back.
+struct Budget {
+    own: Semaphore,
+    server: Arc<Memory>,
+}
 
 impl Budget {
-    fn new() -> Budget {
-        Budget(Semaphore::new(CONNECTION_BUDGET as usize))
+    fn new(server: Arc<Memory>) -> Budget {
+        Budget { own: Semaphore::new(CONNECTION_BUDGET as usize), server }
     }
     fn give(&self, cost: u64) {
         if cost > 0 {
-            self.0.add_permits(cost as usize);
+            self.own.add_permits(cost as usize);
+            self.server.give(cost);
         }
     }
 }
 
 /// Data a connection's unanswered requests may hold at once: two maximal requests. A
 /// client that pipelines more waits (its requests stay on the socket) until replies free
-/// room, so a connection's memory is bounded whatever it sends.
+/// room, so a connection's memory is bounded whatever it sends (and all connections' by
+/// the server's budget, `crate::memory`).
 pub const CONNECTION_BUDGET: u64 = 2 * crate::proto::MAX_PAYLOAD as u64;
 
 /// What a request takes of the budget at least, data or not: requests without data (FLUSH,
@@ -109,14 +115,19 @@ impl ReplySink {
     /// every clone of the returned sink is gone and its backlog written (the receiver hears
     /// when). It is a thread of its own writing with blocking calls when `thread` (and one
     /// can be started), else a task on the current runtime.
-    pub fn start(out: ReplyOut, structured: bool, thread: bool) -> (oneshot::Receiver<()>, Arc<ReplySink>) {
+    pub fn start(
+        out: ReplyOut,
+        structured: bool,
+        thread: bool,
+        memory: Arc<Memory>,
+    ) -> (oneshot::Receiver<()>, Arc<ReplySink>) {
         let fd = match &out {
             ReplyOut::Socket(fd) => Some(fd.clone()),
             ReplyOut::Tls(_) => None,
         };
         let (backlog_tx, backlog_rx) = tokio::sync::mpsc::unbounded_channel::<Pending>();
         let state: Arc<Mutex<SinkState>> = Arc::default();
-        let budget = Arc::new(Budget::new());
+        let budget = Arc::new(Budget::new(memory));
         let (done_tx, done) = oneshot::channel();
         let w = Writer { out, rx: backlog_rx, state: state.clone(), budget: budget.clone(), done: done_tx };
         w.start(thread);
@@ -131,13 +142,15 @@ impl ReplySink {
     /// first.
     pub async fn expect(&self, cost: u64) {
         let cost = charge(cost) as u32;
-        match self.budget.0.try_acquire_many(cost) {
+        match self.budget.own.try_acquire_many(cost) {
             Ok(p) => p.forget(),
             Err(_) => {
                 self.uncork();
-                self.budget.0.acquire_many(cost).await.expect("the budget is never closed").forget();
+                self.budget.own.acquire_many(cost).await.expect("the budget is never closed").forget();
             }
         }
+        // then the server's, behind the connections that waited for it first
+        self.budget.server.take(cost, || self.uncork()).await;
         self.unanswered.fetch_add(1, Ordering::SeqCst);
     }
 

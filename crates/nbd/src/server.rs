@@ -79,6 +79,7 @@ use crate::backend::{BackendKind, DelayLine, Emulated, FileBackend, Lateness, Mo
 pub use crate::conn::HANDSHAKE_TIMEOUT;
 use crate::conn::{connection, Stop};
 use crate::core::{Answer, Batch, Core, Held, Io, Op, OpResult, Out};
+use crate::memory::{default_max_memory, Memory, MIN_MAX_MEMORY};
 use crate::proto::*;
 use crate::queued::{Msg as QueuedMsg, QueuedDrive};
 use crate::socket::{Listener, StopEvent};
@@ -168,6 +169,10 @@ pub struct ServeConfig {
     /// `--max-connections`: connections past their handshake served at once; more are
     /// closed (default [`DEFAULT_MAX_CONNECTIONS`]). A connection is a task, not a thread.
     pub max_connections: usize,
+    /// `--max-memory`: bytes of request data (WRITE payloads, READ buffers, replies not
+    /// yet written) all connections may hold at once; `None`:
+    /// [`crate::memory::default_max_memory`].
+    pub max_memory: Option<u64>,
     /// `--max-handshakes`: connections in their handshake at once; a new one closes the
     /// oldest of them when all are taken (default [`DEFAULT_MAX_HANDSHAKES`]; see
     /// `crate::admission`).
@@ -216,6 +221,7 @@ impl ServeConfig {
             shutdown_grace: SHUTDOWN_GRACE,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_handshakes: DEFAULT_MAX_HANDSHAKES,
+            max_memory: None,
             io_threads: default_io_threads(),
             connection_threads: DEFAULT_CONNECTION_THREADS,
         }
@@ -253,6 +259,8 @@ pub enum ServeError {
     UnusedSettings { scheduler: String, names: String },
     #[error("--queue-depth must be at least 1")]
     QueueDepth,
+    #[error("--max-memory {0} is below {MIN_MAX_MEMORY} bytes (two maximal requests)")]
+    MaxMemory(u64),
     #[error("export is empty (give --size to create or extend it)")]
     EmptyExport,
     #[error("final sync of the export failed")]
@@ -312,6 +320,8 @@ pub(crate) struct Export {
     pub(crate) connection_threads: Arc<tokio::sync::Semaphore>,
     /// Places for connections in their handshake and past it.
     pub(crate) admission: Admission,
+    /// The request data every connection holds, and its bound.
+    pub(crate) memory: Arc<Memory>,
     core: Core,
     pub(crate) stats: Arc<Stats>,
     /// `--trace`: every request's arrival, dispatch and completion.
@@ -325,6 +335,8 @@ pub(crate) struct Export {
 
 impl Server {
     pub fn bind(mut cfg: ServeConfig) -> Result<Server, ServeError> {
+        // before the server's threads allocate
+        crate::memory::tune_allocator();
         let model = match &cfg.backend {
             BackendKind::File => None,
             BackendKind::Direct => None,
@@ -428,6 +440,11 @@ impl Server {
                 default_curve()
             }
         };
+        let (max_memory, memory_why) = match cfg.max_memory {
+            Some(m) if m < MIN_MAX_MEMORY => return Err(ServeError::MaxMemory(m)),
+            Some(m) => (m, "--max-memory".to_string()),
+            None => default_max_memory(),
+        };
         let capacity = backend.size().div_ceil(SECTOR_BYTES);
         let stats = Arc::new(Stats::default());
         let core = Core::new(sched, curve, cfg.queue_depth, capacity, Instant::now(), stats.clone());
@@ -447,6 +464,7 @@ impl Server {
             handshake_timeout: cfg.handshake_timeout,
             connection_threads: Arc::new(tokio::sync::Semaphore::new(cfg.connection_threads)),
             admission: Admission::new(cfg.max_connections, cfg.max_handshakes),
+            memory: Arc::new(Memory::new(max_memory)),
             live: Mutex::default(),
             shutdown_grace: cfg.shutdown_grace,
             tls,
@@ -463,6 +481,7 @@ impl Server {
             queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only,
             tls = ?cfg.tls.mode, "serving"
         );
+        info!(max_memory_mib = max_memory >> 20, why = %memory_why, "request data budget");
         Ok(Server {
             listener,
             export,
@@ -495,6 +514,12 @@ impl Server {
     /// The export's counters (live; final once `run` returns).
     pub fn stats(&self) -> Arc<Stats> {
         self.export.stats.clone()
+    }
+
+    /// The server-wide budget of request data (`--max-memory` or its default), and what
+    /// is taken of it (live).
+    pub fn memory(&self) -> Arc<Memory> {
+        self.export.memory.clone()
     }
 
     /// Serve until `shutdown` is set, then finish in-flight requests, sync and return.
@@ -1010,7 +1035,10 @@ fn perform(b: &FileBackend, op: Op) -> OpResult {
     let err = |e: io::Error| (Errno::from_io(&e), e.to_string());
     match op {
         Op::Read { offset, len } => {
-            let mut buf = vec![0u8; len as usize];
+            let Some(mut buf) = crate::memory::try_zeroed(len as usize) else {
+                crate::memory::refused("a READ's data", len as usize);
+                return Err((Errno::NoMem, "the server has no memory for the data".into()));
+            };
             b.read(offset, &mut buf).map_err(err)?;
             Ok(Some((offset, buf)))
         }
