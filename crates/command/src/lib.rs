@@ -414,9 +414,11 @@ struct ServeArgs {
     name: String,
     /// Scheduled requests at the backend at once; 1 lets the scheduler alone pick the order.
     /// With `emulated:MODEL` the modelled drive queues that many commands and picks among
-    /// them (its SPTF), as a drive with command queueing does
-    #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_QUEUE_DEPTH)]
-    queue_depth: u32,
+    /// them (its SPTF), as a drive with command queueing does. Default: 1 for a waiting
+    /// scheduler or `emulated:MODEL`; for a `file` export four per CPU (8-32); for `direct`
+    /// on a block device its own queue depth (at most 32); the start-up log says which
+    #[arg(long, value_name = "N")]
+    queue_depth: Option<u32>,
     /// Service curve to price head moves with, written by `headway calibrate` (default: the
     /// emulated model's, or the wd5000aaks model's for a file export)
     #[arg(long, value_name = "FILE")]

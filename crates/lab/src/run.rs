@@ -397,7 +397,7 @@ fn serve(
         spec::Context::Connection => ContextMode::Connection,
         spec::Context::None => ContextMode::None,
     };
-    cfg.queue_depth = hw.queue_depth;
+    cfg.queue_depth = Some(hw.queue_depth);
     cfg.write_cache = hw.write_cache.model();
     cfg.trace = Some(TraceConfig { path: trace.clone(), format: TraceFormat::Blkparse });
     let server = Server::bind(cfg).map_err(|source| LabError::Serve { point: point.label(), source })?;

@@ -28,6 +28,7 @@ pub mod backend;
 pub mod calibrate;
 mod conn;
 mod core;
+pub mod depth;
 pub mod handshake;
 pub mod memory;
 pub mod proto;

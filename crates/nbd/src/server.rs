@@ -33,9 +33,11 @@
 //!   at a queue depth above 1 a drive thread ([`crate::queued`]) runs the model against the
 //!   clock, as the drive picks among the commands it holds.
 //!
-//! At most `queue_depth` scheduled requests are at the backend at once (default 1: with a
-//! single outstanding request the scheduler, not the kernel, decides the order, which is
-//! what makes non-work-conserving waiting meaningful). The scheduler's `DeviceView` has the
+//! At most `queue_depth` scheduled requests are at the backend at once (by default 1 for a
+//! waiting scheduler or a modelled drive: with a single outstanding request the
+//! scheduler, not the kernel, decides the order, which is what makes non-work-conserving
+//! waiting meaningful; more for a `file` or `direct` export under one that does not wait:
+//! `crate::depth`). The scheduler's `DeviceView` has the
 //! head at the end of the last completed request (depth 1) or of the last dispatched one
 //! (depth > 1), and prices moves with a service curve fitted to a drive model: the
 //! emulated one for `emulated:MODEL`, else [`DEFAULT_CURVE_MODEL`].
@@ -50,7 +52,9 @@
 //!   requests. Writes still queued were not acknowledged, so the spec does not ask FLUSH to
 //!   cover them. This also makes CAN_MULTI_CONN safe, and it is advertised.
 //! * a FUA WRITE / WRITE_ZEROES / TRIM is `fdatasync`ed after its `pwrite` and before its
-//!   reply.
+//!   reply. On a real backend the written request gives its slot back at once and its
+//!   reply waits for the next sync beside the FLUSHes, so one client's FUA writes hold no
+//!   other client's reads behind their syncs; with a model, the model's timing holds it.
 //! * shutdown: stop accepting, end reading on every connection, wait for every reply, then
 //!   one last `fdatasync`.
 //! * a failed sync is never forgotten (`crate::backend`'s `durable`): after one, every
@@ -79,6 +83,7 @@ use crate::backend::{BackendKind, DelayLine, Emulated, FileBackend, Lateness, Mo
 pub use crate::conn::HANDSHAKE_TIMEOUT;
 use crate::conn::{connection, Stop};
 use crate::core::{Answer, Batch, Core, Held, Io, Op, OpResult, Out};
+use crate::depth::fitted_queue_depth;
 use crate::memory::{default_max_memory, Memory, MIN_MAX_MEMORY};
 use crate::proto::*;
 use crate::queued::{Msg as QueuedMsg, QueuedDrive};
@@ -141,7 +146,9 @@ pub struct ServeConfig {
     pub read_only: bool,
     /// Export name; clients asking for "" get this export too.
     pub name: String,
-    pub queue_depth: u32,
+    /// `--queue-depth`: scheduled requests at the backend at once; `None`: fitted to the
+    /// backend and the scheduler ([`crate::depth::fitted_queue_depth`]).
+    pub queue_depth: Option<u32>,
     /// The service curve the scheduler prices head moves with (`--estimator FILE`, written
     /// by `headway calibrate`). `None`: the emulated model's own curve, or
     /// [`DEFAULT_CURVE_MODEL`]'s for real backends.
@@ -210,7 +217,7 @@ impl ServeConfig {
             context: ContextMode::Connection,
             read_only: false,
             name: String::new(),
-            queue_depth: DEFAULT_QUEUE_DEPTH,
+            queue_depth: None,
             curve: None,
             stats_interval: None,
             handshake_timeout: HANDSHAKE_TIMEOUT,
@@ -297,8 +304,9 @@ pub(crate) struct Export {
     /// Set by `run` when `model` is and the queue depth is above 1: the drive model run
     /// against the clock ([`crate::queued`]), which decides each completion.
     queued: Mutex<Option<Sender<QueuedMsg<Held>>>>,
-    /// FLUSHes received and not yet taken by a worker.
-    flushes: Mutex<Vec<Io>>,
+    /// Replies waiting for the next sync, not yet taken by a worker: FLUSHes, and FUA
+    /// writes already written (real backends; see `execute`).
+    flushes: Mutex<Vec<Answer>>,
     /// How late the delay line released completions (`emulated:MODEL` only).
     lateness: Arc<Mutex<Lateness>>,
     /// How long after the model's `done` each reply was handed to its socket (the release's
@@ -348,7 +356,7 @@ impl Server {
         if model.is_none() && cfg.write_cache == WriteCache::Back {
             return Err(ServeError::WriteCacheNeedsModel);
         }
-        if cfg.queue_depth == 0 {
+        if cfg.queue_depth == Some(0) {
             return Err(ServeError::QueueDepth);
         }
         cfg.settings.reset_used();
@@ -445,9 +453,13 @@ impl Server {
             Some(m) => (m, "--max-memory".to_string()),
             None => default_max_memory(),
         };
+        let (queue_depth, depth_why) = match cfg.queue_depth {
+            Some(d) => (d, "--queue-depth".to_string()),
+            None => fitted_queue_depth(&cfg.backend, sched.waits(), &cfg.export),
+        };
         let capacity = backend.size().div_ceil(SECTOR_BYTES);
         let stats = Arc::new(Stats::default());
-        let core = Core::new(sched, curve, cfg.queue_depth, capacity, Instant::now(), stats.clone());
+        let core = Core::new(sched, curve, queue_depth, capacity, Instant::now(), stats.clone());
         let (work_tx, work_rx) = mpsc::channel();
         let export = Arc::new(Export {
             backend,
@@ -478,14 +490,15 @@ impl Server {
         info!(
             export = %cfg.export.display(), size = export.backend.size(), backend = ?cfg.backend,
             scheduler = %cfg.scheduler,
-            queue_depth = cfg.queue_depth, context = ?cfg.context, read_only = cfg.read_only,
+            queue_depth, context = ?cfg.context, read_only = cfg.read_only,
             tls = ?cfg.tls.mode, "serving"
         );
+        info!(queue_depth, why = %depth_why, "requests at the backend at once");
         info!(max_memory_mib = max_memory >> 20, why = %memory_why, "request data budget");
         Ok(Server {
             listener,
             export,
-            queue_depth: cfg.queue_depth,
+            queue_depth,
             stats_interval: cfg.stats_interval,
             max_connections: cfg.max_connections,
             io_threads: cfg.io_threads,
@@ -803,13 +816,27 @@ impl Export {
         if let Some(t) = &self.trace {
             t.queued(&Req::of(&io));
         }
-        // one fdatasync answers every FLUSH waiting when it starts (it covers every write
-        // acknowledged before any of them): a client's flood of FLUSHes costs the others
-        // one sync, not one each
+        let answer = Answer {
+            traced: self.trace.as_ref().map(|_| Req::of(&io)),
+            reply: io.reply,
+            out: Out { cookie: io.cookie, result: Ok(None), cost: 0 },
+            kind: Kind::Other,
+            bytes: 0,
+            arrived: io.arrived,
+        };
+        self.after_next_sync(vec![answer]);
+    }
+
+    /// Answer `answers` once a sync that starts after now has ended (with its error, if
+    /// it fails). One fdatasync answers everything waiting when it starts (it covers
+    /// every write acknowledged before any of them): a client's flood of FLUSHes or FUA
+    /// writes costs the others one sync, not one each.
+    fn after_next_sync(&self, answers: Vec<Answer>) {
         let first = {
             let mut f = self.flushes.lock().unwrap();
-            f.push(io);
-            f.len() == 1
+            let was_empty = f.is_empty();
+            f.extend(answers);
+            was_empty
         };
         if first {
             let _ = self.work_tx.send(WorkerMsg::Flush);
@@ -892,6 +919,20 @@ impl Export {
         }
         // FUA: durable before the reply. One fdatasync covers the whole batch.
         let synced = |a: &Answer, fua: bool| fua && a.out.result.is_ok();
+        if self.model.is_none() && answers.iter().zip(&fua).any(|(a, &f)| synced(a, f)) {
+            // A real backend: the write is done, so the scheduler's slot is given back
+            // now, and the FUA replies wait for the next sync off the slot, beside the
+            // FLUSHes (requests of other connections are not held behind a sync).
+            let (durable, now): (Vec<_>, Vec<_>) =
+                answers.into_iter().zip(fua).partition(|(a, f)| synced(a, *f));
+            self.release(Held {
+                rq: Some(rq),
+                done: None,
+                answers: now.into_iter().map(|(a, _)| a).collect(),
+            });
+            self.after_next_sync(durable.into_iter().map(|(a, _)| a).collect());
+            return;
+        }
         if answers.iter().zip(&fua).any(|(a, &f)| synced(a, f)) {
             if let Err(e) = self.backend.sync() {
                 for (a, &f) in answers.iter_mut().zip(&fua) {
@@ -999,23 +1040,18 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
         match msg {
             WorkerMsg::Stop => return,
             WorkerMsg::Flush => {
-                let waiting = std::mem::take(&mut *ex.flushes.lock().unwrap());
-                if waiting.is_empty() {
+                let mut answers = std::mem::take(&mut *ex.flushes.lock().unwrap());
+                if answers.is_empty() {
                     continue;
                 }
-                let result = ex.backend.sync().map(|_| None).map_err(|e| (Errno::from_io(&e), e.to_string()));
+                let synced = ex.backend.sync();
                 ex.stats.flush_sync();
-                let answers: Vec<Answer> = waiting
-                    .into_iter()
-                    .map(|io| Answer {
-                        traced: ex.trace.as_ref().map(|_| Req::of(&io)),
-                        reply: io.reply,
-                        out: Out { cookie: io.cookie, result: result.clone(), cost: 0 },
-                        kind: Kind::Other,
-                        bytes: 0,
-                        arrived: io.arrived,
-                    })
-                    .collect();
+                if let Err(e) = synced {
+                    for a in &mut answers {
+                        let what = if a.kind == Kind::Write { "sync after FUA write: " } else { "" };
+                        a.out.result = Err((Errno::from_io(&e), format!("{what}{e}")));
+                    }
+                }
                 // with a model: the replies wait for the model's FLUSH CACHE (one for all)
                 let queued = ex.queued.lock().unwrap().clone();
                 if let Some(q) = queued {

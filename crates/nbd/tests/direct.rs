@@ -26,7 +26,7 @@ fn start(size: u64, queue_depth: u32) -> Option<Running> {
     let started = Running::start_in(dir, |cfg| {
         cfg.size = Some(size);
         cfg.backend = BackendKind::Direct;
-        cfg.queue_depth = queue_depth;
+        cfg.queue_depth = Some(queue_depth);
     });
     match started {
         Ok(s) => Some(s),

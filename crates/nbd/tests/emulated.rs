@@ -254,7 +254,7 @@ fn a_queued_emulated_drive_reorders_random_reads() {
             cfg.backend = BackendKind::Emulated(MODEL.into());
             cfg.scheduler = "noop".into();
             cfg.context = ContextMode::None;
-            cfg.queue_depth = depth;
+            cfg.queue_depth = Some(depth);
         });
         let x = random_iops(&s);
         let late = stop(s);

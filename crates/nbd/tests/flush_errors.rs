@@ -107,7 +107,7 @@ fn serve(dev: &Path, backend: BackendKind, depth: u32) -> Running {
             cfg.write_cache = headway_disk::WriteCache::Back;
         }
         cfg.backend = backend;
-        cfg.queue_depth = depth;
+        cfg.queue_depth = Some(depth);
     })
 }
 
