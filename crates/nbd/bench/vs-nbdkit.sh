@@ -10,8 +10,9 @@
 # column, default 16; empty to skip), BEFORE (another headway binary, e.g. the previous
 # build, served alike in an extra column so a change is measured side by side). Needs fio
 # with the nbd engine, nbdkit, jq.
-# Each row also gives fio's own CPU time per request (user + system, µs) against each server,
-# and the share of one CPU fio used: on a 2-core machine fio (one thread) reaches a whole
+# Each row also gives each server's CPU time per request (user + system of the server
+# process over the run, from /proc/PID/stat, µs), and fio's own CPU time per request against
+# each server and the share of one CPU fio used: on a 2-core machine fio (one thread) reaches a whole
 # CPU at about 200k 4 KiB requests a second, and then the client, not the server, sets the
 # figure (BENCHMARKS.md).
 # The export goes through the page cache on both sides: the file is read once before the
@@ -38,20 +39,24 @@ wait_sock() { for _ in $(seq 500); do [[ -S $1 ]] && return; sleep 0.01; done; e
 
 "$HEADWAY" serve --backend file --scheduler noop --unix "$DIR/hw.sock" --export "$FILE" 2>"$DIR/hw.log" &
 pids+=($!)
+hw_pid=$!
 nbdkit --foreground --unix "$DIR/kit.sock" file "$FILE" 2>"$DIR/kit.log" &
 pids+=($!)
 servers=(nbdkit headway)
 socks=("$DIR/kit.sock" "$DIR/hw.sock")
+srvpids=($! "$hw_pid")
 if [[ -n $EXTRA_QD ]]; then
   "$HEADWAY" serve --backend file --scheduler noop --queue-depth "$EXTRA_QD" --unix "$DIR/hwq.sock" \
     --export "$FILE" 2>"$DIR/hwq.log" &
   pids+=($!)
+  srvpids+=($!)
   servers+=("headway-qd$EXTRA_QD")
   socks+=("$DIR/hwq.sock")
 fi
 if [[ -n ${BEFORE:-} ]]; then
   "$BEFORE" serve --backend file --scheduler noop --unix "$DIR/hwb.sock" --export "$FILE" 2>"$DIR/hwb.log" &
   pids+=($!)
+  srvpids+=($!)
   servers+=("before")
   socks+=("$DIR/hwb.sock")
 fi
@@ -60,6 +65,7 @@ for s in "${socks[@]}"; do wait_sock "$s"; done
 # name | fio workload options | what is reported
 workloads=(
   "randread-4k-qd1|--rw=randread --bs=4k --iodepth=1|iops"
+  "randread-4k-qd16|--rw=randread --bs=4k --iodepth=16|iops"
   "seqread-1m-qd4|--rw=read --bs=1m --iodepth=4|MiB/s"
   "randrw-4k-qd16|--rw=randrw --rwmixread=50 --bs=4k --iodepth=16|iops"
 )
@@ -78,6 +84,10 @@ fio_one() { # socket, options -> the reported figure; fio's CPU seconds (user + 
   fi
 }
 
+# user + system clock ticks of process $1
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 echo "headway: $("$HEADWAY" --version 2>/dev/null || echo "$HEADWAY")"
@@ -87,15 +97,21 @@ echo
 header="| workload | unit |"
 for s in "${servers[@]}"; do header+=" $s (median; runs) |"; done
 header+=" headway/nbdkit |"
+for s in "${servers[@]}"; do header+=" server µs/req: $s |"; done
 for s in "${servers[@]}"; do header+=" fio µs/req, CPU share: $s |"; done
 echo "$header"
-echo "|---|---|$(printf '%.0s---|' "${servers[@]}")---|$(printf '%.0s---|' "${servers[@]}")"
+echo "|---|---|$(printf '%.0s---|' "${servers[@]}")---|$(printf '%.0s---|' "${servers[@]}")$(printf '%.0s---|' "${servers[@]}")"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name opts unit <<<"$w"
-  declare -A runs=() cpus=()
+  declare -A runs=() cpus=() scpus=()
   for _ in $(seq "$REPS"); do
     for i in "${!servers[@]}"; do
+      t0=$(ticks "${srvpids[$i]}")
       runs[$i]+="$(fio_one "${socks[$i]}" "$opts" "$unit") "
+      t1=$(ticks "${srvpids[$i]}")
+      scpus[$i]+="$(jq --argjson t "$((t1 - t0))" --argjson hz "$HZ" \
+        '.jobs[0] | (.read.total_ios + .write.total_ios) as $n | $t / $hz * 1e6 / $n | . * 10 | round / 10' \
+        "$DIR/out.json") "
       # fio's CPU per request (µs) and its share of one CPU over the run
       cpus[$i]+="$(jq --argjson cpu "$(cat "$DIR/cpu")" --argjson rt "$RUNTIME" \
         '.jobs[0] | (.read.total_ios + .write.total_ios) as $n | "\($cpu * 1e6 / $n | . * 100 | round / 100)/\($cpu / $rt | . * 100 | round / 100)"' \
@@ -110,7 +126,8 @@ for w in "${workloads[@]}"; do
     row+=" $m; ${runs[$i]% } |"
   done
   row+=" $(awk -v h="${meds[1]}" -v k="${meds[0]}" 'BEGIN {printf "%.2f", h / k}') |"
+  for i in "${!servers[@]}"; do row+=" ${scpus[$i]% } |"; done
   for i in "${!servers[@]}"; do row+=" ${cpus[$i]% } |"; done
   echo "$row"
-  unset runs cpus
+  unset runs cpus scpus
 done
