@@ -17,7 +17,6 @@ use tracing::{debug, info, warn};
 
 use crate::core::{Io, Op, Out};
 use crate::handshake::{self as hs, ClientOption, HandshakeError, OptionHeader};
-use crate::memory::try_zeroed;
 use crate::proto::*;
 use crate::reply::{ReplyOut, ReplySink};
 use crate::server::{ContextMode, Export};
@@ -436,15 +435,22 @@ async fn read_requests(
                     reply.uncork();
                     corked = false;
                 }
-                let Some(mut data) = try_zeroed(len as usize) else {
+                let mut data = Vec::new();
+                if data.try_reserve_exact(len as usize).is_err() {
                     // the system has no memory for the payload: read past it, refuse
                     tokio::io::copy(&mut (&mut *c).take(len as u64), &mut tokio::io::sink()).await?;
                     crate::memory::refused("a WRITE's payload", len as usize);
                     let why = "the server has no memory for the payload".to_string();
                     reply.send(Out { cookie: h.cookie, result: Err((Errno::NoMem, why)), cost: len as u64 });
                     continue;
-                };
-                c.read_exact(&mut data).await?;
+                }
+                // straight into the buffer's unwritten memory (no zeroing first)
+                while data.len() < len as usize {
+                    let want = (len as usize - data.len()) as u64;
+                    if (&mut *c).take(want).read_buf(&mut data).await? == 0 {
+                        return Err(io::ErrorKind::UnexpectedEof.into());
+                    }
+                }
                 Op::Write { offset, data, fua }
             }
             Command::Trim { offset, len, fua } => Op::Trim { offset, len, fua },

@@ -1070,14 +1070,14 @@ fn worker(ex: &Export, rx: &Mutex<Receiver<WorkerMsg>>) {
 fn perform(b: &FileBackend, op: Op) -> OpResult {
     let err = |e: io::Error| (Errno::from_io(&e), e.to_string());
     match op {
-        Op::Read { offset, len } => {
-            let Some(mut buf) = crate::memory::try_zeroed(len as usize) else {
+        Op::Read { offset, len } => match b.read_to_vec(offset, len as usize) {
+            Ok(buf) => Ok(Some((offset, buf))),
+            Err(e) if e.raw_os_error() == Some(libc::ENOMEM) => {
                 crate::memory::refused("a READ's data", len as usize);
-                return Err((Errno::NoMem, "the server has no memory for the data".into()));
-            };
-            b.read(offset, &mut buf).map_err(err)?;
-            Ok(Some((offset, buf)))
-        }
+                Err((Errno::NoMem, "the server has no memory for the data".into()))
+            }
+            Err(e) => Err(err(e)),
+        },
         Op::Write { offset, data, .. } => b.write(offset, &data).map(|_| None).map_err(err),
         Op::Trim { offset, len, .. } => b.trim(offset, len as u64).map(|_| None).map_err(err),
         Op::Zero { offset, len, no_hole, .. } => {

@@ -180,6 +180,51 @@ impl FileBackend {
         self.direct.as_ref().map(|d| d.align)
     }
 
+    /// Read `len` bytes at `offset` into a new buffer. Buffered exports read straight
+    /// into the buffer's unwritten memory (a 1 MiB read zeroes no megabyte first); a
+    /// buffer the system refuses is `ENOMEM`, never an abort.
+    pub fn read_to_vec(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let enomem = || io::Error::from_raw_os_error(libc::ENOMEM);
+        if self.direct.is_some() {
+            let mut buf = crate::memory::try_zeroed(len).ok_or_else(enomem)?;
+            self.read(offset, &mut buf)?;
+            return Ok(buf);
+        }
+        let mut buf: Vec<u8> = Vec::new();
+        buf.try_reserve_exact(len).map_err(|_| enomem())?;
+        while buf.len() < len {
+            let done = buf.len();
+            let spare = &mut buf.spare_capacity_mut()[..len - done];
+            // SAFETY: pread writes at most `spare.len()` bytes into the spare capacity,
+            // which the Vec owns; only the bytes it reports written are counted in below.
+            let n = unsafe {
+                libc::pread(
+                    self.file.as_raw_fd(),
+                    spare.as_mut_ptr().cast(),
+                    spare.len(),
+                    (offset + done as u64) as libc::off_t,
+                )
+            };
+            match n {
+                0 => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "read past the end of the export",
+                    ))
+                }
+                n if n < 0 => {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                }
+                // SAFETY: the first `n` bytes of the spare capacity were just written.
+                n => unsafe { buf.set_len(done + n as usize) },
+            }
+        }
+        Ok(buf)
+    }
+
     pub fn read(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         match &self.direct {
             None => self.file.read_exact_at(buf, offset),
