@@ -26,6 +26,7 @@ pub mod fio_job;
 pub mod image;
 pub mod kmod;
 pub mod model;
+pub mod powercut;
 pub mod qemu;
 pub mod results;
 pub mod run;

@@ -1,0 +1,3 @@
+//! Power cuts: `headway serve` in a guest whose disk QEMU caches, killed at random moments.
+
+pub mod load;
