@@ -250,16 +250,24 @@ fn shared_libraries(bin: &Path) -> Result<Vec<PathBuf>, LabError> {
 /// A read-only ext4 image holding `tools` (host program names) under `bin/` and their
 /// shared libraries under `lib/`, built in `cache` unless an identical one is there.
 pub fn tools_disk(tools: &BTreeSet<String>, cache: &Path) -> Result<PathBuf, LabError> {
-    let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
-    let mut libs: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut programs: BTreeMap<String, PathBuf> = BTreeMap::new();
     for t in tools {
         let bin = find_program(t).ok_or_else(|| LabError::Missing {
             what: format!("`{t}` on the host: install Debian's {} (`make lab-deps`)", package_of(t)),
         })?;
-        for l in shared_libraries(&bin)? {
+        programs.insert(t.clone(), bin);
+    }
+    tools_disk_of(&programs, cache)
+}
+
+/// [`tools_disk`] of programs given by path, each under `bin/` by its name.
+pub fn tools_disk_of(programs: &BTreeMap<String, PathBuf>, cache: &Path) -> Result<PathBuf, LabError> {
+    let files = programs.clone();
+    let mut libs: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for bin in files.values() {
+        for l in shared_libraries(bin)? {
             libs.insert(l.file_name().unwrap().to_string_lossy().into_owned(), l);
         }
-        files.insert(t.clone(), bin);
     }
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for (name, p) in files.iter().chain(libs.iter()) {

@@ -59,6 +59,8 @@ pub struct GuestConfig<'a> {
     pub cpus: u32,
     pub accel: Accel,
     pub console: &'a Path,
+    /// More QEMU arguments (the power-cut trials' data disk and network).
+    pub extra: &'a [String],
 }
 
 impl GuestConfig<'_> {
@@ -86,6 +88,7 @@ impl GuestConfig<'_> {
             let extra = format!(",cache=none,aio=threads{part}");
             drive(&mut c, &disk_serial(i), format!("nbd:unix:{}", s.display()), &extra);
         }
+        c.args(self.extra);
         c
     }
 }
@@ -111,6 +114,20 @@ pub enum Outcome {
 }
 
 impl Guest {
+    /// Kill the guest at once (SIGKILL to QEMU) and reap it: what its kernel and QEMU had
+    /// not written is gone, as after a power cut.
+    pub fn kill(mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Whether QEMU is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
     pub fn start(cfg: &GuestConfig<'_>) -> Result<Guest, LabError> {
         let console = File::create(cfg.console).map_err(|e| LabError::io(cfg.console, e))?;
         let err = console.try_clone().map_err(|e| LabError::io(cfg.console, e))?;
@@ -229,6 +246,7 @@ mod tests {
             cpus: 2,
             accel: Accel::Tcg,
             console: p("/o/console.log"),
+            extra: &[],
         };
         let args: Vec<String> = cfg.command().get_args().map(|a| a.to_string_lossy().into_owned()).collect();
         let all = args.join(" ");

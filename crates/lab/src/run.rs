@@ -297,6 +297,7 @@ fn probe_kvm(
             cpus: spec.guest.cpus,
             accel: Accel::Kvm,
             console: &console,
+            extra: &[],
         })?;
         g.wait(KVM_PROBE_TIMEOUT, &opts.interrupt)
     };
@@ -499,6 +500,7 @@ fn run_point(
             cpus: spec.guest.cpus,
             accel: prep.accel,
             console: &console,
+            extra: &[],
         })?;
         running.push((guest, results_img, console, gd));
     }

@@ -494,6 +494,13 @@ impl Server {
             tls = ?cfg.tls.mode, "serving"
         );
         info!(queue_depth, why = %depth_why, "requests at the backend at once");
+        if crate::backend::skip_sync() {
+            tracing::error!(
+                "{}=1: FLUSH and FUA are answered WITHOUT syncing: acknowledged writes can be \
+                 lost (a test control only; never serve data this way)",
+                crate::backend::SKIP_SYNC_ENV
+            );
+        }
         info!(max_memory_mib = max_memory >> 20, why = %memory_why, "request data budget");
         Ok(Server {
             listener,

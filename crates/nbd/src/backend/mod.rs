@@ -72,6 +72,18 @@ impl std::str::FromStr for BackendKind {
     }
 }
 
+/// `HEADWAY_TEST_SKIP_SYNC=1` in the environment: every sync is skipped and reported done.
+/// This breaks the durability promise on purpose, for one use only: the control run of
+/// the lab's power-cut trials, which must show that trials without the sync lose writes
+/// (and so that the trials can fail). The server logs it at start, at error level.
+pub const SKIP_SYNC_ENV: &str = "HEADWAY_TEST_SKIP_SYNC";
+
+/// Whether [`SKIP_SYNC_ENV`] is set (read once).
+pub fn skip_sync() -> bool {
+    static SKIP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SKIP.get_or_init(|| std::env::var_os(SKIP_SYNC_ENV).is_some_and(|v| v == "1"))
+}
+
 /// Largest zero buffer written per call by WRITE_ZEROES when fallocate cannot zero.
 const ZERO_CHUNK: usize = 1 << 20;
 
@@ -303,6 +315,9 @@ impl FileBackend {
     /// Syncs of one export never overlap, callers waiting together share one, and after
     /// one has failed every later one fails too, as do writes (see `durable`).
     pub fn sync(&self) -> io::Result<()> {
+        if skip_sync() {
+            return Ok(());
+        }
         self.durability.sync(|| self.file.sync_data())
     }
 
