@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -89,6 +89,32 @@ fn wait_for_socket(sock: &Path, child: &mut std::process::Child) {
     }
 }
 
+/// `PREFIX.. BIN serve --size SIZE --scheduler noop` on `DIR/x.img` and `DIR/x.sock`, its
+/// stderr to `DIR/server.log`; once it listens: the process, the socket and the log.
+fn serve(dir: &Path, prefix: &[&str], bin: &Path, size: &str) -> (std::process::Child, PathBuf, PathBuf) {
+    let (img, sock, log) = (dir.join("x.img"), dir.join("x.sock"), dir.join("server.log"));
+    let mut cmd = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let mut child = cmd
+        .args(["serve", "--size", size, "--scheduler", "noop", "--export"])
+        .arg(&img)
+        .arg("--unix")
+        .arg(&sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{prefix:?} {}: {e}", bin.display()));
+    wait_for_socket(&sock, &mut child);
+    (child, sock, log)
+}
+
 #[test]
 fn two_thousand_connections_on_a_server_limited_to_64_threads() {
     // SAFETY: geteuid has no preconditions.
@@ -104,22 +130,10 @@ fn two_thousand_connections_on_a_server_limited_to_64_threads() {
     // a copy `nobody` can run wherever the build directory lives
     let bin = dir.path().join("headway");
     std::fs::copy(env!("CARGO_BIN_EXE_headway"), &bin).unwrap();
-    let (img, sock, log) =
-        (dir.path().join("x.img"), dir.path().join("x.sock"), dir.path().join("server.log"));
-    let mut child = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "prlimit", &format!("--nproc={NPROC}")])
-        .arg(&bin)
-        .args(["serve", "--size", "16M", "--scheduler", "noop", "--export"])
-        .arg(&img)
-        .arg("--unix")
-        .arg(&sock)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .expect("setpriv and prlimit (util-linux) run the server");
+    let nproc = format!("--nproc={NPROC}");
+    let prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "prlimit", &nproc];
+    let (mut child, sock, log) = serve(dir.path(), &prefix, &bin, "16M");
     let pid = child.id();
-    wait_for_socket(&sock, &mut child);
 
     let t0 = Instant::now();
     // 500 idle before the handshake, 1,000 idle after it, 500 busy
@@ -202,20 +216,8 @@ fn silent_connections_do_not_keep_a_prompt_client_out() {
     const SILENT: usize = 4100;
     raise_descriptor_limit(SILENT as u64 + 256);
     let dir = tempfile::tempdir().unwrap();
-    let (img, sock, log) =
-        (dir.path().join("x.img"), dir.path().join("x.sock"), dir.path().join("server.log"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_headway"))
-        .args(["serve", "--size", "16M", "--scheduler", "noop", "--export"])
-        .arg(&img)
-        .arg("--unix")
-        .arg(&sock)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let (mut child, sock, log) = serve(dir.path(), &[], Path::new(env!("CARGO_BIN_EXE_headway")), "16M");
     let pid = child.id();
-    wait_for_socket(&sock, &mut child);
     let silent: Vec<UnixStream> = (0..SILENT).map(|_| UnixStream::connect(&sock).unwrap()).collect();
     let mut slowest = Duration::ZERO;
     for round in 0..5u64 {
@@ -266,22 +268,9 @@ fn unread_replies_of_many_connections_stay_within_the_memory_budget() {
     const BUDGET: u64 = 512 << 20;
     raise_descriptor_limit(HOSTILE as u64 + 256);
     let dir = tempfile::tempdir().unwrap();
-    let (img, sock, log) =
-        (dir.path().join("x.img"), dir.path().join("x.sock"), dir.path().join("server.log"));
-    let mut child = Command::new("prlimit")
-        .arg("--as=2147483648")
-        .arg(env!("CARGO_BIN_EXE_headway"))
-        .args(["serve", "--size", "1G", "--scheduler", "noop", "--export"])
-        .arg(&img)
-        .arg("--unix")
-        .arg(&sock)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .expect("prlimit (util-linux) runs the server");
+    let bin = Path::new(env!("CARGO_BIN_EXE_headway"));
+    let (mut child, sock, log) = serve(dir.path(), &["prlimit", "--as=2147483648"], bin, "1G");
     let pid = child.id();
-    wait_for_socket(&sock, &mut child);
     let mut hostile = Vec::new();
     for i in 0..HOSTILE {
         let mut s = UnixStream::connect(&sock).unwrap();

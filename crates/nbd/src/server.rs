@@ -343,8 +343,6 @@ pub(crate) struct Export {
 
 impl Server {
     pub fn bind(mut cfg: ServeConfig) -> Result<Server, ServeError> {
-        // before the server's threads allocate
-        crate::memory::tune_allocator();
         let model = match &cfg.backend {
             BackendKind::File => None,
             BackendKind::Direct => None,
