@@ -89,9 +89,34 @@ fn wait_for_socket(sock: &Path, child: &mut std::process::Child) {
     }
 }
 
+/// A server process, killed if the test ends (or panics) before it exits.
+struct Served(std::process::Child);
+
+impl std::ops::Deref for Served {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Served {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// `PREFIX.. BIN serve --size SIZE --scheduler noop` on `DIR/x.img` and `DIR/x.sock`, its
 /// stderr to `DIR/server.log`; once it listens: the process, the socket and the log.
-fn serve(dir: &Path, prefix: &[&str], bin: &Path, size: &str) -> (std::process::Child, PathBuf, PathBuf) {
+fn serve(dir: &Path, prefix: &[&str], bin: &Path, size: &str) -> (Served, PathBuf, PathBuf) {
     let (img, sock, log) = (dir.join("x.img"), dir.join("x.sock"), dir.join("server.log"));
     let mut cmd = match prefix.split_first() {
         Some((first, rest)) => {
@@ -112,7 +137,7 @@ fn serve(dir: &Path, prefix: &[&str], bin: &Path, size: &str) -> (std::process::
         .spawn()
         .unwrap_or_else(|e| panic!("{prefix:?} {}: {e}", bin.display()));
     wait_for_socket(&sock, &mut child);
-    (child, sock, log)
+    (Served(child), sock, log)
 }
 
 #[test]
