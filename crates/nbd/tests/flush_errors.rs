@@ -164,33 +164,47 @@ fn queued_emulated_write_back_remembers_a_failed_flush() {
 /// `direct`: a write that cannot reach the device fails itself (aligned, and partial
 /// blocks through read-modify-write), so nothing acknowledged is lost: every
 /// acknowledged write reads back, and a FLUSH is answered as the device answers it.
+///
+/// Each write stays within one 4 KiB block, so each reaches the loop device as one page
+/// that tmpfs either takes or refuses. (A larger write that fills the tmpfs half way is
+/// a short write inside the loop driver, which completes the request as a success with
+/// the rest of its data dropped: measured, 1 MiB writes read back with their last 514,064
+/// bytes zero, and `dd oflag=direct` of 1 MiB onto the same kind of device exits 0 with
+/// its last 8 KiB missing. No server can see that loss; the device acknowledged the write.)
 #[test]
 #[ignore = "needs root: a tmpfs and a loop device (make flush-error-test)"]
 fn direct_export_never_acknowledges_a_lost_write() {
+    const BLOCK: u64 = 4096;
+    /// More blocks than the tmpfs holds (8 MiB: 2,048), one write each.
+    const WRITES: u64 = 3000;
     let dev = FullDevice::new();
     let srv = serve(&dev.dev, BackendKind::Direct, 1);
     let (mut a, _) = connect(&srv.sock);
     let (mut b, _) = connect(&srv.sock);
-    let data = common::pattern(CHUNK as usize, 9);
+    let data = common::pattern(BLOCK as usize, 9);
     let mut acked = Vec::new();
     let mut refused = 0;
-    for i in 0..WRITTEN / CHUNK as u64 {
-        // every other write partial: 1000 bytes into a block, spanning blocks
-        let (off, len) =
-            if i % 2 == 0 { (i * CHUNK as u64, CHUNK as usize) } else { (i * CHUNK as u64 + 1000, 70_000) };
-        match write(&mut a, off, &data[..len], i % 3 == 0) {
+    for i in 0..WRITES {
+        // every other write partial: 1,000 bytes 100 into its block (read-modify-write)
+        let block = i * 2 * BLOCK;
+        let (off, len) = if i % 2 == 0 { (block, BLOCK as usize) } else { (block + 100, 1000) };
+        let bytes = &data[(off % BLOCK) as usize..][..len];
+        match write(&mut a, off, bytes, i % 3 == 0) {
             0 => acked.push((off, len)),
             _ => refused += 1,
         }
     }
     assert!(refused > 0, "no write failed: the tmpfs did not fill");
-    assert!(!acked.is_empty(), "no write succeeded before the tmpfs filled");
+    assert!(acked.len() > 1000, "{} writes succeeded before the tmpfs filled", acked.len());
     let (fb, fa) = (flush(&mut b), flush(&mut a));
     assert_eq!(fb, fa, "two FLUSHes with nothing between them disagree");
     for (off, len) in acked {
         let (err, got) = request(&mut b, CMD_READ, 0, off, len as u32, &[]);
         assert_eq!(err, 0);
-        assert!(got == data[..len], "an acknowledged write at {off} reads back different");
+        assert!(
+            got == data[(off % BLOCK) as usize..][..len],
+            "an acknowledged write at {off} ({len} B) reads back different"
+        );
     }
     drop((a, b));
     let _ = srv.stop_with_result();
