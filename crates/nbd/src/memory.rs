@@ -5,7 +5,7 @@
 //! maximal requests: see `crate::reply`), but connections are many: 40 clients that each
 //! pipeline 32 MiB READs and never read the replies would hold 2.6 GB. So the data of
 //! every connection also counts against one server-wide budget (`--max-memory`, default
-//! [`default_max_memory`]): a request takes its share (a WRITE's payload, a READ's
+//! [`default_max_memory`], less [`SERVER_RESERVE`] for the server itself): a request takes its share (a WRITE's payload, a READ's
 //! length, at least `REQUEST_FLOOR`) before its payload is read or its buffer allocated,
 //! and gives it back once its reply has left for the socket. When the budget is spent,
 //! readers stop reading their connections and wait, in the order they came (the oldest
@@ -18,8 +18,8 @@
 //! READ buffers in its heaps (fixed at 1 MiB, each was a fresh mapping faulted in page by
 //! page: 1 MiB sequential reads at iodepth 4 fell from 2,849 to 1,229 MiB/s), while a
 //! maximal request's 32 MiB buffer is above that ceiling, always mapped, and given back
-//! when freed (100 connections of unread 32 MiB READs: RSS peaks at 522 MiB against a
-//! 512 MiB budget). Capping the arenas at four (`M_ARENA_MAX`) took 2,000 connections
+//! when freed (100 connections of unread 32 MiB READs under `--max-memory` 512 MiB: RSS
+//! peaks at 458 MiB). Capping the arenas at four (`M_ARENA_MAX`) took 2,000 connections
 //! from 26 MiB of RSS to 166-220 MiB and their connecting from 0.48 s to 1.3 s.
 
 use std::alloc::{alloc_zeroed, Layout};
@@ -28,8 +28,13 @@ use tokio::sync::Semaphore;
 
 use crate::proto::MAX_PAYLOAD;
 
-/// The smallest `--max-memory`: one connection's budget, two maximal requests.
-pub const MIN_MAX_MEMORY: u64 = 2 * MAX_PAYLOAD as u64;
+/// What `--max-memory` keeps for the server itself (its code, threads, and each
+/// connection's read buffer and state: 26 MiB of resident memory with 2,000 connections
+/// open); request data gets the rest. So `--max-memory` bounds the process.
+pub const SERVER_RESERVE: u64 = 48 << 20;
+/// The smallest `--max-memory`: the server's reserve and one connection's budget, two
+/// maximal requests.
+pub const MIN_MAX_MEMORY: u64 = SERVER_RESERVE + 2 * MAX_PAYLOAD as u64;
 /// The largest default budget, however large the machine.
 pub const DEFAULT_MAX_MEMORY_CAP: u64 = 4 << 30;
 
@@ -57,7 +62,10 @@ pub fn default_max_memory() -> (u64, String) {
     }
     if budget < MIN_MAX_MEMORY {
         budget = MIN_MAX_MEMORY;
-        why = format!("{why}, at least {} MiB (two maximal requests)", MIN_MAX_MEMORY >> 20);
+        why = format!(
+            "{why}, at least {} MiB (the server's reserve and two maximal requests)",
+            MIN_MAX_MEMORY >> 20
+        );
     }
     (budget, why)
 }
@@ -95,13 +103,15 @@ pub(crate) fn refused(what: &'static str, len: usize) {
 /// The server-wide budget of request data (see the module doc).
 pub struct Memory {
     permits: Semaphore,
+    /// Bytes of request data: `--max-memory` less [`SERVER_RESERVE`].
     limit: u64,
 }
 
 impl Memory {
-    /// A budget of `limit` bytes (at least [`MIN_MAX_MEMORY`]).
-    pub fn new(limit: u64) -> Memory {
-        let limit = limit.clamp(MIN_MAX_MEMORY, Semaphore::MAX_PERMITS as u64);
+    /// The request-data budget of a server held to `max_memory` bytes (at least
+    /// [`MIN_MAX_MEMORY`]): `max_memory` less [`SERVER_RESERVE`].
+    pub fn new(max_memory: u64) -> Memory {
+        let limit = max_memory.clamp(MIN_MAX_MEMORY, Semaphore::MAX_PERMITS as u64) - SERVER_RESERVE;
         Memory { permits: Semaphore::new(limit as usize), limit }
     }
 
@@ -159,10 +169,11 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         rt.block_on(async {
             let m = std::sync::Arc::new(Memory::new(MIN_MAX_MEMORY));
-            let half = (MIN_MAX_MEMORY / 2) as u32;
+            assert_eq!(m.limit(), MIN_MAX_MEMORY - SERVER_RESERVE);
+            let half = (m.limit() / 2) as u32;
             m.take(half, || panic!("waited with room")).await;
             m.take(half, || panic!("waited with room")).await;
-            assert_eq!(m.in_use(), MIN_MAX_MEMORY);
+            assert_eq!(m.in_use(), m.limit());
             let (m2, waited) = (m.clone(), std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)));
             let w = waited.clone();
             let t = tokio::spawn(async move {

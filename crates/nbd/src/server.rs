@@ -266,7 +266,9 @@ pub enum ServeError {
     UnusedSettings { scheduler: String, names: String },
     #[error("--queue-depth must be at least 1")]
     QueueDepth,
-    #[error("--max-memory {0} is below {MIN_MAX_MEMORY} bytes (two maximal requests)")]
+    #[error(
+        "--max-memory {0} is below {MIN_MAX_MEMORY} bytes (the server's own 48 MiB and two maximal requests)"
+    )]
     MaxMemory(u64),
     #[error("export is empty (give --size to create or extend it)")]
     EmptyExport,
@@ -499,7 +501,12 @@ impl Server {
                 crate::backend::SKIP_SYNC_ENV
             );
         }
-        info!(max_memory_mib = max_memory >> 20, why = %memory_why, "request data budget");
+        info!(
+            max_memory_mib = max_memory >> 20,
+            request_data_mib = (max_memory - crate::memory::SERVER_RESERVE) >> 20,
+            why = %memory_why,
+            "memory budget"
+        );
         Ok(Server {
             listener,
             export,
