@@ -6,7 +6,7 @@
 #   crates/nbd/bench/vs-nbdkit.sh [HEADWAY_BINARY]
 #
 # Environment: FILE (default /tmp/headway-bench/disk.img, created 1 GiB of random data
-# if missing), REPS (3), RUNTIME (5 s), EXTRA_QD (headway --queue-depth for an extra
+# if missing), REPS (3), RUNTIME (5 s), ONLY (one workload's name, e.g. randread-4k-qd1), EXTRA_QD (headway --queue-depth for an extra
 # column, default 16; empty to skip), BEFORE (another headway binary, e.g. the previous
 # build, served alike in an extra column so a change is measured side by side). Needs fio
 # with the nbd engine, nbdkit, jq.
@@ -103,6 +103,7 @@ echo "$header"
 echo "|---|---|$(printf '%.0s---|' "${servers[@]}")---|$(printf '%.0s---|' "${servers[@]}")$(printf '%.0s---|' "${servers[@]}")"
 for w in "${workloads[@]}"; do
   IFS='|' read -r name opts unit <<<"$w"
+  [[ -n ${ONLY:-} && $name != "$ONLY" ]] && continue
   declare -A runs=() cpus=() scpus=()
   for _ in $(seq "$REPS"); do
     for i in "${!servers[@]}"; do

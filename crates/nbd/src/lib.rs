@@ -6,13 +6,16 @@
 //! simulator drives with simulated time.
 //!
 //! Modules: [`proto`] (wire constants), [`handshake`] and [`transmission`] (pure codec, no
-//! I/O, property-tested), [`backend`] (where requests go), [`server`] (threads, FLUSH/FUA)
-//! with its private parts `admission` (which connections are taken and kept), `core` (the scheduling core and its timer), `conn` (a
-//! connection's handshake and request reading), `reply` (the reply path) and `socket`,
-//! [`signal`] (SIGINT/SIGTERM → graceful shutdown), [`tls`] (STARTTLS with X.509 or PSK) and [`tracelog`] (`--trace OUT`: every
-//! request recorded as blkparse text or a fio iolog, for `headway replay`). [`calibrate`]
-//! is `headway calibrate`: service time against seek distance measured on a real device,
-//! fitted, and the curve file `headway serve --estimator FILE` loads.
+//! I/O, property-tested), [`backend`] (where requests go, and the export's syncs),
+//! [`server`] (threads, FLUSH/FUA; its part `execute` runs dispatched requests and answers
+//! them), [`depth`] (the default queue depth), [`memory`] (the server-wide budget of
+//! request data), and the private parts `admission` (which connections are taken and
+//! kept), `core` (the scheduling core and its timer), `conn` (a connection's handshake and
+//! request reading), `reply` (the reply path) and `socket`; [`signal`] (SIGINT/SIGTERM →
+//! graceful shutdown), [`tls`] (STARTTLS with X.509 or PSK) and [`tracelog`] (`--trace
+//! OUT`: every request recorded as blkparse text or a fio iolog, for `headway replay`).
+//! [`calibrate`] is `headway calibrate`: service time against seek distance measured on a
+//! real device, fitted, and the curve file `headway serve --estimator FILE` loads.
 //!
 //! ```no_run
 //! use std::sync::{Arc, atomic::AtomicBool};
