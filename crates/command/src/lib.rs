@@ -443,10 +443,11 @@ struct ServeArgs {
     /// with a log line (a connection is a task on the I/O threads, not a thread of its own)
     #[arg(long, value_name = "N", default_value_t = headway_nbd::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
-    /// Request data (WRITE payloads, READ buffers, replies not yet written) all connections
-    /// may hold at once, e.g. 512M: past it, connections are not read until replies give
-    /// memory back (default: an eighth of the machine's memory, at most a quarter of an
-    /// address-space limit, within 64 MiB to 4 GiB; the start-up log says which)
+    /// The server's memory, e.g. 512M: 48 MiB for the server itself, the rest for request
+    /// data (WRITE payloads, READ buffers, replies not yet written) of all connections; past
+    /// it, connections are not read until replies give memory back (default: an eighth of
+    /// the machine's memory, at most a quarter of an address-space limit, within 112 MiB and
+    /// 4 GiB; the start-up log says which)
     #[arg(long, value_name = "SIZE")]
     max_memory: Option<String>,
     /// Connections in their handshake at once, apart from --max-connections: when all
