@@ -785,6 +785,10 @@ fn serve_errors_come_alone_and_a_log_file_is_plain_text() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("--size") && e.contains("malformed size `-3`"), "{e}");
     assert!(!e.contains("unexpected argument"), "{e}");
+    // a budget too small for one connection's two maximal requests, before any file is made
+    let o = headway(&["serve", "--export", "/nonexistent/x.img", "--size", "1M", "--max-memory", "64M"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("--max-memory 67108864 is below"), "{e}");
     let dir = tempfile::tempdir().unwrap();
     let (img, sock, log) = (dir.path().join("d.img"), dir.path().join("d.sock"), dir.path().join("d.log"));
     let (mut child, _) = spawn_serve(&["--size", "1M"], &img, &sock, &log);

@@ -362,6 +362,11 @@ impl Server {
         if cfg.queue_depth == Some(0) {
             return Err(ServeError::QueueDepth);
         }
+        let (max_memory, memory_why) = match cfg.max_memory {
+            Some(m) if m < MIN_MAX_MEMORY => return Err(ServeError::MaxMemory(m)),
+            Some(m) => (m, "--max-memory".to_string()),
+            None => default_max_memory(),
+        };
         cfg.settings.reset_used();
         let sched = build(&cfg.scheduler, &mut cfg.settings)?;
         let unused = cfg.settings.unused();
@@ -450,11 +455,6 @@ impl Server {
                 }
                 default_curve()
             }
-        };
-        let (max_memory, memory_why) = match cfg.max_memory {
-            Some(m) if m < MIN_MAX_MEMORY => return Err(ServeError::MaxMemory(m)),
-            Some(m) => (m, "--max-memory".to_string()),
-            None => default_max_memory(),
         };
         let (queue_depth, depth_why) = match cfg.queue_depth {
             Some(d) => (d, "--queue-depth".to_string()),
