@@ -334,10 +334,16 @@ impl Spin {
     /// Poll `fd` (yielding to the connection's neighbours between polls) until it is
     /// readable or the limit has passed — unless the client has been slow, or reads go
     /// through TLS (`None`: the socket's readiness says nothing of TLS's buffered bytes).
-    async fn wait_readable(&mut self, fd: Option<RawFd>) {
+    /// A reader on a thread of its own is told to retry its next read until then instead.
+    async fn wait_readable(&mut self, rd: &mut Reader, fd: Option<RawFd>) {
         let start = std::time::Instant::now();
         self.since = Some(start);
         let Some(fd) = fd.filter(|_| !self.slow) else { return };
+        // on a thread of its own, the read itself retries until the limit: the call that
+        // finds the request reads it (one system call where polling first takes two)
+        if rd.spin_until(start + SPIN_LIMIT) {
+            return;
+        }
         while start.elapsed() < SPIN_LIMIT {
             if wait_for(fd, libc::POLLIN, 0) {
                 return;
@@ -385,7 +391,7 @@ async fn read_requests(
         if buffered {
             c.read_exact(&mut hb).await?;
         } else {
-            spin.wait_readable(fd).await;
+            spin.wait_readable(c.get_mut(), fd).await;
             // shutdown ends the wait for the next request, never a request half read
             tokio::select! {
                 r = c.read_exact(&mut hb) => { r?; }

@@ -87,6 +87,9 @@ pub(crate) enum Reader {
     Blocking {
         fd: OwnedFd,
         stop: Arc<StopEvent>,
+        /// Until then, a read that finds nothing tries again instead of blocking (set by
+        /// [`Reader::spin_until`] for one wait).
+        spin: Option<std::time::Instant>,
     },
     /// Past STARTTLS, during the rest of the handshake: the whole TLS stream.
     Tls(Box<TlsStream>),
@@ -176,7 +179,20 @@ impl Reader {
     /// registered with the runtime; the stream ends once `stop` is set.
     pub fn make_blocking(&mut self, stop: Arc<StopEvent>) {
         if let Reader::Async(a) = std::mem::replace(self, Reader::Gone) {
-            *self = Reader::Blocking { fd: a.into_inner(), stop };
+            *self = Reader::Blocking { fd: a.into_inner(), stop, spin: None };
+        }
+    }
+
+    /// On a thread of its own: the next read that finds nothing retries a non-blocking
+    /// `recv` until `until` before it blocks, so the data that ends the wait is read by the
+    /// call that finds it. Whether this reader spins that way (false: it does not).
+    pub fn spin_until(&mut self, until: std::time::Instant) -> bool {
+        match self {
+            Reader::Blocking { spin, .. } => {
+                *spin = Some(until);
+                true
+            }
+            _ => false,
         }
     }
 }
@@ -221,14 +237,22 @@ impl AsyncRead for Reader {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Reader::Async(a) => poll_recv(a, cx, buf),
-            Reader::Blocking { fd, stop } => loop {
+            Reader::Blocking { fd, stop, spin } => loop {
                 match recv(fd.as_raw_fd(), buf.initialize_unfilled(), libc::MSG_DONTWAIT) {
                     Ok(n) => {
+                        *spin = None;
                         buf.advance(n);
                         return Poll::Ready(Ok(()));
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        if let Some(until) = *spin {
+                            if std::time::Instant::now() < until {
+                                std::hint::spin_loop();
+                                continue;
+                            }
+                            *spin = None;
+                        }
                         let mut p = [
                             libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
                             libc::pollfd { fd: stop.raw_fd(), events: libc::POLLIN, revents: 0 },
