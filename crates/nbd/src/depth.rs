@@ -16,8 +16,6 @@
 //!   `device/queue_depth`, else the block layer's `queue/nr_requests`), within 1 to 32;
 //! * a waiting scheduler, or `emulated:MODEL`: 1.
 
-use std::path::Path;
-
 use crate::backend::BackendKind;
 
 /// Deepest fitted queue.
@@ -25,8 +23,14 @@ pub const FITTED_MAX: u32 = 32;
 /// Shallowest fitted queue for a page-cache export.
 pub const FITTED_FILE_MIN: u32 = 8;
 
-/// The depth to use when none is given, and why (said at start-up).
-pub fn fitted_queue_depth(backend: &BackendKind, waits: bool, export: &Path) -> (u32, String) {
+/// The depth to use when none is given, and why (said at start-up). `device_queue`: the
+/// export's block device queue and which attribute gave it
+/// ([`crate::backend::FileBackend::device_queue`]; `None` for a regular file).
+pub fn fitted_queue_depth(
+    backend: &BackendKind,
+    waits: bool,
+    device_queue: Option<(u32, &str)>,
+) -> (u32, String) {
     if let BackendKind::Emulated(m) = backend {
         return (
             1,
@@ -36,37 +40,13 @@ pub fn fitted_queue_depth(backend: &BackendKind, waits: bool, export: &Path) -> 
     if waits {
         return (1, "a waiting scheduler decides the order alone at depth 1".into());
     }
-    if *backend == BackendKind::Direct {
-        if let Some((n, from)) = block_device_queue(export) {
-            let d = n.clamp(1, FITTED_MAX);
-            return (d, format!("the block device's {from} {n}, within 1-{FITTED_MAX}"));
-        }
+    if let (BackendKind::Direct, Some((n, from))) = (backend, device_queue) {
+        let d = n.clamp(1, FITTED_MAX);
+        return (d, format!("the block device's {from} {n}, within 1-{FITTED_MAX}"));
     }
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get()) as u32;
     let d = (4 * cpus).clamp(FITTED_FILE_MIN, FITTED_MAX);
     (d, format!("four per CPU ({cpus}) within {FITTED_FILE_MIN}-{FITTED_MAX}: the page cache serves requests concurrently"))
-}
-
-/// A block device's command queue depth (`device/queue_depth`) or request queue size
-/// (`queue/nr_requests`), and which; `None` for other files.
-fn block_device_queue(path: &Path) -> Option<(u32, &'static str)> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.file_type().is_block_device() {
-        return None;
-    }
-    let dev = format!("/sys/dev/block/{}:{}", libc::major(meta.rdev()), libc::minor(meta.rdev()));
-    let read = |p: String| std::fs::read_to_string(p).ok()?.trim().parse::<u32>().ok();
-    // a partition answers for its disk
-    for base in [dev.clone(), format!("{dev}/..")] {
-        if let Some(n) = read(format!("{base}/device/queue_depth")) {
-            return Some((n, "device/queue_depth"));
-        }
-        if let Some(n) = read(format!("{base}/queue/nr_requests")) {
-            return Some((n, "queue/nr_requests"));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -75,12 +55,16 @@ mod tests {
 
     #[test]
     fn waiting_and_models_keep_depth_one_and_files_go_concurrent() {
-        let p = Path::new("/nonexistent");
-        assert_eq!(fitted_queue_depth(&BackendKind::File, true, p).0, 1);
-        assert_eq!(fitted_queue_depth(&BackendKind::Emulated("wd5000aaks".into()), false, p).0, 1);
-        let (d, why) = fitted_queue_depth(&BackendKind::File, false, p);
+        assert_eq!(fitted_queue_depth(&BackendKind::File, true, None).0, 1);
+        assert_eq!(fitted_queue_depth(&BackendKind::Emulated("wd5000aaks".into()), false, None).0, 1);
+        let (d, why) = fitted_queue_depth(&BackendKind::File, false, None);
         assert!((FITTED_FILE_MIN..=FITTED_MAX).contains(&d), "{d}: {why}");
-        // direct on a regular file: as a file
-        assert_eq!(fitted_queue_depth(&BackendKind::Direct, false, p).0, d);
+        // direct on a regular file: as a file; on a device: its queue, within the bounds
+        assert_eq!(fitted_queue_depth(&BackendKind::Direct, false, None).0, d);
+        assert_eq!(
+            fitted_queue_depth(&BackendKind::Direct, false, Some((64, "queue/nr_requests"))).0,
+            FITTED_MAX
+        );
+        assert_eq!(fitted_queue_depth(&BackendKind::Direct, false, Some((4, "device/queue_depth"))).0, 4);
     }
 }

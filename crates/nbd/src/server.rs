@@ -458,7 +458,7 @@ impl Server {
         };
         let (queue_depth, depth_why) = match cfg.queue_depth {
             Some(d) => (d, "--queue-depth".to_string()),
-            None => fitted_queue_depth(&cfg.backend, sched.waits(), &cfg.export),
+            None => fitted_queue_depth(&cfg.backend, sched.waits(), backend.device_queue()),
         };
         let capacity = backend.size().div_ceil(SECTOR_BYTES);
         let stats = Arc::new(Stats::default());

@@ -92,9 +92,9 @@ pub(super) fn seek_end(f: &File) -> io::Result<u64> {
     f.seek(SeekFrom::End(0))
 }
 
-/// Whether the kernel calls the block device `f` rotational (`queue/rotational` in sysfs;
-/// a partition answers for its disk). `None` for other files, or when sysfs does not say.
-pub(super) fn block_device_rotational(f: &File) -> Option<bool> {
+/// A sysfs attribute of the block device `f`, `/sys/dev/block/MAJ:MIN/NAME` (a partition
+/// answers for its disk), trimmed. `None` for other files, or when sysfs does not say.
+pub(super) fn block_device_attr(f: &File, name: &str) -> Option<String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let meta = f.metadata().ok()?;
     if !meta.file_type().is_block_device() {
@@ -102,6 +102,6 @@ pub(super) fn block_device_rotational(f: &File) -> Option<bool> {
     }
     let rdev = meta.rdev();
     let dev = format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev));
-    let read = |p: String| std::fs::read_to_string(p).ok().map(|s| s.trim() == "1");
-    read(format!("{dev}/queue/rotational")).or_else(|| read(format!("{dev}/../queue/rotational")))
+    let read = |p: String| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    read(format!("{dev}/{name}")).or_else(|| read(format!("{dev}/../{name}")))
 }

@@ -43,7 +43,7 @@ mod stripes;
 
 use aligned_buf::AlignedBuf;
 use direct::Direct;
-use geometry::{block_device_rotational, block_device_size, seek_end};
+use geometry::{block_device_attr, block_device_size, seek_end};
 
 pub use delay_line::{DelayLine, Lateness, SPIN_MARGIN};
 pub use durable::{Durability, Failure};
@@ -183,7 +183,15 @@ impl FileBackend {
     /// Whether the export is a block device the kernel calls rotational (a hard disk);
     /// `None` for a regular file.
     pub fn rotational(&self) -> Option<bool> {
-        block_device_rotational(&self.file)
+        block_device_attr(&self.file, "queue/rotational").map(|v| v == "1")
+    }
+
+    /// A block device's command queue depth (`device/queue_depth`, SCSI and SATA) or
+    /// request queue size (`queue/nr_requests`), and which; `None` for a regular file.
+    pub fn device_queue(&self) -> Option<(u32, &'static str)> {
+        ["device/queue_depth", "queue/nr_requests"]
+            .into_iter()
+            .find_map(|a| Some((block_device_attr(&self.file, a)?.parse().ok()?, a)))
     }
 
     /// `direct`: the alignment requests are bounced to (the device's logical block size,
