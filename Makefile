@@ -4,7 +4,7 @@
 CARGO ?= cargo
 HEADWAY := target/release/headway
 
-.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals scratch-device-test flush-error-test golden golden-update
+.PHONY: all build demo lab-demo reproduce test deps bench clean pytest python disksim-goals scratch-device-test flush-error-test golden golden-update kmod kmod-check kmod-deps
 
 all: build
 
@@ -21,7 +21,7 @@ all: build
 # one removes a newer other. Installed only when missing; sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 LAB_PACKAGES := busybox-static fio postmark xfsprogs reiserfsprogs e2fsprogs binutils sqlite3
-deps:
+deps: kmod-deps
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install a Rust toolchain (rustup)"; exit 1; }
 	@{ command -v nbdinfo && command -v nbdcopy && command -v qemu-io && command -v nbdkit && command -v fio \
 		&& /usr/bin/python3 -c 'import nbd' && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
@@ -32,6 +32,28 @@ deps:
 		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \
 		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades \
 		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core libssl-dev pkg-config openssl blktrace gnuplot-nox python3-six qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
+
+# The kernel face: stream-iosched.ko, the `stream` blk-mq elevator (kernel/), built out of
+# tree for the lab's Debian kernels (cloud: linux-image-cloud-amd64, 6.1; cloud-6.12: the
+# backport) into target/kmod/RELEASE/, or for one kernel: `make kmod KVER=$$(uname -r)`.
+# kernel/build.sh fetches what it needs into ~/.cache/headway/kmod ($$HEADWAY_KMOD_CACHE):
+# linux-headers (unless installed) and block/*.h of linux-source of the same version.
+# `make kmod-check` adds sparse and checkpatch.pl --strict; any warning fails it.
+KMOD_KERNELS ?= cloud cloud-6.12
+kmod: kmod-deps
+	kernel/build.sh $(or $(KVER),$(KMOD_KERNELS))
+
+kmod-check: kmod-deps
+	kernel/build.sh --check $(or $(KVER),$(KMOD_KERNELS))
+
+# What building it needs on a fresh Debian 12: the kernels' compiler (gcc-12), xz (the
+# source tarball), pahole (6.12's modules carry BTF), sparse, perl (checkpatch.pl), and
+# apt's package lists (the kernel packages are fetched with `apt-get download`).
+kmod-deps:
+	@{ command -v gcc-12 && command -v make && command -v xz && command -v pahole && command -v sparse \
+		&& command -v perl && command -v dpkg-deb && apt-cache show linux-source-6.1 linux-image-6.12-cloud-amd64; } >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+		    --no-install-recommends gcc-12 make xz-utils pahole sparse perl; }
 
 build: deps
 	$(CARGO) build --release -p headway-cli
