@@ -123,17 +123,23 @@ impl StreamParams {
         })
     }
 
+    /// The tolerance factor in thousandths, as the arithmetic uses it (the kernel's
+    /// `stream` elevator stores it so: integer arithmetic only, and the same decisions).
+    pub(crate) fn tolerance_milli(&self) -> u64 {
+        (self.tolerance_factor * 1000.0).round() as u64
+    }
+
     /// Stream size that earns a second chance: `ceil((1 + tolerance_factor) * threshold)`.
     pub(crate) fn second_chance_size(&self) -> u32 {
-        ((1.0 + self.tolerance_factor) * self.stream_threshold as f64).ceil() as u32
+        ((1000 + self.tolerance_milli()) * self.stream_threshold as u64).div_ceil(1000) as u32
     }
 
     /// A second chance for a parent priced `service_time` (Figure 2's timer procedure): the
     /// wait is extended by `tolerance_factor x service_time`, and the parent's service time
     /// becomes `(1 + tolerance_factor) x service_time`. Returns (extension, new service time).
     pub(crate) fn second_chance(&self, service_time: Duration) -> (Duration, Duration) {
-        let tf = self.tolerance_factor;
-        (Duration((service_time.0 as f64 * tf) as u64), Duration((service_time.0 as f64 * (1.0 + tf)) as u64))
+        let tf = self.tolerance_milli();
+        (service_time.mul_ratio(tf, 1000), service_time.mul_ratio(1000 + tf, 1000))
     }
 }
 
@@ -264,7 +270,9 @@ impl<P: Policy> Stream<P> {
     fn timer_expired(&mut self, now: Time) {
         let Some(w) = self.wait.take() else { return };
         let Some(i) = self.parent_index(w.parent) else { return };
-        if self.parents[i].size >= self.params.second_chance_size() {
+        // A tolerance of 0 gives no second chance (it would extend the wait by nothing,
+        // forever).
+        if self.params.tolerance_milli() > 0 && self.parents[i].size >= self.params.second_chance_size() {
             let mut p = self.parents.remove(i);
             let extra;
             (extra, p.service_time) = self.params.second_chance(p.service_time);
