@@ -54,7 +54,7 @@
 #else
 #include <string.h>
 #define ss_div(a, b)		((a) / (b))
-#define ss_muldiv(a, b, c)	((u64)((unsigned __int128)(a) * (b) / (c)))
+#define ss_muldiv(a, b, c)	((u64)((__uint128_t)(a) * (b) / (c)))
 #endif
 
 static u64 sat_add(u64 a, u64 b)
@@ -157,7 +157,7 @@ struct ss_node *ss_tree_lower_bound(const struct ss_tree *t, u64 key, u64 id)
 	struct ss_node *n = t->root, *best = NULL;
 
 	while (n) {
-		if (node_less(n->key, n->id, &(struct ss_node){ .key = key, .id = id })) {
+		if (n->key < key || (n->key == key && n->id < id)) {
 			n = n->right;
 		} else {
 			best = n;
@@ -203,14 +203,16 @@ void ss_est_flat(struct ss_est *e, u64 ns)
  * a sequential request in a fraction of a millisecond, a short seek a
  * rotation, a full stroke about 20 ms.
  */
+#define SS_ROTATIONAL_KNOTS 8
+
 void ss_est_rotational(struct ss_est *e)
 {
-	static const u64 dist[] = { 0, 256, 2048, 1ULL << 16, 1ULL << 20,
+	static const u64 dist[SS_ROTATIONAL_KNOTS] = { 0, 256, 2048, 1ULL << 16, 1ULL << 20,
 				    1ULL << 24, 1ULL << 28, 1ULL << 31 };
-	static const u64 ns[] = { 100000, 1500000, 4000000, 5500000, 7000000,
+	static const u64 ns[SS_ROTATIONAL_KNOTS] = { 100000, 1500000, 4000000, 5500000, 7000000,
 				  9000000, 13000000, 20000000 };
 
-	ss_est_set(e, dist, ns, sizeof(dist) / sizeof(dist[0]));
+	ss_est_set(e, dist, ns, SS_ROTATIONAL_KNOTS);
 }
 
 /*
@@ -746,15 +748,15 @@ struct ss_rq *ss_arrive(struct ss_core *c, u64 now, struct ss_rq *rq,
 
 void ss_resize(struct ss_core *c, struct ss_rq *rq, u64 sector, u32 len)
 {
-	if (rq->queued)
+	if (rq->queued) {
 		dl_rekey(c, rq, sector, len, rq->arrival);
-	else {
+	} else {
 		rq->sector = sector;
 		rq->len = len;
 	}
 }
 
-/* gone was merged into into (both queued); gone leaves the core. */
+/* Request gone was merged into request into; gone leaves the core. */
 void ss_absorb(struct ss_core *c, struct ss_rq *into, struct ss_rq *gone)
 {
 	u64 arrival = gone->arrival < into->arrival ? gone->arrival :
@@ -771,6 +773,15 @@ void ss_absorb(struct ss_core *c, struct ss_rq *into, struct ss_rq *gone)
 	if (c->child_ready == gone)
 		c->child_ready = into;
 	c->stats.merged++;
+}
+
+/* rq leaves the core without being dispatched (merged elsewhere). */
+void ss_forget(struct ss_core *c, struct ss_rq *rq)
+{
+	if (rq->queued)
+		dl_remove(c, rq);
+	if (c->child_ready == rq)
+		c->child_ready = NULL;
 }
 
 static void dispatch_selected(struct ss_core *c, u64 now,

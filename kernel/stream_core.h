@@ -22,10 +22,9 @@
 #else
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-typedef uint64_t u64;
-typedef uint32_t u32;
-typedef uint8_t u8;
+typedef __UINT64_TYPE__ u64;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT8_TYPE__ u8;
 #endif
 
 /* Defaults, with their units (headway's `stream` and `deadline`). */
@@ -210,6 +209,7 @@ void ss_set_queue_depth(struct ss_core *c, u32 depth);
 /* Merges made outside the core (the kernel's merge hooks). */
 void ss_resize(struct ss_core *c, struct ss_rq *rq, u64 sector, u32 len);
 void ss_absorb(struct ss_core *c, struct ss_rq *into, struct ss_rq *gone);
+void ss_forget(struct ss_core *c, struct ss_rq *rq);
 struct ss_rq *ss_front_merge_candidate(struct ss_core *c, u8 dir, u64 end);
 
 bool ss_has_queued(const struct ss_core *c);
