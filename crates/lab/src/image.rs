@@ -3,6 +3,11 @@
 //! * **Kernel**: the image package a Debian kernel metapackage (`linux-image-cloud-amd64`)
 //!   depends on is fetched with `apt-get download` and unpacked with `dpkg-deb -x` into the
 //!   cache directory ([`cache_dir`]); nothing is installed on the host. Later runs reuse it.
+//!   Compressed modules (6.12's `.ko.xz`) are decompressed there once, with `xz -d`: the
+//!   lab reads their `.modinfo` and the guest's busybox `insmod` loads plain `.ko` files.
+//! * **headway's own modules** (the `stream` elevator, [`stream_module`]): built for the
+//!   guest's kernel by `kernel/build.sh` (what `make kmod` runs) and put into the
+//!   initramfs beside the kernel's.
 //! * **Initramfs**: a newc archive ([`crate::cpio`]) holding busybox-static (the guest's
 //!   shell, mount, insmod, tar, poweroff) and the kernel modules the run needs with their
 //!   prerequisites ([`crate::kmod`]); the run's `/init` script is a second archive appended
@@ -98,6 +103,7 @@ impl Kernel {
             std::fs::write(&done, deb.file_name().unwrap().to_string_lossy().as_bytes())
                 .map_err(|e| LabError::io(&done, e))?;
         }
+        decompress_modules(&dir)?;
         let package = std::fs::read_to_string(&done)
             .map(|s| s.trim_end_matches(".deb").replace("_amd64", ""))
             .unwrap_or_else(|_| pkg.clone());
@@ -116,6 +122,11 @@ impl Kernel {
         Ok(Kernel { release, package, vmlinuz, modules })
     }
 
+    /// The Debian package version it came from (`6.1.192-3`).
+    pub fn version(&self) -> &str {
+        self.package.rsplit_once('_').map_or("", |(_, v)| v)
+    }
+
     /// The kernel's modules, read once: every `.ko` by name, and the built-in ones.
     pub fn modules(&self) -> Result<Modules, LabError> {
         let index = kmod::index(&self.modules.join("kernel")).map_err(|e| LabError::io(&self.modules, e))?;
@@ -124,6 +135,80 @@ impl Kernel {
             .unwrap_or_default();
         Ok(Modules { index, builtin })
     }
+}
+
+/// Decompress every `.ko.xz` under `dir` in place (once: `.modules-decompressed` marks it).
+fn decompress_modules(dir: &Path) -> Result<(), LabError> {
+    let mark = dir.join(".modules-decompressed");
+    if mark.exists() {
+        return Ok(());
+    }
+    let mut xz = Vec::new();
+    let mut stack = vec![dir.join("lib/modules")];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries {
+            let e = e.map_err(|e| LabError::io(&d, e))?;
+            let p = e.path();
+            if e.file_type().map_err(|e| LabError::io(&p, e))?.is_dir() {
+                stack.push(p);
+            } else if p.to_str().is_some_and(|n| n.ends_with(".ko.xz")) {
+                xz.push(p);
+            }
+        }
+    }
+    for chunk in xz.chunks(256) {
+        // -f: a .ko left by an interrupted run is overwritten
+        run(Command::new("xz").args(["-d", "-f", "-q", "--"]).args(chunk))?;
+    }
+    std::fs::write(&mark, format!("{}\n", xz.len())).map_err(|e| LabError::io(&mark, e))
+}
+
+/// Where headway's kernel modules are looked for when no build script is at hand:
+/// `$HEADWAY_KMOD_DIR`, else `target/kmod` (each kernel's in `RELEASE/`).
+pub fn kmod_dir() -> PathBuf {
+    std::env::var_os("HEADWAY_KMOD_DIR").map_or_else(|| PathBuf::from("target/kmod"), PathBuf::from)
+}
+
+/// The source tree's `kernel/build.sh`, when this is a checkout of headway.
+fn kmod_build_script() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel/build.sh");
+    p.is_file().then_some(p)
+}
+
+/// The `stream` elevator (`stream-iosched.ko`) for `kernel`: from `$HEADWAY_KMOD_DIR/RELEASE/`
+/// when that is set, else built by the source tree's `kernel/build.sh` for exactly this
+/// kernel package (incremental: seconds when nothing changed; the first build fetches the
+/// kernel's headers and block/*.h), else `target/kmod/RELEASE/`. Its `vermagic` must name
+/// the kernel's release.
+pub fn stream_module(kernel: &Kernel) -> Result<PathBuf, LabError> {
+    let prebuilt = |dir: PathBuf| dir.join(&kernel.release).join("stream-iosched.ko");
+    let ko = match (std::env::var_os("HEADWAY_KMOD_DIR"), kmod_build_script()) {
+        (None, Some(script)) => {
+            let target = format!("{}={}", kernel.release, kernel.version());
+            let out = run(Command::new("bash").arg(&script).args(["--print", &target]))?;
+            out.lines().last().map(PathBuf::from).ok_or_else(|| LabError::Kernel {
+                msg: format!("{} {target} printed no module", script.display()),
+            })?
+        }
+        _ => prebuilt(kmod_dir()),
+    };
+    let bytes = std::fs::read(&ko).map_err(|e| LabError::Missing {
+        what: format!(
+            "{} ({e}): build it with `make kmod KVER={}` (kernel/build.sh)",
+            ko.display(),
+            kernel.release
+        ),
+    })?;
+    let info =
+        kmod::modinfo(&bytes).map_err(|e| LabError::Kernel { msg: format!("{}: {e}", ko.display()) })?;
+    let vermagic = info.iter().find_map(|kv| kv.strip_prefix("vermagic=")).unwrap_or("");
+    if vermagic.split_whitespace().next() != Some(kernel.release.as_str()) {
+        return Err(LabError::Kernel {
+            msg: format!("{} was built for `{vermagic}`, not {}", ko.display(), kernel.release),
+        });
+    }
+    Ok(ko)
 }
 
 /// A kernel's modules ([`Kernel::modules`]).
@@ -319,6 +404,33 @@ mod tests {
         let libs = shared_libraries(&ls).unwrap();
         assert!(libs.iter().any(|l| l.to_string_lossy().contains("libc.so")), "{libs:?}");
         assert!(libs.iter().any(|l| l.to_string_lossy().contains("ld-linux")), "{libs:?}");
+    }
+
+    #[test]
+    fn a_kernel_knows_its_package_version() {
+        let k = Kernel {
+            release: "6.12.118+deb12-cloud-amd64".into(),
+            package: "linux-image-6.12.118+deb12-cloud-amd64_6.12.118-1~deb12u1".into(),
+            vmlinuz: PathBuf::new(),
+            modules: PathBuf::new(),
+        };
+        assert_eq!(k.version(), "6.12.118-1~deb12u1");
+    }
+
+    #[test]
+    fn compressed_modules_are_decompressed_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("lib/modules/6.12.0-1-cloud-amd64/kernel/block");
+        std::fs::create_dir_all(&m).unwrap();
+        std::fs::write(m.join("bfq.ko"), b"\x7fELF bfq").unwrap();
+        run(Command::new("xz").arg(m.join("bfq.ko"))).unwrap();
+        assert!(m.join("bfq.ko.xz").exists() && !m.join("bfq.ko").exists());
+        decompress_modules(dir.path()).unwrap();
+        assert_eq!(std::fs::read(m.join("bfq.ko")).unwrap(), b"\x7fELF bfq");
+        assert!(!m.join("bfq.ko.xz").exists());
+        // marked: not walked again
+        std::fs::write(m.join("kyber.ko.xz"), b"not xz").unwrap();
+        decompress_modules(dir.path()).unwrap();
     }
 
     #[test]

@@ -21,8 +21,13 @@
 //!   request log (`trace`), and `workload`: the log between the workload's markers —
 //!   requests as they arrived and commands as they went to the drive (after the server's
 //!   merging), with their bytes ([`crate::served::WorkloadCounts`]).
+//! * `lab.guest_counters`: the guest scheduler's files in `/sys/block/DEV/queue/iosched/` at
+//!   the end of the run (`iosched.DEV`), name -> value, numbers as numbers: its tunables as
+//!   they were, and its read-only files — `stream`'s counters (inserted, merged, dispatched,
+//!   completed, in_flight, waits, ...) — summed over the headway disks and the guests
+//!   ([`GuestCounters`]). Empty (left out) under `none`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -108,6 +113,93 @@ pub fn parse_diskstats(text: &str) -> BTreeMap<String, DiskCounters> {
             ))
         })
         .collect()
+}
+
+/// The guest scheduler's sysfs files after a run, from the guest's `iosched.DEV` listing
+/// (`== NAME MODE` then the file's lines).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GuestCounters {
+    /// name -> value: a number when the file holds one (`0.500` is 0.5), else its text.
+    pub values: BTreeMap<String, Json>,
+    /// The files no one may write (mode without a `w`): counters, not tunables.
+    pub read_only: BTreeSet<String>,
+}
+
+impl GuestCounters {
+    pub fn parse(text: &str) -> GuestCounters {
+        let mut out = GuestCounters::default();
+        let mut current: Option<(String, Vec<&str>)> = None;
+        let flush = |out: &mut GuestCounters, cur: Option<(String, Vec<&str>)>| {
+            if let Some((name, lines)) = cur {
+                out.values.insert(name, sysfs_value(&lines.join("\n")));
+            }
+        };
+        for l in text.lines() {
+            if let Some(head) = l.strip_prefix("== ") {
+                flush(&mut out, current.take());
+                let mut f = head.split_whitespace();
+                let Some(name) = f.next() else { continue };
+                let mode = f.next().and_then(|m| u32::from_str_radix(m, 8).ok());
+                if mode.is_some_and(|m| m & 0o222 == 0) {
+                    out.read_only.insert(name.to_string());
+                }
+                current = Some((name.to_string(), Vec::new()));
+            } else if let Some((_, lines)) = current.as_mut() {
+                lines.push(l);
+            }
+        }
+        flush(&mut out, current);
+        out
+    }
+
+    /// Another disk's (or guest's) files into these: read-only numbers are summed, the
+    /// rest (tunables, set alike on every disk) kept as they are here, or taken when new.
+    pub fn add(&mut self, other: &GuestCounters) {
+        for (name, v) in &other.values {
+            match self.values.get_mut(name) {
+                None => {
+                    self.values.insert(name.clone(), v.clone());
+                    if other.read_only.contains(name) {
+                        self.read_only.insert(name.clone());
+                    }
+                }
+                Some(mine) if self.read_only.contains(name) => {
+                    if let Some(sum) = json_sum(mine, v) {
+                        *mine = sum;
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// A sysfs file's text as JSON: an integer, a decimal, else the (trimmed) text.
+fn sysfs_value(text: &str) -> Json {
+    let t = text.trim();
+    if let Ok(u) = t.parse::<u64>() {
+        return Json::from(u);
+    }
+    if let Ok(i) = t.parse::<i64>() {
+        return Json::from(i);
+    }
+    match t.parse::<f64>() {
+        // not `inf`/`nan`: text that happens to parse is kept as text
+        Ok(x) if x.is_finite() && t.bytes().all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c)) => {
+            Json::from(x)
+        }
+        _ => Json::from(t),
+    }
+}
+
+fn json_sum(a: &Json, b: &Json) -> Option<Json> {
+    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+        return Some(Json::from(x.checked_add(y)?));
+    }
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return Some(Json::from(x.checked_add(y)?));
+    }
+    Some(Json::from(a.as_f64()? + b.as_f64()?))
 }
 
 /// A setting from the guest's `queue.NAME` listing (`NAME VALUE` lines).
@@ -336,6 +428,9 @@ pub struct LabInfo {
     /// headway options dropped from the job file for real fio (`line: key`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_options: Vec<String>,
+    /// The guest scheduler's `queue/iosched/` files at the end ([`GuestCounters`]).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub guest_counters: BTreeMap<String, Json>,
 }
 
 /// What `headway serve` saw of one disk.
@@ -392,11 +487,13 @@ pub struct Measured {
     pub workload_s: f64,
     pub steps: Vec<Step>,
     pub kernel: String,
+    pub guest_counters: GuestCounters,
 }
 
 /// Several guests' results as one run: their jobs (named `gN/JOB`), bytes over the longest
 /// guest's time, the disks' counters summed (utilisation averaged), fio's JSON as a list,
-/// PostMark's rates summed. One guest's results are returned as they are.
+/// PostMark's rates summed, the guest schedulers' counters summed. One guest's results are
+/// returned as they are.
 pub fn merge_guests(mut guests: Vec<Measured>) -> Measured {
     if guests.len() == 1 {
         return guests.pop().expect("one");
@@ -443,6 +540,10 @@ pub fn merge_guests(mut guests: Vec<Measured>) -> Measured {
         read_bytes_per_s: a.read_bytes_per_s + b.read_bytes_per_s,
         write_bytes_per_s: a.write_bytes_per_s + b.write_bytes_per_s,
     });
+    let mut guest_counters = GuestCounters::default();
+    for m in &guests {
+        guest_counters.add(&m.guest_counters);
+    }
     let first = guests.swap_remove(0);
     Measured {
         jobs,
@@ -453,6 +554,7 @@ pub fn merge_guests(mut guests: Vec<Measured>) -> Measured {
         workload_s: guests.iter().map(|m| m.workload_s).fold(first.workload_s, f64::max),
         steps: first.steps,
         kernel: first.kernel,
+        guest_counters,
     }
 }
 
@@ -472,7 +574,11 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
     let after = parse_diskstats(&text("diskstats.after").unwrap_or_default());
     let mut device = DeviceReport::default();
     let mut ticks_ms = 0u64;
+    let mut guest_counters = GuestCounters::default();
     for d in &disks {
+        if let Some(t) = text(&format!("iosched.{d}")) {
+            guest_counters.add(&GuestCounters::parse(&t));
+        }
         let (b, a) = (before.get(d).copied().unwrap_or_default(), after.get(d).copied().unwrap_or_default());
         device.reads += a.reads - b.reads;
         device.writes += a.writes - b.writes;
@@ -542,6 +648,7 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
         workload_s,
         steps,
         kernel: text("kernel").unwrap_or_default().trim().to_string(),
+        guest_counters,
     })
 }
 
@@ -597,6 +704,39 @@ mod tests {
         assert!((m.device.mean_queue - 2.5).abs() < 1e-12, "{:?}", m.device);
         assert!((m.device.utilization - 0.9).abs() < 1e-12, "{:?}", m.device);
         assert_eq!(m.device.nr_requests, 256);
+    }
+
+    #[test]
+    fn guest_counters_sum_the_counters_and_keep_the_tunables() {
+        let vdc = "== completed 444\n120\n== estimator_table 644\n0 5000\n1000 9000\n\
+                   == in_flight 444\n0\n== inserted 444\n130\n== read_expire 644\n500\n\
+                   == tolerance_factor 644\n0.500\n== waits 444\n7\n";
+        let vdd = "== completed 444\n30\n== inserted 444\n35\n== read_expire 644\n500\n\
+                   == tolerance_factor 644\n0.500\n== waits 444\n2\n== streams 444\n1\n";
+        let c = GuestCounters::parse(vdc);
+        assert_eq!(c.values["tolerance_factor"], Json::from(0.5));
+        assert_eq!(c.values["estimator_table"], Json::from("0 5000\n1000 9000"));
+        assert_eq!(c.values["inserted"], Json::from(130u64));
+        assert!(c.read_only.contains("inserted") && !c.read_only.contains("read_expire"));
+        let mut files = BTreeMap::new();
+        files.insert("scheduler.vdc".to_string(), b"none mq-deadline [stream]\n".to_vec());
+        files.insert("scheduler.vdd".to_string(), b"none mq-deadline [stream]\n".to_vec());
+        files.insert("iosched.vdc".to_string(), vdc.as_bytes().to_vec());
+        files.insert("iosched.vdd".to_string(), vdd.as_bytes().to_vec());
+        let m = measure(&files, "other").unwrap();
+        let g = &m.guest_counters.values;
+        assert_eq!((g["inserted"].as_u64(), g["completed"].as_u64()), (Some(165), Some(150)));
+        assert_eq!((g["waits"].as_u64(), g["streams"].as_u64()), (Some(9), Some(1)));
+        assert_eq!((g["read_expire"].as_u64(), g["tolerance_factor"].as_f64()), (Some(500), Some(0.5)));
+        // two guests: summed again
+        let both = merge_guests(vec![measure(&files, "other").unwrap(), measure(&files, "other").unwrap()]);
+        assert_eq!(both.guest_counters.values["inserted"].as_u64(), Some(330));
+        assert_eq!(both.guest_counters.values["read_expire"].as_u64(), Some(500));
+        // none: no files, nothing written out
+        assert_eq!(GuestCounters::parse(""), GuestCounters::default());
+        assert_eq!(sysfs_value("[none] mq-deadline"), Json::from("[none] mq-deadline"));
+        assert_eq!(sysfs_value("inf"), Json::from("inf"));
+        assert_eq!(sysfs_value("-3"), Json::from(-3));
     }
 
     #[test]

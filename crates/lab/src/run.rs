@@ -181,7 +181,8 @@ fn modules_for(spec: &Spec) -> Vec<(&'static str, &'static str)> {
             GuestScheduler::Bfq => m.push(("bfq", "guest.guest_scheduler")),
             GuestScheduler::Kyber => m.push(("kyber_iosched", "guest.guest_scheduler")),
             GuestScheduler::MqDeadline => m.push(("mq_deadline", "guest.guest_scheduler")),
-            GuestScheduler::None => {}
+            // not the kernel package's: added by `prepare`
+            GuestScheduler::None | GuestScheduler::Stream => {}
         }
     }
     m
@@ -227,7 +228,13 @@ fn prepare(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<
         }
     }
     let names: Vec<&str> = wanted.iter().map(|(m, _)| *m).collect();
-    let modules = available.closure(&names)?;
+    let mut modules = available.closure(&names)?;
+    if spec.guest.guest_scheduler.to_vec().iter().any(|s| s.out_of_tree()) {
+        log(&format!("stream-iosched for {} ...", kernel.release));
+        let ko = image::stream_module(&kernel)?;
+        log(&format!("  {}", ko.display()));
+        modules.push(("stream_iosched".to_string(), ko));
+    }
     let base = image::base_initramfs(&modules)?;
     let tools = image::tools_disk(&tools_for(spec), &opts.cache)?;
     let accel = match spec.guest.accel {
@@ -587,6 +594,7 @@ fn run_point(
             workload_s: m.workload_s,
             steps: m.steps,
             dropped_options: dropped,
+            guest_counters: m.guest_counters.values,
         },
         fio: m.fio,
         postmark: m.postmark,
@@ -628,6 +636,7 @@ fn guest_outcome(who: &str, outcome: Outcome, console: &Path, timeout_s: u64) ->
 mod tests {
     use super::*;
     use crate::results::{Aggregate, DeviceReport};
+    use std::collections::BTreeMap;
 
     fn run(sched: &str, guest: &str, bw: u64) -> LabRun {
         LabRun {
@@ -651,6 +660,7 @@ mod tests {
                 workload_s: 0.0,
                 steps: vec![],
                 dropped_options: vec![],
+                guest_counters: BTreeMap::new(),
             },
             fio: None,
             postmark: None,

@@ -8,8 +8,10 @@
 //! fails the run); make and mount the file system; drop the page cache; run the workload
 //! with `/proc/diskstats` read before and after, and bounded in the servers' traces by
 //! markers: a read of each headway disk's last 4 KiB block just before the workload and
-//! of the one before it just after ([`BEGIN_MARK_FROM_END`], [`END_MARK_FROM_END`]); unmount; write `/results` as a tar onto the
-//! results disk; power off.
+//! of the one before it just after ([`BEGIN_MARK_FROM_END`], [`END_MARK_FROM_END`]); unmount;
+//! list every file of each headway disk's `queue/iosched/` (`/results/iosched.DEV`: `== NAME
+//! MODE` then the file's lines: the scheduler's tunables and, for `stream`, its counters);
+//! write `/results` as a tar onto the results disk; power off.
 //!
 //! Each step's output goes to `/results/NAME.out` and its start and end (the guest's
 //! `/proc/uptime`) and exit code to `/results/steps`. A failing step writes `failed: STEP:
@@ -182,6 +184,8 @@ impl InitScript<'_> {
         for (i, mp) in dirs.iter().enumerate() {
             let _ = writeln!(s, "step umount{i} umount {mp}");
         }
+        // the scheduler's files once the disks are quiet (unmounted: written back)
+        s.push_str(IOSCHED_LISTING);
         s.push_str("finish ok\n");
         s
     }
@@ -252,6 +256,17 @@ mark() {
 }
 "#;
 
+/// `/results/iosched.DEV` for each headway disk: `== NAME MODE` (octal permissions: a file
+/// no one may write is a counter) then the file's contents, for every file of
+/// `queue/iosched/` (none under `none`).
+const IOSCHED_LISTING: &str = r#"for d in $HEADWAY_DISKS; do b=${d#/dev/}
+  for f in /sys/block/$b/queue/iosched/*; do
+    [ -f "$f" ] || continue
+    echo "== ${f##*/} $(stat -c %a "$f")"; cat "$f" 2>/dev/null
+  done > /results/iosched.$b
+done
+"#;
+
 const MODULES_AND_DISKS: &str = r#"while read name file; do
   if [ "$name" = virtio_blk ]; then insmod $file queue_depth=$QD; else insmod $file; fi || echo "HEADWAY: insmod $name failed"
 done < /modules.order
@@ -302,6 +317,8 @@ mod tests {
         assert!(s.contains("step mkfs1 mkfs.ext4 -q -F -b 4096 $D1"));
         assert!(s.contains("step mount0 mount -t ext4 -o noinit_itable,noatime $D0 /mnt/hw0"));
         assert!(s.contains("step umount1 umount /mnt/hw1"));
+        let listing = s.find("/results/iosched.$b").unwrap();
+        assert!(listing > s.find("step umount1").unwrap() && listing < s.find("finish ok").unwrap());
         assert!(s.contains("fio --output-format=json --output=/results/fio.json /work/job.fio"));
         assert!(s.trim_end().ends_with("finish ok"));
     }

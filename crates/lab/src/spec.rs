@@ -11,11 +11,11 @@
 //! # pairs = [["noop", "bfq"], ["stream", "none"]]   # instead of the product of the lists
 //!
 //! [guest]
-//! kernel = "cloud"              # Debian kernel flavour: cloud | generic (has reiserfs)
+//! kernel = "cloud"              # Debian kernel flavour: cloud (6.1) | cloud-6.12 | generic (has reiserfs)
 //! fs = ["ext4"]                 # ext2 ext3 ext4 xfs reiserfs, or raw (no file system)
 //! mkfs_options = ""
 //! mount_options = ""
-//! guest_scheduler = ["bfq", "none"]   # none mq-deadline bfq kyber
+//! guest_scheduler = ["bfq", "none"]   # none mq-deadline bfq kyber stream (kernel/, built for the guest)
 //! memory_mb = 512               # sizes the guest's page cache
 //! cpus = 1
 //! queue_depth = 32              # requests the guest's virtio disk keeps in flight
@@ -120,6 +120,11 @@ pub enum GuestScheduler {
     Bfq,
     #[serde(rename = "kyber")]
     Kyber,
+    /// headway's stream scheduling in the kernel: the out-of-tree module `stream-iosched`
+    /// (kernel/), built for the guest's kernel (`kernel/build.sh`, `make kmod`) and loaded
+    /// into the guest before the scheduler is selected.
+    #[serde(rename = "stream")]
+    Stream,
 }
 
 impl GuestScheduler {
@@ -129,7 +134,13 @@ impl GuestScheduler {
             GuestScheduler::MqDeadline => "mq-deadline",
             GuestScheduler::Bfq => "bfq",
             GuestScheduler::Kyber => "kyber",
+            GuestScheduler::Stream => "stream",
         }
+    }
+
+    /// Is it built outside the kernel package (headway's own module)?
+    pub fn out_of_tree(self) -> bool {
+        self == GuestScheduler::Stream
     }
 
     /// Its sysfs tunables in Linux 6.1 (`/sys/block/DEV/queue/iosched/`).
@@ -158,9 +169,41 @@ impl GuestScheduler {
                 "strict_guarantees",
             ],
             GuestScheduler::Kyber => &["read_lat_nsec", "write_lat_nsec"],
+            // headway's names and units (times in ms; tolerance_factor a decimal with three
+            // digits, `0.500`); the module's read-only counters are not tunables
+            GuestScheduler::Stream => STREAM_TUNABLES,
         }
     }
 }
+
+/// The `stream` elevator's sysfs tunables (`/sys/block/DEV/queue/iosched/`).
+pub const STREAM_TUNABLES: &[&str] = &[
+    "stream_threshold",
+    "tolerance_factor",
+    "stream_time_slice",
+    "read_expire",
+    "write_expire",
+    "fifo_batch",
+    "writes_starved",
+    "front_merges",
+    "estimator_table",
+];
+
+/// The `stream` elevator's read-only counters (in `lab.guest_counters` after a run).
+pub const STREAM_COUNTERS: &[&str] = &[
+    "inserted",
+    "merged",
+    "dispatched",
+    "completed",
+    "in_flight",
+    "waits",
+    "waits_caught",
+    "waits_expired",
+    "second_chances",
+    "streams",
+    "slice_expiries",
+    "urgent_preemptions",
+];
 
 /// Queue attributes a spec may set whatever the scheduler (`/sys/block/DEV/queue/`).
 pub const QUEUE_TUNABLES: &[&str] = &[
@@ -184,13 +227,17 @@ pub enum Accel {
     Tcg,
 }
 
-/// Debian kernel flavour (`linux-image-cloud-amd64` or `linux-image-amd64`).
+/// Debian kernel flavour (`linux-image-cloud-amd64`, `linux-image-6.12-cloud-amd64` or
+/// `linux-image-amd64`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum KernelFlavour {
-    /// Small, boots fast; no reiserfs.
+    /// Small, boots fast; no reiserfs. Debian 12's 6.1.
     #[default]
     Cloud,
+    /// The 6.12 backport of the cloud kernel (its modules are `.ko.xz`).
+    #[serde(rename = "cloud-6.12")]
+    Cloud612,
     /// Debian's generic kernel: every file system module, reiserfs included.
     Generic,
 }
@@ -199,7 +246,17 @@ impl KernelFlavour {
     pub fn metapackage(self) -> &'static str {
         match self {
             KernelFlavour::Cloud => "linux-image-cloud-amd64",
+            KernelFlavour::Cloud612 => "linux-image-6.12-cloud-amd64",
             KernelFlavour::Generic => "linux-image-amd64",
+        }
+    }
+
+    /// The name a spec gives it (`guest.kernel`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelFlavour::Cloud => "cloud",
+            KernelFlavour::Cloud612 => "cloud-6.12",
+            KernelFlavour::Generic => "generic",
         }
     }
 }
@@ -902,6 +959,57 @@ mod tests {
             .unwrap_err();
         assert_eq!((e.line, e.key.as_str()), (4, "guest.tunables.low_latency"), "{e}");
         assert!(e.msg.contains("fifo_batch"), "lists what is known: {e}");
+    }
+
+    #[test]
+    fn stream_is_a_guest_scheduler_with_its_tunables() {
+        let s = parse(
+            "[guest]\nkernel = \"cloud-6.12\"\nguest_scheduler = [\"stream\", \"mq-deadline\"]\n\
+             [guest.tunables]\nstream_threshold = 4\ntolerance_factor = \"0.500\"\nstream_time_slice = 124\n\
+             fifo_batch = 16\n",
+        )
+        .unwrap();
+        assert_eq!(s.guest.kernel, KernelFlavour::Cloud612);
+        assert_eq!(s.guest.kernel.metapackage(), "linux-image-6.12-cloud-amd64");
+        assert_eq!(s.guest.guest_scheduler.to_vec(), [GuestScheduler::Stream, GuestScheduler::MqDeadline]);
+        assert_eq!(s.guest.tunables["tolerance_factor"], Value::Str("0.500".into()));
+        assert_eq!(s.guest.tunables["tolerance_factor"].to_string(), "0.500");
+        let labels: Vec<String> = s.points().iter().map(|p| p.label()).collect();
+        assert_eq!(labels, ["stream.stream.ext4.r0", "stream.mq-deadline.ext4.r0"]);
+        assert!(GuestScheduler::Stream.out_of_tree() && !GuestScheduler::Bfq.out_of_tree());
+        for t in STREAM_TUNABLES {
+            let spec = format!("[guest]\nguest_scheduler = \"stream\"\n[guest.tunables]\n{t} = 1\n");
+            assert!(parse(&spec).is_ok(), "{t}");
+        }
+        // a counter is read, not set; a tunable of another scheduler is refused
+        for t in ["inserted", "low_latency"] {
+            let spec = format!("[guest]\nguest_scheduler = \"stream\"\n[guest.tunables]\n{t} = 1\n");
+            let e = parse(&spec).unwrap_err();
+            assert_eq!((e.line, e.key.clone()), (4, format!("guest.tunables.{t}")), "{e}");
+            assert!(e.msg.contains("stream_time_slice") && e.msg.contains("estimator_table"), "{e}");
+        }
+        // in pairs too
+        let s = parse(
+            "pairs = [[\"noop\", \"stream\"], [\"noop\", \"bfq\"]]\n[guest.tunables]\nwrites_starved = 2\n",
+        )
+        .unwrap();
+        assert_eq!(s.points()[0].label(), "noop.stream.ext4.r0");
+    }
+
+    #[test]
+    fn kernel_flavours_by_name() {
+        for (name, flavour, meta) in [
+            ("cloud", KernelFlavour::Cloud, "linux-image-cloud-amd64"),
+            ("cloud-6.12", KernelFlavour::Cloud612, "linux-image-6.12-cloud-amd64"),
+            ("generic", KernelFlavour::Generic, "linux-image-amd64"),
+        ] {
+            let s = parse(&format!("[guest]\nkernel = \"{name}\"\n")).unwrap();
+            assert_eq!(s.guest.kernel, flavour);
+            assert_eq!((flavour.name(), flavour.metapackage()), (name, meta));
+        }
+        let e = parse("[guest]\nkernel = \"cloud-6.13\"\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_str()), (2, "guest.kernel"), "{e}");
+        assert!(e.msg.contains("cloud-6.12"), "{e}");
     }
 
     #[test]
