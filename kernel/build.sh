@@ -77,6 +77,11 @@ else
 	cache=${HOME:-/tmp}/.cache/headway/kmod
 fi
 mkdir -p "$cache"
+# one build at a time per cache (lab guests booting side by side may all ask for it)
+if command -v flock >/dev/null; then
+	exec 9>"$cache/.lock"
+	flock 9
+fi
 
 say() { echo "kmod: $*" >&2; }
 die() { echo "kmod: error: $*" >&2; exit 1; }
