@@ -1010,3 +1010,33 @@ fn write_iolog_logs_replay_in_real_fio() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 40: `headway disks MODEL --estimator-table` prints the model's calibrated curve in
+/// the format the kernel `stream` elevator's `estimator_table` reads, and the elevator's
+/// core accepts it.
+#[test]
+fn disks_prints_an_estimator_table_the_kernel_core_accepts() {
+    let out = headway(&["disks", "wd5000aaks", "--estimator-table"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let knots: Vec<(u64, u64)> = text
+        .lines()
+        .map(|l| {
+            let mut f = l.split_whitespace().map(|x| x.parse::<u64>().expect("a number"));
+            let k = (f.next().expect("distance"), f.next().expect("time"));
+            assert!(f.next().is_none(), "two numbers a line: {l:?}");
+            k
+        })
+        .collect();
+    assert!((2..=96).contains(&knots.len()), "{} knots", knots.len());
+    let disk = headway_disk::builtin("wd5000aaks").unwrap();
+    assert_eq!(knots, headway_sim::calibrate::curve_for(&disk).knots(), "the simulator's own curve");
+    // a full stroke costs more than a track-to-track move, in milliseconds
+    assert!(knots[0].1 < 1_000_000 && knots.last().unwrap().1 > 10_000_000, "{knots:?}");
+    let p = headway_kcore::workload::default_params();
+    let mut core = headway_kcore::CCore::new(&p, disk.capacity_sectors, 1);
+    assert!(core.set_table(&knots), "the kernel core refused the table");
+    assert_eq!(core.estimate(0, knots[1].0), knots[1].1);
+    let bad = headway(&["disks", "--estimator-table"]);
+    assert!(!bad.status.success(), "--estimator-table without a model must fail");
+}

@@ -92,6 +92,11 @@ enum Cmd {
         /// Print the model's full parameter set as JSON
         #[arg(long, requires = "name")]
         json: bool,
+        /// Print the model's calibrated service-time curve as the kernel `stream` elevator
+        /// reads it: one `distance_sectors service_ns` pair a line, for
+        /// /sys/block/DEV/queue/iosched/estimator_table
+        #[arg(long, requires = "name", conflicts_with = "json")]
+        estimator_table: bool,
     },
     /// List scheduler names (one a line; --long: with kind, whether it waits, the tunables it
     /// reads and a line about it).
@@ -204,7 +209,7 @@ fn run(cli: Cli) -> Result<()> {
             })
         }
         Cmd::Compare(a) => compare::run(a),
-        Cmd::Disks { name, json } => {
+        Cmd::Disks { name, json, estimator_table } => {
             match name {
                 None => {
                     for n in headway_disk::builtin_names() {
@@ -217,7 +222,9 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 Some(n) => {
                     let d = headway_disk::resolve(&n)?;
-                    if json {
+                    if estimator_table {
+                        print!("{}", kernel_table(&headway_sim::calibrate::curve_for(&d))?);
+                    } else if json {
                         println!("{}", serde_json::to_string_pretty(&d)?);
                     } else {
                         print!("{}", d.summary());
@@ -625,6 +632,23 @@ struct CalibrateArgs {
     /// (tmpfs): this measures the page cache, not a disk
     #[arg(long)]
     buffered: bool,
+    /// Also write the curve as the kernel `stream` elevator's table (one
+    /// `distance_sectors service_ns` pair a line) to FILE, for
+    /// /sys/block/DEV/queue/iosched/estimator_table
+    #[arg(long, value_name = "FILE")]
+    estimator_table: Option<PathBuf>,
+}
+
+/// Knots the kernel elevator's table holds at most (`SS_EST_MAX_KNOTS`, kernel/stream_core.h).
+const KERNEL_TABLE_KNOTS: usize = 96;
+
+/// A service curve as the kernel `stream` elevator's `estimator_table` reads it.
+fn kernel_table(curve: &headway_sched::ServiceCurve) -> Result<String> {
+    let k = curve.knots();
+    if k.len() > KERNEL_TABLE_KNOTS {
+        anyhow::bail!("the curve has {} knots; the kernel's table holds {KERNEL_TABLE_KNOTS}", k.len());
+    }
+    Ok(k.iter().map(|(d, t)| format!("{d} {t}\n")).collect())
 }
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
@@ -661,6 +685,14 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     }
     file.save(&a.out)?;
     println!("wrote {} (use: headway serve --estimator {})", a.out.display(), a.out.display());
+    if let Some(t) = &a.estimator_table {
+        std::fs::write(t, kernel_table(&file.curve)?).with_context(|| format!("{}", t.display()))?;
+        println!(
+            "wrote {} (use: cat {} > /sys/block/DEV/queue/iosched/estimator_table)",
+            t.display(),
+            t.display()
+        );
+    }
     Ok(())
 }
 
