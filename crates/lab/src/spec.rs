@@ -186,16 +186,20 @@ pub const STREAM_TUNABLES: &[&str] = &[
     "fifo_batch",
     "writes_starved",
     "front_merges",
+    "device_depth",
     "estimator_table",
 ];
 
-/// The `stream` elevator's read-only counters (in `lab.guest_counters` after a run).
+/// The `stream` elevator's read-only files (in `lab.guest_counters` after a run): its
+/// counters, and `estimator` (`learned` or `table`).
 pub const STREAM_COUNTERS: &[&str] = &[
     "inserted",
     "merged",
     "dispatched",
     "completed",
     "in_flight",
+    "queued",
+    "bypassed",
     "waits",
     "waits_caught",
     "waits_expired",
@@ -203,6 +207,7 @@ pub const STREAM_COUNTERS: &[&str] = &[
     "streams",
     "slice_expiries",
     "urgent_preemptions",
+    "estimator",
 ];
 
 /// Queue attributes a spec may set whatever the scheduler (`/sys/block/DEV/queue/`).
