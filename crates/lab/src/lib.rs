@@ -2,7 +2,7 @@
 //!
 //! Every other result headway reports comes out of its own model. The lab puts a real
 //! Linux kernel — its page cache, its file systems, its own I/O schedulers (none,
-//! mq-deadline, bfq, kyber) and real applications (fio, PostMark, dd) — on top of disks
+//! mq-deadline, bfq, kyber, and headway's `stream` elevator from `kernel/`) and real applications (fio, PostMark, dd) — on top of disks
 //! that `headway serve` exports with its schedulers in front of the emulated drive model,
 //! so both can be measured on the same modelled hardware.
 //!
