@@ -104,7 +104,12 @@ impl InitScript<'_> {
             s,
             "  grep -q '\\[{sched}\\]' /sys/block/$b/queue/scheduler || fail scheduler-{sched} 1"
         );
-        for (k, v) in self.tunables {
+        // A tunable of another guest scheduler of the spec (bfq's low_latency on the
+        // mq-deadline points) is not this point's to set.
+        let mine = |k: &str| {
+            self.guest_scheduler.tunables().contains(&k) || crate::spec::QUEUE_TUNABLES.contains(&k)
+        };
+        for (k, v) in self.tunables.iter().filter(|(k, _)| mine(k)) {
             let v = quote(&v.to_string());
             let _ = writeln!(
                 s,
@@ -344,6 +349,28 @@ mod tests {
         let p = 4 << 30;
         let m = marker_sectors(8 << 30, Some(p), 2, 1);
         assert_eq!(m, vec![guest(p, 1), p / 512 + guest(p, 1)]);
+    }
+
+    #[test]
+    fn a_point_sets_only_its_own_schedulers_tunables_and_the_queues() {
+        let t = vec![("low_latency".to_string(), Value::Int(0)), ("read_ahead_kb".to_string(), Value::Int(512))];
+        let render = |g| {
+            InitScript {
+                disks: 1,
+                queue_depth: 1,
+                guest_scheduler: g,
+                tunables: &t,
+                fs: Fs::Ext4,
+                mkfs_options: "",
+                mount_options: "",
+                work: GuestWork::Nothing,
+            }
+            .render()
+        };
+        let bfq = render(GuestScheduler::Bfq);
+        assert!(bfq.contains("iosched/low_latency") && bfq.contains("iosched/read_ahead_kb"), "{bfq}");
+        let dl = render(GuestScheduler::MqDeadline);
+        assert!(!dl.contains("low_latency") && dl.contains("iosched/read_ahead_kb"), "{dl}");
     }
 
     #[test]
