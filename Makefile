@@ -104,6 +104,7 @@ reproduce: build
 	$(HEADWAY) reproduce all --out out/reproduce
 
 test: deps
+	$(MAKE) kmod-check
 	$(CARGO) test --workspace --profile ci
 	$(MAKE) scratch-device-test
 	$(MAKE) flush-error-test
