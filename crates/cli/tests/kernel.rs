@@ -153,3 +153,44 @@ fn stream_elevator_on_linux_6_1_verifies_and_unloads() {
 fn stream_elevator_on_linux_6_12_verifies_and_unloads() {
     verifies_and_unloads("cloud-6.12", "6.12.");
 }
+
+/// experiments/lab/kernel-switch.toml: 200 switches (stream, none, mq-deadline) under a
+/// verifying fio on a two-queue disk (two CPUs), then stream's counters and dmesg.
+#[test]
+fn stream_elevator_survives_200_switches_under_verifying_fio_on_two_queues() {
+    let _one = one_guest();
+    let spec = std::fs::read_to_string(repo().join("experiments/lab/kernel-switch.toml")).unwrap();
+    let (r, results) = lab("switch", &spec);
+    let run = &r["runs"][0];
+    assert!(run["lab"]["kernel"].as_str().unwrap().starts_with("6.1."), "{}", run["lab"]["kernel"]);
+    assert_eq!(std::fs::read_to_string(results.join("status")).unwrap().trim(), "ok");
+    let setup = step_out(&results, 0);
+    assert!(setup.contains("hw queues: 2 (0 1 )"), "{setup}");
+    // every switch took, and fio verified every round while they went on (measured: three
+    // and four rounds in about 30 s of switching)
+    let switching = step_out(&results, 1);
+    eprintln!("switch: {switching}");
+    assert!(switching.contains("200 switches, last to mq-deadline [stream] none"), "{switching}");
+    let rounds: usize = switching
+        .lines()
+        .find_map(|l| l.strip_prefix("fio rounds: "))
+        .unwrap_or_else(|| panic!("{switching}"))
+        .parse()
+        .unwrap();
+    assert!(rounds >= 2, "{switching}");
+    for r in 1..=rounds {
+        assert!(switching.contains(&format!("round {r}: jobs without error: 4")), "{switching}");
+    }
+    assert_fio_verified(&step_out(&results, 2), 4, "fio under stream after the switches");
+    let counters = printed_counters(&step_out(&results, 3));
+    eprintln!("switch: counters after the last fio: {counters:?}");
+    let c = |k: &str| *counters.get(k).unwrap_or_else(|| panic!("no counter {k}: {counters:?}"));
+    assert_quiet(&c, "after the switches");
+    assert!(c("waits_caught") > 0, "{counters:?}");
+    let dmesg = step_out(&results, 4);
+    assert!(dmesg.contains("dmesg clean"), "{dmesg}");
+    let g = &run["lab"]["guest_counters"];
+    let c = |k: &str| g[k].as_u64().unwrap_or_else(|| panic!("no counter {k}: {g}"));
+    assert_quiet(&c, "lab.guest_counters");
+    let _ = std::fs::remove_dir_all(results.ancestors().nth(4).unwrap());
+}
