@@ -165,7 +165,7 @@ pub fn run_spec(spec: &Spec, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Re
 }
 
 /// Kernel modules a spec's points need (beyond virtio).
-fn modules_for(spec: &Spec) -> Vec<(&'static str, &'static str)> {
+fn modules_for(spec: &Spec) -> Vec<(&str, &'static str)> {
     // ext4 always: the tools disk is one
     let mut m = vec![("virtio_pci", "guest"), ("virtio_blk", "guest"), ("ext4", "guest")];
     for fs in spec.guest.fs.to_vec() {
@@ -185,6 +185,7 @@ fn modules_for(spec: &Spec) -> Vec<(&'static str, &'static str)> {
             GuestScheduler::None | GuestScheduler::Stream => {}
         }
     }
+    m.extend(spec.guest.modules.iter().map(|n| (n.as_str(), "guest.modules")));
     m
 }
 

@@ -23,6 +23,7 @@
 //! guests = 1                    # guests per server, each on its own part of the disks
 //! timeout_s = 900               # the whole point; a guest past it is killed
 //! accel = "auto"                # auto (KVM when a probe boot works, else TCG) | kvm | tcg
+//! modules = []                  # more kernel modules loaded at boot (["null_blk"])
 //! [guest.tunables]              # sysfs names: the scheduler's (iosched/) or the queue's
 //! low_latency = 0
 //!
@@ -349,6 +350,10 @@ pub struct GuestSpec {
     pub guests: u32,
     pub timeout_s: u64,
     pub accel: Accel,
+    /// More of the kernel package's modules the guest loads at boot, by name, with their
+    /// prerequisites (`modules = ["null_blk"]`); a step may `rmmod` one and `insmod
+    /// /lib/modules/FILE` it again with parameters.
+    pub modules: Vec<String>,
 }
 
 impl Default for GuestSpec {
@@ -367,6 +372,7 @@ impl Default for GuestSpec {
             guests: 1,
             timeout_s: DEFAULT_TIMEOUT_S,
             accel: Accel::Auto,
+            modules: Vec::new(),
         }
     }
 }
@@ -1030,6 +1036,13 @@ mod tests {
             Workload::Postmark(p) => assert_eq!((p.number, p.transactions, p.size_max), (10, 20, 10_000)),
             w => panic!("{w:?}"),
         }
+    }
+
+    #[test]
+    fn a_guest_may_load_more_kernel_modules() {
+        let s = parse("[guest]\nmodules = [\"null_blk\"]\n[workload]\nsteps = [\"true\"]\n").unwrap();
+        assert_eq!(s.guest.modules, vec!["null_blk".to_string()]);
+        assert!(parse("").unwrap().guest.modules.is_empty());
     }
 
     #[test]
