@@ -35,7 +35,9 @@ typedef __UINT8_TYPE__ u8;
 #define SS_WRITE_EXPIRE_NS	5000000000ULL	/* 5 s */
 #define SS_FIFO_BATCH		16		/* requests per batch */
 #define SS_WRITES_STARVED	2		/* read batches */
-#define SS_BACKWARD_PCT		50		/* extra cost of a backward move */
+#ifndef SS_BACKWARD_PCT		/* the harness builds a mutant with another */
+#define SS_BACKWARD_PCT		50	/* extra cost of a backward move, % */
+#endif
 
 /* Parents kept at once; when full, the one whose deadline is nearest goes. */
 #define SS_MAX_PARENTS		128

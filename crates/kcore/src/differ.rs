@@ -70,6 +70,8 @@ pub struct Config {
     pub rust_tolerance: Option<f64>,
     /// The Rust side's fifo_batch instead.
     pub rust_fifo_batch: Option<u32>,
+    /// Run the C core's mutant build (`SS_BACKWARD_PCT` 60) instead of the real one.
+    pub c_mutant: bool,
     /// Stop after this many events.
     pub max_events: usize,
 }
@@ -168,7 +170,11 @@ pub fn run(cfg: &Config, w: &Workload) -> Result<Outcome, Divergence> {
     let (dp, sp) = rust_params(cfg);
     let mut rust = Stream::new(Deadline::new(dp), sp, cfg.c.max_sectors);
     rust.set_device_queue_depth(cfg.depth);
-    let mut c = CCore::new(&cfg.c, cfg.table.capacity, cfg.depth);
+    let mut c = if cfg.c_mutant {
+        CCore::mutant(&cfg.c, cfg.table.capacity, cfg.depth)
+    } else {
+        CCore::new(&cfg.c, cfg.table.capacity, cfg.depth)
+    };
     assert!(c.set_table(&cfg.table.knots), "the C core refused the table {:?}", cfg.table.knots);
     let mut r = Run {
         cfg,

@@ -8,32 +8,74 @@ struct Kc {
     _private: [u8; 0],
 }
 
-extern "C" {
-    #[allow(clippy::too_many_arguments)]
-    fn kc_new(
-        threshold: u32,
-        tolerance_milli: u32,
-        slice_ns: u64,
-        read_expire_ns: u64,
-        write_expire_ns: u64,
-        fifo_batch: u32,
-        writes_starved: u32,
-        front_merges: c_int,
-        max_sectors: u32,
-        capacity: u64,
-        depth: u32,
-    ) -> *mut Kc;
-    fn kc_free(h: *mut Kc);
-    fn kc_set_est(h: *mut Kc, dist: *const u64, ns: *const u64, n: u32) -> c_int;
-    fn kc_est(h: *mut Kc, from: u64, to: u64) -> u64;
-    fn kc_arrive(h: *mut Kc, now: u64, id: u64, sector: u64, len: u32, dir: u32, try_merge: c_int)
-        -> c_longlong;
-    fn kc_decide(h: *mut Kc, now: u64, id: *mut u64, until: *mut u64, sector: *mut u64, len: *mut u32)
-        -> u32;
-    fn kc_completed(h: *mut Kc, now: u64, id: u64) -> c_int;
-    fn kc_queued(h: *mut Kc) -> u64;
-    fn kc_stats(h: *mut Kc, out: *mut u64, n: u32);
+/// The shim's entry points, as one build provides them.
+struct Api {
+    new: unsafe extern "C" fn(u32, u32, u64, u64, u64, u32, u32, c_int, u32, u64, u32) -> *mut Kc,
+    free: unsafe extern "C" fn(*mut Kc),
+    set_est: unsafe extern "C" fn(*mut Kc, *const u64, *const u64, u32) -> c_int,
+    est: unsafe extern "C" fn(*mut Kc, u64, u64) -> u64,
+    arrive: unsafe extern "C" fn(*mut Kc, u64, u64, u64, u32, u32, c_int) -> c_longlong,
+    decide: unsafe extern "C" fn(*mut Kc, u64, *mut u64, *mut u64, *mut u64, *mut u32) -> u32,
+    completed: unsafe extern "C" fn(*mut Kc, u64, u64) -> c_int,
+    queued: unsafe extern "C" fn(*mut Kc) -> u64,
+    stats: unsafe extern "C" fn(*mut Kc, *mut u64, u32),
 }
+
+macro_rules! api {
+    ($name:ident, $new:ident, $free:ident, $set_est:ident, $est:ident, $arrive:ident, $decide:ident,
+     $completed:ident, $queued:ident, $stats:ident) => {
+        extern "C" {
+            fn $new(
+                threshold: u32,
+                tolerance_milli: u32,
+                slice_ns: u64,
+                read_expire_ns: u64,
+                write_expire_ns: u64,
+                fifo_batch: u32,
+                writes_starved: u32,
+                front_merges: c_int,
+                max_sectors: u32,
+                capacity: u64,
+                depth: u32,
+            ) -> *mut Kc;
+            fn $free(h: *mut Kc);
+            fn $set_est(h: *mut Kc, dist: *const u64, ns: *const u64, n: u32) -> c_int;
+            fn $est(h: *mut Kc, from: u64, to: u64) -> u64;
+            fn $arrive(h: *mut Kc, now: u64, id: u64, sector: u64, len: u32, dir: u32, try_merge: c_int)
+                -> c_longlong;
+            fn $decide(h: *mut Kc, now: u64, id: *mut u64, until: *mut u64, sector: *mut u64, len: *mut u32)
+                -> u32;
+            fn $completed(h: *mut Kc, now: u64, id: u64) -> c_int;
+            fn $queued(h: *mut Kc) -> u64;
+            fn $stats(h: *mut Kc, out: *mut u64, n: u32);
+        }
+        static $name: Api = Api {
+            new: $new,
+            free: $free,
+            set_est: $set_est,
+            est: $est,
+            arrive: $arrive,
+            decide: $decide,
+            completed: $completed,
+            queued: $queued,
+            stats: $stats,
+        };
+    };
+}
+
+api!(REAL, kc_new, kc_free, kc_set_est, kc_est, kc_arrive, kc_decide, kc_completed, kc_queued, kc_stats);
+api!(
+    MUTANT,
+    mut_kc_new,
+    mut_kc_free,
+    mut_kc_set_est,
+    mut_kc_est,
+    mut_kc_arrive,
+    mut_kc_decide,
+    mut_kc_completed,
+    mut_kc_queued,
+    mut_kc_stats
+);
 
 /// The core's settings, in its own units.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,13 +117,22 @@ pub const STAT_NAMES: [&str; 12] = [
 ];
 
 /// One instance of the C core.
-pub struct CCore(*mut Kc);
+pub struct CCore(*mut Kc, &'static Api);
 
 impl CCore {
     pub fn new(p: &CParams, capacity: u64, depth: u32) -> CCore {
+        Self::build(&REAL, p, capacity, depth)
+    }
+
+    /// The mutant build: `SS_BACKWARD_PCT` 60 instead of 50 (`c/mutant.h`).
+    pub fn mutant(p: &CParams, capacity: u64, depth: u32) -> CCore {
+        Self::build(&MUTANT, p, capacity, depth)
+    }
+
+    fn build(api: &'static Api, p: &CParams, capacity: u64, depth: u32) -> CCore {
         // SAFETY: plain scalars; the shim returns a fresh handle or NULL.
         let h = unsafe {
-            kc_new(
+            (api.new)(
                 p.stream_threshold,
                 p.tolerance_milli,
                 p.time_slice_ns,
@@ -96,7 +147,7 @@ impl CCore {
             )
         };
         assert!(!h.is_null(), "kc_new: out of memory");
-        CCore(h)
+        CCore(h, api)
     }
 
     /// Install a service-time table; false when the core refuses it.
@@ -104,18 +155,18 @@ impl CCore {
         let d: Vec<u64> = knots.iter().map(|k| k.0).collect();
         let t: Vec<u64> = knots.iter().map(|k| k.1).collect();
         // SAFETY: both slices hold knots.len() elements and outlive the call.
-        unsafe { kc_set_est(self.0, d.as_ptr(), t.as_ptr(), knots.len() as u32) == 0 }
+        unsafe { (self.1.set_est)(self.0, d.as_ptr(), t.as_ptr(), knots.len() as u32) == 0 }
     }
 
     pub fn estimate(&self, from: u64, to: u64) -> u64 {
         // SAFETY: a live handle.
-        unsafe { kc_est(self.0, from, to) }
+        unsafe { (self.1.est)(self.0, from, to) }
     }
 
     /// Queue request `id`; the id it merged into, if any.
     pub fn arrive(&mut self, now: u64, id: u64, sector: u64, len: u32, write: bool, merge: bool) -> Option<u64> {
         // SAFETY: a live handle; the shim copies the scalars into memory it owns.
-        let r = unsafe { kc_arrive(self.0, now, id, sector, len, write as u32, merge as c_int) };
+        let r = unsafe { (self.1.arrive)(self.0, now, id, sector, len, write as u32, merge as c_int) };
         assert!(r >= 0, "kc_arrive: out of memory");
         (r > 0).then_some(r as u64)
     }
@@ -123,7 +174,7 @@ impl CCore {
     pub fn decide(&mut self, now: u64) -> CDecision {
         let (mut id, mut until, mut sector, mut len) = (0, 0, 0, 0);
         // SAFETY: four out-pointers to locals.
-        match unsafe { kc_decide(self.0, now, &mut id, &mut until, &mut sector, &mut len) } {
+        match unsafe { (self.1.decide)(self.0, now, &mut id, &mut until, &mut sector, &mut len) } {
             0 => CDecision::Idle,
             1 => CDecision::Dispatch(id, sector, len),
             2 => CDecision::Wait(until),
@@ -134,19 +185,19 @@ impl CCore {
     /// Request `id` (dispatched) completed.
     pub fn completed(&mut self, now: u64, id: u64) {
         // SAFETY: a live handle.
-        let r = unsafe { kc_completed(self.0, now, id) };
+        let r = unsafe { (self.1.completed)(self.0, now, id) };
         assert_eq!(r, 0, "kc_completed: request {id} is not in flight");
     }
 
     pub fn queued(&self) -> u64 {
         // SAFETY: a live handle.
-        unsafe { kc_queued(self.0) }
+        unsafe { (self.1.queued)(self.0) }
     }
 
     pub fn stats(&self) -> Vec<(&'static str, u64)> {
         let mut out = [0u64; 12];
         // SAFETY: out holds 12 elements.
-        unsafe { kc_stats(self.0, out.as_mut_ptr(), out.len() as u32) };
+        unsafe { (self.1.stats)(self.0, out.as_mut_ptr(), out.len() as u32) };
         STAT_NAMES.iter().copied().zip(out).collect()
     }
 
@@ -158,7 +209,7 @@ impl CCore {
 impl Drop for CCore {
     fn drop(&mut self) {
         // SAFETY: the handle is live and dropped once.
-        unsafe { kc_free(self.0) }
+        unsafe { (self.1.free)(self.0) }
     }
 }
 

@@ -76,6 +76,7 @@ pub fn random(seed: u64) -> (Config, Workload) {
         rust_table: None,
         rust_tolerance: None,
         rust_fifo_batch: None,
+        c_mutant: false,
         max_events: 20_000,
     };
     (cfg, random_workload(&mut g, capacity))

@@ -89,6 +89,9 @@ fn a_changed_constant_on_either_side_is_caught() {
     });
     let msg = e.expect_err("a 60% backward penalty on one side went unnoticed");
     eprintln!("backward penalty 60% in Rust: {}", msg.lines().take(2).collect::<Vec<_>>().join(" / "));
+    // The C core built with SS_BACKWARD_PCT 60 (c/mutant.h).
+    let msg = sweep(0, 200, |c| c.c_mutant = true).expect_err("the C core's mutant went unnoticed");
+    eprintln!("SS_BACKWARD_PCT 60 in C: {}", msg.lines().take(2).collect::<Vec<_>>().join(" / "));
     // The tolerance one thousandth apart.
     let e = sweep(0, 200, |c| c.rust_tolerance = Some(c.c.tolerance_milli as f64 / 1000.0 + 0.001));
     let msg = e.expect_err("a tolerance 0.001 apart went unnoticed");
@@ -162,6 +165,7 @@ fn papers_workload(job: &str, shrink: &[(&str, &str)]) -> Outcome {
         rust_table: None,
         rust_tolerance: None,
         rust_fifo_batch: None,
+        c_mutant: false,
         max_events: usize::MAX,
     };
     run(&cfg, &w).unwrap_or_else(|d| panic!("{job}: the C core and the Rust model differ at {d}"))
