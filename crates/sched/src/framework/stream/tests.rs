@@ -128,6 +128,45 @@ fn long_stream_gets_a_second_chance() {
     assert_eq!(expect_dispatch(s.decide(second, &dev)).id, ReqId(999));
 }
 
+/// Issue 40 (found by the kernel harness): a tolerance factor of 0 gives no second chance.
+/// Before, the timer procedure gave one forever: each extended the wait by nothing, and a
+/// driver asking again at the wait's end got the same instant back.
+#[test]
+fn a_tolerance_of_zero_gives_no_second_chance() {
+    let dev = FixedView { head: 0, base: 100 * US, capacity: 1 << 32 };
+    let params = StreamParams { tolerance_factor: 0.0, ..StreamParams::default() };
+    let mut s = Stream::new(Noop::new(), params, 1024);
+    let n = 6;
+    let mut t = 0;
+    for k in 1..=n {
+        s.arrive(Time(t), req(k, k * 8, t), &dev);
+        if k == n {
+            s.arrive(Time(t), req(999, 2_000_000, t), &dev);
+        }
+        let d = expect_dispatch(s.decide(Time(t), &dev));
+        t += MS;
+        s.completed(Time(t), &d, &dev);
+        if k < n {
+            t += 10 * US;
+        }
+    }
+    let Decision::WaitUntil(end) = s.decide(Time(t), &dev) else { panic!("should wait") };
+    assert_eq!(expect_dispatch(s.decide(end, &dev)).id, ReqId(999), "the wait ends at its deadline");
+    assert_eq!((s.stats().second_chances, s.stats().timeouts), (0, 1));
+}
+
+/// The tolerance is used in thousandths, as the kernel elevator stores it: 0.3 and 0.3004
+/// extend a wait alike, by `service * 300 / 1000`.
+#[test]
+fn the_tolerance_is_used_in_thousandths() {
+    let p = |tf| StreamParams { tolerance_factor: tf, ..StreamParams::default() };
+    let st = Duration(1_234_567);
+    assert_eq!(p(0.3).second_chance(st), p(0.3004).second_chance(st));
+    assert_eq!(p(0.3).second_chance(st), (Duration(370_370), Duration(1_604_937)));
+    assert_eq!(p(0.5).second_chance_size(), 6);
+    assert_eq!(p(0.3).second_chance_size(), 6, "ceil(1.3 * 4)");
+}
+
 #[test]
 fn time_slice_bounds_service_of_one_stream() {
     // Each request of the chain takes 10 ms; F waits. After 124 ms of the stream, F goes.
