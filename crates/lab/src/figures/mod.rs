@@ -36,6 +36,7 @@ mod gnuld;
 mod htbs;
 mod iopath;
 mod iopath_queue;
+mod kernel_peers;
 mod peers;
 mod peers_kernel;
 mod tpcb;
@@ -120,6 +121,7 @@ pub fn figures() -> Vec<LabFigure> {
     v.push(xen::FIGURE);
     v.push(peers::FIGURE);
     v.push(peers_kernel::FIGURE);
+    v.push(kernel_peers::FIGURE);
     v
 }
 
