@@ -23,7 +23,10 @@ impl Model for SimModel {
             scheduler: if q.fcfs { DriveScheduler::Fcfs } else { DriveScheduler::Sptf },
             ..DriveConfig::default()
         };
-        let run = RunSpec { settings, drive, ..RunSpec::new(disk).with_schedulers(&[&q.scheduler]) };
+        let mut run = RunSpec { settings, drive, ..RunSpec::new(disk).with_schedulers(&[&q.scheduler]) };
+        if let Some(c) = &q.context {
+            run.context = c.parse().map_err(|e| format!("context {c}: {e}"))?;
+        }
         let cfg = SimConfig { jobfile, run };
         let mut first: Vec<u64> = Vec::new();
         let report = simulate_logged(
@@ -68,6 +71,7 @@ mod tests {
             tunables: vec![("slice_idle".into(), "4".into())],
             queue_depth: 32,
             fcfs: true,
+            context: None,
         };
         let r = SimModel.fio(job, &q).unwrap();
         assert_eq!(r.jobs.len(), 2);

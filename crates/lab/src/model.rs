@@ -19,6 +19,10 @@ pub struct ModelQuery {
     /// host queue in front of a one-command drive) rather than by positioning time.
     pub queue_depth: u32,
     pub fcfs: bool,
+    /// What the schedulers are told about who issued a request, as `headway simulate
+    /// --context` (`pool:4`: a thread pool of four issues everyone's requests); `None`: the
+    /// issuing process.
+    pub context: Option<String>,
 }
 
 /// One job clone of a simulated run.

@@ -13,8 +13,9 @@
 //! Verdicts, per workload class (two-sided: each can fail, and the tests feed both shapes):
 //! - process information present (par-read, alternate-block readers): `stream` at least
 //!   0.95x the best of the other schedulers;
-//! - missing or misleading (one process with several streams, a thread pool, a loop
-//!   device, NFS — the workloads of the next steps): at least 1.5x the best of the others;
+//! - missing or misleading (one process with several streams; a thread pool submitting for
+//!   others — fio's offload threads; a loop device and NFS are the next steps): at least
+//!   1.5x the best of the others;
 //! - no harm expected (random readers): at least 0.9x `mq-deadline`.
 //!
 //! The tables give each scheduler's median throughput relative to the best Linux scheduler
@@ -88,16 +89,19 @@ struct Workload {
     /// The simulator's job when it differs from the guest's (fio options the model lacks:
     /// the same shape in options it has).
     model_job: Option<&'static str>,
+    /// The simulator's `--context` for it (`None`: the issuing process).
+    model_context: Option<&'static str>,
     what: &'static str,
 }
 
-const WORKLOADS: [Workload; 4] = [
+const WORKLOADS: [Workload; 5] = [
     Workload {
         name: "par-read",
         class: Class::Present,
         fs: "ext4",
         job: include_str!("../../../../experiments/lab/par-read-ext4.fio"),
         model_job: None,
+        model_context: None,
         what: "four processes, buffered sequential 4 KiB reads of their own 256 MiB files on ext4",
     },
     Workload {
@@ -106,6 +110,7 @@ const WORKLOADS: [Workload; 4] = [
         fs: "raw",
         job: include_str!("../../../../experiments/lab/alternate-timed.fio"),
         model_job: None,
+        model_context: None,
         what: "two processes reading every other 64 KiB block, 4 GiB apart (the AS paper's alternate)",
     },
     Workload {
@@ -114,7 +119,17 @@ const WORKLOADS: [Workload; 4] = [
         fs: "ext4",
         job: include_str!("../../../../experiments/lab/one-process.fio"),
         model_job: Some(include_str!("../../../../experiments/lab/one-process-model.fio")),
+        model_context: None,
         what: "one process reading four 256 MiB files in turn, libaio at iodepth 4 (a storage daemon)",
+    },
+    Workload {
+        name: "offload",
+        class: Class::Missing,
+        fs: "ext4",
+        job: include_str!("../../../../experiments/lab/offload.fio"),
+        model_job: Some(include_str!("../../../../experiments/lab/offload-model.fio")),
+        model_context: Some("pool:4"),
+        what: "four sequential readers whose requests fio's offload threads submit (io_submit_mode=offload)",
     },
     Workload {
         name: "random-readers",
@@ -122,6 +137,7 @@ const WORKLOADS: [Workload; 4] = [
         fs: "raw",
         job: include_str!("../../../../experiments/lab/random-readers.fio"),
         model_job: None,
+        model_context: None,
         what: "four processes, direct random 4 KiB reads, 8 GiB apart",
     },
 ];
@@ -247,13 +263,14 @@ pub fn table_rows(points: &[&Point]) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn query(c: &Column) -> ModelQuery {
+fn query(c: &Column, context: Option<&str>) -> ModelQuery {
     ModelQuery {
         disk: "wd5000aaks".into(),
         scheduler: c.model.into(),
         tunables: c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         queue_depth: 32,
         fcfs: true,
+        context: context.map(str::to_string),
     }
 }
 
@@ -305,7 +322,7 @@ fn kernel_peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> R
                     runs.iter().filter_map(|r| r.lab.guest_counters.get(k).and_then(|v| v.as_u64())).sum()
                 };
                 let m = model
-                    .fio(&model_job, &query(c))
+                    .fio(&model_job, &query(c, w.model_context))
                     .map_err(|e| LabError::Tool { what: format!("the model's run of {name}"), msg: e })?;
                 points.push(Point {
                     workload: w.name.into(),

@@ -281,6 +281,7 @@ fn query(scheduler: &str, tunables: &[(&str, &str)], cpu_ns: u64) -> ModelQuery 
         tunables: t,
         queue_depth: MODEL_QUEUE_DEPTH,
         fcfs: true,
+        context: None,
     }
 }
 
