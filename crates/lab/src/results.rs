@@ -599,6 +599,10 @@ pub fn measure(files: &BTreeMap<String, Vec<u8>>, kind: &str) -> Result<Measured
         device.mean_response_ms = ticks_ms as f64 / device.requests as f64;
     }
     let (mut jobs, mut fio, mut postmark) = (Vec::new(), None, None);
+    // Steps that end in `fio --output-format=json --output=/results/fio.json` are measured
+    // as a fio workload: the steps before it (a loop device made, an NFS export mounted)
+    // are setting up, not the workload.
+    let kind = if kind == "steps" && files.contains_key("fio.json") { "fio" } else { kind };
     let aggregate = match kind {
         "fio" => {
             let j = fio_json(files.get("fio.json").ok_or("the guest's fio wrote no fio.json")?)?;
@@ -775,6 +779,10 @@ mod tests {
         assert_eq!(m.aggregate.bw_bytes, 524_288);
         assert_eq!(m.workload_s, 2.0);
         assert!(measure(&BTreeMap::new(), "fio").unwrap_err().contains("fio.json"));
+        // steps that end in fio's JSON are measured as fio; without it, by the disk
+        assert_eq!(measure(&files, "steps").unwrap().aggregate.bw_bytes, 524_288);
+        files.remove("fio.json");
+        assert!(measure(&files, "steps").unwrap().fio.is_none());
         let job = |g: u64, r: u64, w: u64| JobReport {
             jobname: String::new(),
             groupid: g,

@@ -91,10 +91,14 @@ struct Workload {
     model_job: Option<&'static str>,
     /// The simulator's `--context` for it (`None`: the issuing process).
     model_context: Option<&'static str>,
+    /// The guest runs these steps (a spec's `[workload]` section ending in fio's JSON)
+    /// instead of `job`, with these kernel modules loaded.
+    steps: Option<&'static str>,
+    modules: &'static [&'static str],
     what: &'static str,
 }
 
-const WORKLOADS: [Workload; 5] = [
+const WORKLOADS: [Workload; 6] = [
     Workload {
         name: "par-read",
         class: Class::Present,
@@ -102,6 +106,8 @@ const WORKLOADS: [Workload; 5] = [
         job: include_str!("../../../../experiments/lab/par-read-ext4.fio"),
         model_job: None,
         model_context: None,
+        steps: None,
+        modules: &[],
         what: "four processes, buffered sequential 4 KiB reads of their own 256 MiB files on ext4",
     },
     Workload {
@@ -111,6 +117,8 @@ const WORKLOADS: [Workload; 5] = [
         job: include_str!("../../../../experiments/lab/alternate-timed.fio"),
         model_job: None,
         model_context: None,
+        steps: None,
+        modules: &[],
         what: "two processes reading every other 64 KiB block, 4 GiB apart (the AS paper's alternate)",
     },
     Workload {
@@ -120,6 +128,8 @@ const WORKLOADS: [Workload; 5] = [
         job: include_str!("../../../../experiments/lab/one-process.fio"),
         model_job: Some(include_str!("../../../../experiments/lab/one-process-model.fio")),
         model_context: None,
+        steps: None,
+        modules: &[],
         what: "one process reading four 256 MiB files in turn, libaio at iodepth 4 (a storage daemon)",
     },
     Workload {
@@ -129,7 +139,20 @@ const WORKLOADS: [Workload; 5] = [
         job: include_str!("../../../../experiments/lab/offload.fio"),
         model_job: Some(include_str!("../../../../experiments/lab/offload-model.fio")),
         model_context: Some("pool:4"),
+        steps: None,
+        modules: &[],
         what: "four sequential readers whose requests fio's offload threads submit (io_submit_mode=offload)",
+    },
+    Workload {
+        name: "loop",
+        class: Class::Missing,
+        fs: "ext4",
+        job: include_str!("../../../../experiments/lab/offload-model.fio"),
+        model_job: None,
+        model_context: Some("none"),
+        steps: Some(include_str!("../../../../experiments/lab/loop-readers.toml")),
+        modules: &["loop"],
+        what: "four sequential readers of files in an ext4 image on a loop device (the loop worker issues the disk's requests)",
     },
     Workload {
         name: "random-readers",
@@ -138,6 +161,8 @@ const WORKLOADS: [Workload; 5] = [
         job: include_str!("../../../../experiments/lab/random-readers.fio"),
         model_job: None,
         model_context: None,
+        steps: None,
+        modules: &[],
         what: "four processes, direct random 4 KiB reads, 8 GiB apart",
     },
 ];
@@ -274,11 +299,15 @@ fn query(c: &Column, context: Option<&str>) -> ModelQuery {
     }
 }
 
-fn spec_text(name: &str, fs: &str, columns: &[&Column], job_file: &str, repeat: u32) -> String {
+fn spec_text(name: &str, w: &Workload, columns: &[&Column], job_file: &str, steps: &str, repeat: u32) -> String {
+    let fs = w.fs;
     let pairs = columns.iter().map(|c| format!("[\"noop\", \"{}\"]", c.guest)).collect::<Vec<_>>().join(", ");
     let mut t = format!(
         "# kernel-peers: {name}\nname = \"kernel-peers-{name}\"\nrepeat = {repeat}\npairs = [{pairs}]\n[guest]\nfs = \"{fs}\"\nmemory_mb = 512\n"
     );
+    if !w.modules.is_empty() {
+        t += &format!("modules = [{}]\n", w.modules.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", "));
+    }
     let tunables: Vec<_> = columns.iter().flat_map(|c| c.tunables.iter()).collect();
     if !tunables.is_empty() {
         t += "[guest.tunables]\n";
@@ -286,7 +315,12 @@ fn spec_text(name: &str, fs: &str, columns: &[&Column], job_file: &str, repeat: 
             t += &format!("{k} = {v}\n");
         }
     }
-    t + &format!("[headway]\ndisk = \"wd5000aaks\"\n[workload]\nfio = \"{job_file}\"\n")
+    t += "[headway]\ndisk = \"wd5000aaks\"\n";
+    if w.steps.is_some() {
+        t + steps
+    } else {
+        t + &format!("[workload]\nfio = \"{job_file}\"\n")
+    }
 }
 
 fn kernel_peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
@@ -302,6 +336,7 @@ fn kernel_peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> R
     for w in &WORKLOADS {
         let job = scaled(w.job, scale);
         let model_job = scaled(w.model_job.unwrap_or(w.job), scale);
+        let steps = scaled(w.steps.unwrap_or(""), scale);
         let file = format!("{}.fio", w.name);
         // bfq with low_latency=0 needs a spec of its own (tunables are the spec's)
         let groups: [(&str, Vec<&Column>); 2] = [
@@ -310,7 +345,7 @@ fn kernel_peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> R
         ];
         for (suffix, cols) in &groups {
             let name = format!("{}{suffix}", w.name);
-            let spec = spec_text(&name, w.fs, cols, &file, repeat);
+            let spec = spec_text(&name, w, cols, &file, &steps, repeat);
             let (report, cmd) = run_written(&dir, &name, &spec, &[(&file, &job)], opts, log)?;
             commands.push(cmd);
             for c in cols {
@@ -502,6 +537,31 @@ mod tests {
         assert!(!rows[0].1.contains("disagree"), "{rows:?}");
         assert!(rows[1].1.contains("spread 33% (repeats disagree)"), "{rows:?}");
         assert!((median(&[3.0, 1.0, 2.0]) - 2.0).abs() < 1e-12 && (median(&[4.0, 1.0]) - 2.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_workloads_specs_parse_at_both_scales() {
+        let dir = std::env::temp_dir().join(format!("kernel-peers-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for w in &WORKLOADS {
+            std::fs::write(dir.join("job.fio"), scaled(w.job, Scale::Quick)).unwrap();
+            for scale in [Scale::Full, Scale::Quick] {
+                let steps = scaled(w.steps.unwrap_or(""), scale);
+                for cols in [
+                    COLUMNS.iter().filter(|c| c.tunables.is_empty()).collect::<Vec<_>>(),
+                    COLUMNS.iter().filter(|c| !c.tunables.is_empty()).collect(),
+                ] {
+                    let text = spec_text(w.name, w, &cols, "job.fio", &steps, 3);
+                    let spec = crate::spec::Spec::parse(&dir.join("kernel-peers.toml"), &text)
+                        .unwrap_or_else(|e| panic!("{}: {e}\n{text}", w.name));
+                    assert_eq!(spec.repeat, 3);
+                }
+            }
+            if w.steps.is_some() {
+                assert!(scaled(w.steps.unwrap(), Scale::Quick).contains("--size=64m --numjobs=4 --runtime=8s"));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
