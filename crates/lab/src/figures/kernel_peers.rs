@@ -288,12 +288,23 @@ pub fn table_rows(points: &[&Point]) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The model's drive queue: the guest's virtio queue (32) in front of the server's noop and a
+/// one-command drive, in arrival order; but one command under `stream`, whose elevator keeps
+/// one request in a rotational device (`device_depth` 1) and holds the rest itself.
+pub fn model_queue_depth(c: &Column) -> u32 {
+    if c.guest == "stream" {
+        1
+    } else {
+        32
+    }
+}
+
 fn query(c: &Column, context: Option<&str>) -> ModelQuery {
     ModelQuery {
         disk: "wd5000aaks".into(),
         scheduler: c.model.into(),
         tunables: c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        queue_depth: 32,
+        queue_depth: model_queue_depth(c),
         fcfs: true,
         context: context.map(str::to_string),
     }
@@ -426,7 +437,8 @@ pub fn figure(scale: Scale, commands: Vec<String>, points: &[Point]) -> FigureDa
         setting: format!(
             "Real Linux 6.1 guests (Debian's cloud kernel, TCG) on headway serve's emulated \
              wd5000aaks, host noop; guest schedulers {}; the simulator beside each point under \
-             headway's scheduler of the same name (drive taking 32 commands in arrival order). \
+             headway's scheduler of the same name (drive taking 32 commands in arrival order, one under \
+             stream, whose elevator keeps one request in the device). \
              Workloads: {}.",
             COLUMNS.iter().map(|c| c.label).collect::<Vec<_>>().join(", "),
             WORKLOADS.iter().map(|w| format!("{} ({}): {}", w.name, w.class.name(), w.what)).collect::<Vec<_>>().join("; ")
