@@ -279,12 +279,20 @@ static u32 bucket_of(u64 dist)
 
 /*
  * One completion's sample. A bucket's sums halve once it holds 1024
- * samples, so the table follows a device whose behaviour changes.
+ * samples, so the table follows a device whose behaviour changes. Once a
+ * bucket has 8 samples, a sample is clipped at 4 times its mean: a request
+ * that waited behind a cache flush or a host hiccup must not make every move
+ * of its distance look that dear.
  */
 void ss_learn_sample(struct ss_learn *l, u64 dist, u64 ns)
 {
 	u32 b = bucket_of(dist);
 
+	if (l->count[b] >= 8) {
+		u64 cap = ss_div(4 * l->sum_ns[b], l->count[b]);
+
+		ns = ns < cap ? ns : cap;
+	}
 	if (l->count[b] >= 1024) {
 		l->count[b] /= 2;
 		l->sum_dist[b] /= 2;

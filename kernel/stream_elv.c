@@ -62,6 +62,12 @@
 #define SG_MAX_TOLERANCE	100000
 /* Learned table: refit after this many samples. */
 #define SG_FIT_EVERY	64
+/*
+ * Only requests up to this long teach the table (sectors, 64 KiB): the table
+ * prices positioning, and a 1 MiB write-back request's transfer would make
+ * every move of its distance look that dear (headway calibrate probes 4 KiB).
+ */
+#define SG_LEARN_MAX_SECTORS	128
 /* A flat table's service time for non-rotational devices, ns. */
 #define SG_FLAT_NS	100000
 
@@ -404,7 +410,7 @@ static void sg_learn(struct sg_data *sd, struct sg_rq *g, u64 now)
 	u64 dist = g->s.sector >= sd->last_end ? g->s.sector - sd->last_end :
 						 sd->last_end - g->s.sector;
 
-	if (now > start)
+	if (now > start && g->s.len <= SG_LEARN_MAX_SECTORS)
 		ss_learn_sample(&sd->learn, dist, now - start);
 	if (sd->learn.since_fit >= SG_FIT_EVERY)
 		ss_learn_fit(&sd->learn, &sd->core.est);

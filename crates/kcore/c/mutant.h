@@ -37,3 +37,8 @@
 #define kc_completed			mut_kc_completed
 #define kc_queued			mut_kc_queued
 #define kc_stats			mut_kc_stats
+#define kc_learn_new			mut_kc_learn_new
+#define kc_learn_sample			mut_kc_learn_sample
+#define kc_learn_fit			mut_kc_learn_fit
+#define kc_learn_est			mut_kc_learn_est
+#define kc_learn_free			mut_kc_learn_free

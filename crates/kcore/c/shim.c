@@ -134,3 +134,38 @@ void kc_stats(struct kc *h, u64 *out, u32 n)
 	for (i = 0; i < n && i < sizeof(h->core.stats) / sizeof(u64); i++)
 		out[i] = s[i];
 }
+
+/* The learned estimator on its own: samples in, the fitted table's estimate out. */
+struct kc_learn {
+	struct ss_learn l;
+	struct ss_est e;
+};
+
+struct kc_learn *kc_learn_new(void)
+{
+	struct kc_learn *k = calloc(1, sizeof(*k));
+
+	if (k)
+		ss_est_rotational(&k->e);
+	return k;
+}
+
+void kc_learn_sample(struct kc_learn *k, u64 dist, u64 ns)
+{
+	ss_learn_sample(&k->l, dist, ns);
+}
+
+int kc_learn_fit(struct kc_learn *k)
+{
+	return ss_learn_fit(&k->l, &k->e);
+}
+
+u64 kc_learn_est(struct kc_learn *k, u64 dist)
+{
+	return ss_est_forward(&k->e, dist);
+}
+
+void kc_learn_free(struct kc_learn *k)
+{
+	free(k);
+}

@@ -215,3 +215,55 @@ impl Drop for CCore {
 
 // The handle is only used from the thread that holds the value.
 unsafe impl Send for CCore {}
+
+#[repr(C)]
+struct KcLearn {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    fn kc_learn_new() -> *mut KcLearn;
+    fn kc_learn_sample(k: *mut KcLearn, dist: u64, ns: u64);
+    fn kc_learn_fit(k: *mut KcLearn) -> c_int;
+    fn kc_learn_est(k: *mut KcLearn, dist: u64) -> u64;
+    fn kc_learn_free(k: *mut KcLearn);
+}
+
+/// The C core's learned estimator alone (`ss_learn_sample`, `ss_learn_fit`), starting
+/// from the built-in rotational table.
+pub struct Learner(*mut KcLearn);
+
+impl Learner {
+    pub fn new() -> Learner {
+        // SAFETY: a fresh allocation or NULL.
+        let k = unsafe { kc_learn_new() };
+        assert!(!k.is_null(), "kc_learn_new: out of memory");
+        Learner(k)
+    }
+    pub fn sample(&mut self, dist: u64, ns: u64) {
+        // SAFETY: a live handle.
+        unsafe { kc_learn_sample(self.0, dist, ns) }
+    }
+    /// Refit; whether the table changed.
+    pub fn fit(&mut self) -> bool {
+        // SAFETY: a live handle.
+        unsafe { kc_learn_fit(self.0) != 0 }
+    }
+    pub fn estimate(&self, dist: u64) -> u64 {
+        // SAFETY: a live handle.
+        unsafe { kc_learn_est(self.0, dist) }
+    }
+}
+
+impl Default for Learner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Learner {
+    fn drop(&mut self) {
+        // SAFETY: live and dropped once.
+        unsafe { kc_learn_free(self.0) }
+    }
+}

@@ -189,3 +189,24 @@ fn as_fig4_alter_decides_alike() {
     let o = papers_workload("as-fig4-alter.fio", &[("size=1g", "size=32m")]);
     assert!(o.dispatches >= 2 * 256 && o.waits > 0, "{o:?}");
 }
+
+/// The elevator's learned estimator (not part of the decision-by-decision check: headway's
+/// Rust scheduler is given its curve): a bucket's mean, made monotone, and a rare slow
+/// sample clipped at four times its bucket's mean.
+#[test]
+fn the_learned_table_follows_the_samples_and_clips_outliers() {
+    let mut l = headway_kcore::ffi::Learner::new();
+    assert!(!l.fit(), "no bucket has eight samples yet");
+    for _ in 0..100 {
+        l.sample(0, 200_000); // sequential: 0.2 ms
+        l.sample(1 << 20, 8_000_000); // 1 Mi sectors away: 8 ms
+    }
+    assert!(l.fit());
+    assert_eq!(l.estimate(0), 200_000);
+    assert_eq!(l.estimate(1 << 20), 8_000_000);
+    assert_eq!(l.estimate(1 << 30), 8_000_000, "clamped past the last knot");
+    // one host hiccup of a second in the sequential bucket: clipped at 4 x 0.2 ms
+    l.sample(0, 1_000_000_000);
+    assert!(l.fit());
+    assert_eq!(l.estimate(0), (100 * 200_000 + 800_000) / 101);
+}
