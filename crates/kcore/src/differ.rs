@@ -98,6 +98,19 @@ pub struct Outcome {
     pub end_ns: u64,
 }
 
+impl Outcome {
+    /// Sum another run's counts into this one (`end_ns` is left as it is).
+    pub fn add(&mut self, o: &Outcome) {
+        self.events += o.events;
+        self.decisions += o.decisions;
+        self.dispatches += o.dispatches;
+        self.merges += o.merges;
+        self.waits += o.waits;
+        self.waits_caught += o.waits_caught;
+        self.second_chances += o.second_chances;
+    }
+}
+
 /// The first step at which the two sides differ, with the events before it.
 #[derive(Clone, Debug)]
 pub struct Divergence {

@@ -31,15 +31,7 @@ fn sweep(from: u64, n: u64, mutate: impl Fn(&mut Config) + Sync) -> Result<Outco
                         let (mut cfg, w) = workload::random(seed);
                         mutate(&mut cfg);
                         match run(&cfg, &w) {
-                            Ok(o) => {
-                                sum.events += o.events;
-                                sum.decisions += o.decisions;
-                                sum.dispatches += o.dispatches;
-                                sum.merges += o.merges;
-                                sum.waits += o.waits;
-                                sum.waits_caught += o.waits_caught;
-                                sum.second_chances += o.second_chances;
-                            }
+                            Ok(o) => sum.add(&o),
                             Err(d) => {
                                 next.store(from + n, std::sync::atomic::Ordering::Relaxed);
                                 return Err(format!("seed {seed} ({:?}, depth {}):\n{d}", cfg.c, cfg.depth));
@@ -53,14 +45,7 @@ fn sweep(from: u64, n: u64, mutate: impl Fn(&mut Config) + Sync) -> Result<Outco
     });
     let mut sum = Outcome::default();
     for r in results {
-        let o = r?;
-        sum.events += o.events;
-        sum.decisions += o.decisions;
-        sum.dispatches += o.dispatches;
-        sum.merges += o.merges;
-        sum.waits += o.waits;
-        sum.waits_caught += o.waits_caught;
-        sum.second_chances += o.second_chances;
+        sum.add(&r?);
     }
     Ok(sum)
 }

@@ -334,6 +334,15 @@ fn spec_text(name: &str, w: &Workload, columns: &[&Column], job_file: &str, step
     }
 }
 
+/// The columns by spec: those without tunables share one, bfq with `low_latency=0` has its
+/// own (a spec's tunables are all its points'); the suffix names the spec.
+fn groups() -> [(&'static str, Vec<&'static Column>); 2] {
+    [
+        ("", COLUMNS.iter().filter(|c| c.tunables.is_empty()).collect()),
+        ("-bfq-ll0", COLUMNS.iter().filter(|c| !c.tunables.is_empty()).collect()),
+    ]
+}
+
 fn kernel_peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> Result<FigureData, LabError> {
     let model: &dyn Model = opts.model.as_deref().ok_or_else(|| LabError::Missing {
         what: "the simulator (kernel-peers runs each job file in the model too: run it with \
@@ -349,12 +358,7 @@ fn kernel_peers(scale: Scale, opts: &LabOptions, log: &mut dyn FnMut(&str)) -> R
         let model_job = scaled(w.model_job.unwrap_or(w.job), scale);
         let steps = scaled(w.steps.unwrap_or(""), scale);
         let file = format!("{}.fio", w.name);
-        // bfq with low_latency=0 needs a spec of its own (tunables are the spec's)
-        let groups: [(&str, Vec<&Column>); 2] = [
-            ("", COLUMNS.iter().filter(|c| c.tunables.is_empty()).collect()),
-            ("-bfq-ll0", COLUMNS.iter().filter(|c| !c.tunables.is_empty()).collect()),
-        ];
-        for (suffix, cols) in &groups {
+        for (suffix, cols) in &groups() {
             let name = format!("{}{suffix}", w.name);
             let spec = spec_text(&name, w, cols, &file, &steps, repeat);
             let (report, cmd) = run_written(&dir, &name, &spec, &[(&file, &job)], opts, log)?;
@@ -559,10 +563,7 @@ mod tests {
             std::fs::write(dir.join("job.fio"), scaled(w.job, Scale::Quick)).unwrap();
             for scale in [Scale::Full, Scale::Quick] {
                 let steps = scaled(w.steps.unwrap_or(""), scale);
-                for cols in [
-                    COLUMNS.iter().filter(|c| c.tunables.is_empty()).collect::<Vec<_>>(),
-                    COLUMNS.iter().filter(|c| !c.tunables.is_empty()).collect(),
-                ] {
+                for (_, cols) in groups() {
                     let text = spec_text(w.name, w, &cols, "job.fio", &steps, 3);
                     let spec = crate::spec::Spec::parse(&dir.join("kernel-peers.toml"), &text)
                         .unwrap_or_else(|e| panic!("{}: {e}\n{text}", w.name));
