@@ -170,10 +170,7 @@ fn stream_elevator_survives_200_switches_under_verifying_fio_on_two_queues() {
     // and four rounds in about 30 s of switching)
     let switching = step_out(&results, 1);
     eprintln!("switch: {switching}");
-    assert!(
-        switching.contains("200 switches, last to") && switching.contains("[stream]"),
-        "{switching}"
-    );
+    assert!(switching.contains("200 switches, last to") && switching.contains("[stream]"), "{switching}");
     let rounds: usize = switching
         .lines()
         .find_map(|l| l.strip_prefix("fio rounds: "))

@@ -52,6 +52,10 @@ impl Model for SimModel {
                 ios: j.read.total_ios + j.write.total_ios,
                 disk_time_ns: j.disk_time_ns,
                 first_byte: first.get(i).copied().filter(|&b| b != u64::MAX).unwrap_or(0),
+                clat_p99_ns: {
+                    let d = if j.read.total_ios > 0 { &j.read } else { &j.write };
+                    d.clat_ns.percentile.get("99.000000").copied().unwrap_or(0)
+                },
             })
             .collect();
         Ok(ModelRun { bw_bytes: r.aggregate.bw_bytes as f64, jobs })
@@ -77,6 +81,8 @@ mod tests {
         assert_eq!(r.jobs.len(), 2);
         assert_eq!(r.jobs.iter().map(|j| j.first_byte).collect::<Vec<_>>(), vec![0, 10 << 30]);
         assert!(r.jobs.iter().all(|j| j.io_bytes == 8 << 20 && j.ios == 2048 && j.disk_time_ns > 0));
+        // a 4 KiB read costs at least its transfer, and a random one far less than a second
+        assert!(r.jobs.iter().all(|j| j.clat_p99_ns > 10_000 && j.clat_p99_ns < 1_000_000_000), "{r:?}");
         assert!(r.bw_bytes > 0.0);
         let bad = ModelQuery { tunables: vec![("nope".into(), "1".into())], ..q.clone() };
         assert!(SimModel.fio(job, &bad).is_err());

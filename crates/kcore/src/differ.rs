@@ -402,11 +402,15 @@ impl Run<'_> {
         }
         let dropped = self.c.stat("parents_dropped");
         if dropped > 0 {
-            return Err(self.diverged(format!("the C core dropped {dropped} parents (more than SS_MAX_PARENTS)")));
+            return Err(
+                self.diverged(format!("the C core dropped {dropped} parents (more than SS_MAX_PARENTS)"))
+            );
         }
         let (ins, mrg, dis) = (self.c.stat("inserted"), self.c.stat("merged"), self.c.stat("dispatched"));
         if ins != dis + mrg + self.c.queued() {
-            return Err(self.diverged(format!("C counters: inserted {ins} != dispatched {dis} + merged {mrg} + queued")));
+            return Err(self.diverged(format!(
+                "C counters: inserted {ins} != dispatched {dis} + merged {mrg} + queued"
+            )));
         }
         self.out.waits = rs["waits"];
         self.out.waits_caught = rs["children_dispatched"];

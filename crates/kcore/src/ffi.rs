@@ -41,10 +41,23 @@ macro_rules! api {
             fn $free(h: *mut Kc);
             fn $set_est(h: *mut Kc, dist: *const u64, ns: *const u64, n: u32) -> c_int;
             fn $est(h: *mut Kc, from: u64, to: u64) -> u64;
-            fn $arrive(h: *mut Kc, now: u64, id: u64, sector: u64, len: u32, dir: u32, try_merge: c_int)
-                -> c_longlong;
-            fn $decide(h: *mut Kc, now: u64, id: *mut u64, until: *mut u64, sector: *mut u64, len: *mut u32)
-                -> u32;
+            fn $arrive(
+                h: *mut Kc,
+                now: u64,
+                id: u64,
+                sector: u64,
+                len: u32,
+                dir: u32,
+                try_merge: c_int,
+            ) -> c_longlong;
+            fn $decide(
+                h: *mut Kc,
+                now: u64,
+                id: *mut u64,
+                until: *mut u64,
+                sector: *mut u64,
+                len: *mut u32,
+            ) -> u32;
             fn $completed(h: *mut Kc, now: u64, id: u64) -> c_int;
             fn $queued(h: *mut Kc) -> u64;
             fn $stats(h: *mut Kc, out: *mut u64, n: u32);
@@ -164,7 +177,15 @@ impl CCore {
     }
 
     /// Queue request `id`; the id it merged into, if any.
-    pub fn arrive(&mut self, now: u64, id: u64, sector: u64, len: u32, write: bool, merge: bool) -> Option<u64> {
+    pub fn arrive(
+        &mut self,
+        now: u64,
+        id: u64,
+        sector: u64,
+        len: u32,
+        write: bool,
+        merge: bool,
+    ) -> Option<u64> {
         // SAFETY: a live handle; the shim copies the scalars into memory it owns.
         let r = unsafe { (self.1.arrive)(self.0, now, id, sector, len, write as u32, merge as c_int) };
         assert!(r >= 0, "kc_arrive: out of memory");

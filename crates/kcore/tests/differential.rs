@@ -12,7 +12,10 @@ use headway_sched::Settings;
 use headway_sim::{fio, simulate_logged, ContextMode, RunSpec, SimConfig};
 
 fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v}: not a number"))).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v}: not a number")))
+        .unwrap_or(default)
 }
 
 /// Runs seeds `from..from + n` on two threads; the first divergence, or the summed outcome.
@@ -54,7 +57,8 @@ fn sweep(from: u64, n: u64, mutate: impl Fn(&mut Config) + Sync) -> Result<Outco
 fn generated_sequences_decide_alike() {
     let n = env_u64("HEADWAY_KCORE_SEQUENCES", 10_000);
     let from = env_u64("HEADWAY_KCORE_SEED", 0);
-    let sum = sweep(from, n, |_| {}).unwrap_or_else(|e| panic!("the C core and the Rust model differ at {e}"));
+    let sum =
+        sweep(from, n, |_| {}).unwrap_or_else(|e| panic!("the C core and the Rust model differ at {e}"));
     eprintln!("{n} sequences: {sum:?}");
     // The sequences reach what matters: waits that catch their child, second chances,
     // merges, and thousands of events a sequence on average.
@@ -118,16 +122,20 @@ fn simulated(job: &str, shrink: &[(&str, &str)]) -> Vec<Record> {
         },
     };
     let mut out = Vec::new();
-    simulate_logged(&cfg, |_, _| {}, |_, r| {
-        out.push(Record {
-            job: r.job_index,
-            write: r.dir == headway_sched::Dir::Write,
-            offset: r.offset,
-            bytes: r.bytes,
-            submit_ns: r.submit_ns,
-            complete_ns: r.complete_ns,
-        })
-    })
+    simulate_logged(
+        &cfg,
+        |_, _| {},
+        |_, r| {
+            out.push(Record {
+                job: r.job_index,
+                write: r.dir == headway_sched::Dir::Write,
+                offset: r.offset,
+                bytes: r.bytes,
+                submit_ns: r.submit_ns,
+                complete_ns: r.complete_ns,
+            })
+        },
+    )
     .expect("simulation runs");
     assert!(!out.is_empty(), "{job}: no requests logged");
     out

@@ -35,6 +35,9 @@ pub struct ModelJob {
     pub disk_time_ns: u64,
     /// The lowest byte offset the job touched.
     pub first_byte: u64,
+    /// The 99th percentile of its completion latencies, ns (reads', or writes' when it
+    /// only writes).
+    pub clat_p99_ns: u64,
 }
 
 /// A simulated run: aggregate throughput and each job clone, in the job file's order

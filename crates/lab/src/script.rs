@@ -353,7 +353,8 @@ mod tests {
 
     #[test]
     fn a_point_sets_only_its_own_schedulers_tunables_and_the_queues() {
-        let t = vec![("low_latency".to_string(), Value::Int(0)), ("read_ahead_kb".to_string(), Value::Int(512))];
+        let t =
+            vec![("low_latency".to_string(), Value::Int(0)), ("read_ahead_kb".to_string(), Value::Int(512))];
         let render = |g| {
             InitScript {
                 disks: 1,

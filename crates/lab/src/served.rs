@@ -59,6 +59,9 @@ pub struct WorkloadCounts {
     pub drive_read_bytes: u64,
     pub drive_writes: u64,
     pub drive_write_bytes: u64,
+    /// Commands that did not start where the drive's previous command ended (in dispatch
+    /// order): the drive's seeks, as a sequential-or-not count.
+    pub seeks: u64,
 }
 
 /// Response times over a window: at the server (a request's arrival to its completion:
@@ -183,8 +186,8 @@ impl Served {
         let window = self.window(begins, ends);
         let (from, to) = window.unwrap_or((0, u64::MAX));
         let mut c = WorkloadCounts { marked: window.is_some(), ..WorkloadCounts::default() };
-        // dispatch time -> (write, bytes) of the command
-        let mut commands: BTreeMap<u64, (bool, u64)> = BTreeMap::new();
+        // dispatch time -> (write, bytes, first sector, end sector) of the command
+        let mut commands: BTreeMap<u64, (bool, u64, u64, u64)> = BTreeMap::new();
         let mut first = u64::MAX;
         let mut last = 0;
         for r in &self.requests {
@@ -201,10 +204,18 @@ impl Served {
                 }
             }
             if r.dispatch_ns > from && r.dispatch_ns < to {
-                commands.entry(r.dispatch_ns).or_insert((r.write, 0)).1 += bytes;
+                let cmd = commands.entry(r.dispatch_ns).or_insert((r.write, 0, u64::MAX, 0));
+                cmd.1 += bytes;
+                cmd.2 = cmd.2.min(r.sector);
+                cmd.3 = cmd.3.max(r.sector + r.sectors);
             }
         }
-        for (write, bytes) in commands.into_values() {
+        let mut end: Option<u64> = None;
+        for (write, bytes, start, stop) in commands.into_values() {
+            if end.is_some_and(|e| e != start) {
+                c.seeks += 1;
+            }
+            end = Some(stop);
             if write {
                 c.drive_writes += 1;
                 c.drive_write_bytes += bytes;
@@ -509,6 +520,10 @@ mod tests {
         let all = s.workload(&[7], &[6]);
         assert!(!all.marked);
         assert_eq!((all.reads, all.writes, all.drive_reads, all.drive_writes), (4, 3, 3, 3));
+        // in the window the merged read (0-16) runs on into the write at 16: no seek; over
+        // the whole trace, 8 -> 99, 107 -> 0, 32 -> 98 and 106 -> 0 are
+        assert_eq!(c.seeks, 0);
+        assert_eq!(all.seeks, 4);
     }
 
     #[test]
