@@ -99,9 +99,9 @@ const WORKLOADS: [Workload; 6] = [
     },
 ];
 
-const LONE_READER: &str = include_str!("../../../../experiments/lab/lone-reader.fio");
+pub(super) const LONE_READER: &str = include_str!("../../../../experiments/lab/lone-reader.fio");
 /// Boots of the lone reader; its median cost is taken.
-const LONE_REPEATS: u32 = 3;
+pub(super) const LONE_REPEATS: u32 = 3;
 
 /// `job` with `runtime=` shortened for a quick look.
 fn scaled(job: &str, scale: Scale) -> String {

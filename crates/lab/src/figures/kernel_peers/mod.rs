@@ -8,7 +8,10 @@
 //! schedulers `none`, `mq-deadline`, `kyber`, `bfq`, `bfq` with `low_latency=0` and the
 //! `stream` elevator (kernel/), repeated; and beside each point, the same job file in the
 //! simulator under headway's scheduler of that name on the same drive model (the guest's
-//! virtio queue in front of a one-command drive in arrival order, as `peers-kernel`).
+//! virtio queue in front of a one-command drive in arrival order, as `peers-kernel`), each
+//! request costing the model's one CPU what a lone direct reader costs the guest beyond the
+//! model (measured first, [`calibrate`]): under TCG a guest's CPU between requests decides
+//! how long a stream's next request takes to come, which is what a waiting scheduler bets on.
 //!
 //! The workloads, by class (the verdicts are in [`verdict`]):
 //! - process information present: par-read buffered and direct, the AS paper's
@@ -268,7 +271,9 @@ pub(super) fn setting() -> String {
         "Real Linux 6.1 guests (Debian's cloud kernel, TCG) on headway serve's emulated \
          wd5000aaks, host noop; guest schedulers {}; the simulator beside each point under \
          headway's scheduler of the same name (drive taking 32 commands in arrival order, one under \
-         stream, whose elevator keeps one request in the device). \
+         stream, whose elevator keeps one request in the device), each request costing the model's one \
+         CPU what a lone direct reader costs the guest beyond the model (cpu_per_request, measured \
+         first). \
          Workloads: {}.",
         COLUMNS.iter().map(|c| c.label).collect::<Vec<_>>().join(", "),
         WORKLOADS
@@ -290,11 +295,17 @@ pub fn model_queue_depth(c: &Column) -> u32 {
     }
 }
 
-fn query(c: &Column, context: Option<&str>) -> ModelQuery {
+/// The model's run under `c`, each request costing the guest's one CPU `cpu_ns` (the lone
+/// reader's calibration, as `peers-kernel`).
+fn query(c: &Column, context: Option<&str>, cpu_ns: u64) -> ModelQuery {
+    let mut tunables: Vec<(String, String)> = c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    if cpu_ns > 0 {
+        tunables.push(("cpu_per_request".into(), format!("{cpu_ns}ns")));
+    }
     ModelQuery {
         disk: "wd5000aaks".into(),
         scheduler: c.model.into(),
-        tunables: c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        tunables,
         queue_depth: model_queue_depth(c),
         fcfs: true,
         context: context.map(str::to_string),
@@ -428,6 +439,7 @@ fn kernel_peers(
     let dir = opts.out.join("kernel-peers");
     let mut commands = Vec::new();
     let mut points = Vec::new();
+    let cpu_ns = calibrate(scale, opts, &dir, model, &mut commands, log)?;
     let only = chosen(std::env::var("HEADWAY_KERNEL_PEERS").ok().as_deref())?;
     for w in WORKLOADS.iter().filter(|w| only.as_ref().is_none_or(|o| o.contains(&w.name))) {
         let file = format!("{}.fio", w.name);
@@ -460,7 +472,7 @@ fn kernel_peers(
                 };
                 let model_value = match sim {
                     Ok((j, ctx)) => {
-                        let r = model.fio(&scaled(j, scale), &query(c, ctx)).map_err(|e| LabError::Tool {
+                        let r = model.fio(&scaled(j, scale), &query(c, ctx, cpu_ns)).map_err(|e| LabError::Tool {
                             what: format!("the model's run of {name}"),
                             msg: e,
                         })?;
@@ -496,7 +508,39 @@ fn kernel_peers(
             }
         }
     }
-    Ok(figures(scale, commands, &points))
+    Ok(figures(scale, commands, cpu_ns, &points))
+}
+
+/// What a request costs the guest outside the model: `peers-kernel`'s lone reader (one
+/// direct sequential reader, guest `none`, model `noop`), its guest cycle less the model's,
+/// the median of its repeats. A property of the guest and the emulator, not of a scheduler:
+/// no scheduler's result is fitted.
+fn calibrate(
+    scale: Scale,
+    opts: &LabOptions,
+    dir: &std::path::Path,
+    model: &dyn Model,
+    commands: &mut Vec<String>,
+    log: &mut dyn FnMut(&str),
+) -> Result<u64, LabError> {
+    use super::peers_kernel::{overhead_ns, LONE_READER, LONE_REPEATS};
+    let lone = scaled(LONE_READER, scale).replace("runtime=10s", "runtime=5s");
+    let lone = if scale == Scale::Full { LONE_READER.to_string() } else { lone };
+    let spec = format!(
+        "# kernel-peers: the lone reader (the model's cpu_per_request)\nname = \"kernel-peers-lone-reader\"\n\
+         repeat = {LONE_REPEATS}\npairs = [[\"noop\", \"none\"]]\n[guest]\nfs = \"raw\"\nmemory_mb = 512\n\
+         [headway]\ndisk = \"wd5000aaks\"\n[workload]\nfio = \"lone-reader.fio\"\n"
+    );
+    let (cal, cmd) = run_written(dir, "lone-reader", &spec, &[("lone-reader.fio", &lone)], opts, log)?;
+    commands.push(cmd);
+    let none = COLUMNS.iter().find(|c| c.label == "none").expect("a none column");
+    let tool = |e: String| LabError::Tool { what: "the model's run of the lone reader".into(), msg: e };
+    let m = model.fio(&lone, &query(none, None, 0)).map_err(tool)?;
+    let mut costs = cal.runs.iter().map(|r| overhead_ns(r, &m)).collect::<Result<Vec<u64>, String>>().map_err(tool)?;
+    costs.sort_unstable();
+    let cpu = *costs.get(costs.len() / 2).ok_or_else(|| LabError::Missing { what: "the lone reader's runs".into() })?;
+    log(&format!("a request costs the guest {:.0} us outside the model", cpu as f64 / 1e3));
+    Ok(cpu)
 }
 
 /// The workloads `HEADWAY_KERNEL_PEERS` names (comma-separated; unset: all); an unknown name
@@ -520,8 +564,13 @@ fn chosen(names: Option<&str>) -> Result<Option<Vec<&'static str>>, LabError> {
 }
 
 /// The run's figures: everything, then one per class (pure: the tests feed it results).
-pub fn figures(scale: Scale, commands: Vec<String>, points: &[Point]) -> Vec<FigureData> {
+pub fn figures(scale: Scale, commands: Vec<String>, cpu_ns: u64, points: &[Point]) -> Vec<FigureData> {
     let labels: Vec<&str> = COLUMNS.iter().map(|c| c.label).collect();
+    let cpu_row = (
+        "the guest's cost per request outside the model (the lone reader's, the model's cpu_per_request)".to_string(),
+        format!("{:.0} us", cpu_ns as f64 / 1e3),
+        "measured once per run, no scheduler fitted".to_string(),
+    );
     let mut out = vec![verdict::figure_data(
         FIGURE.id.into(),
         FIGURE.title.into(),
@@ -549,6 +598,9 @@ pub fn figures(scale: Scale, commands: Vec<String>, points: &[Point]) -> Vec<Fig
             &of,
             points,
         ));
+    }
+    for f in &mut out {
+        f.rows.push(cpu_row.clone());
     }
     out
 }
@@ -757,18 +809,19 @@ mod tests {
             point("random-readers", Class::NoHarm, "mq-deadline", &[10.0], 10.0),
             point("random-readers", Class::NoHarm, "stream", &[10.0], 9.0),
         ];
-        let figs = figures(Scale::Quick, Vec::new(), &good);
+        let figs = figures(Scale::Quick, Vec::new(), 150_000, &good);
         let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["kernel-peers", "kernel-peers-present", "kernel-peers-no-harm"]);
         assert!(figs.iter().all(|f| f.outcome == Verdict::Matches), "{figs:?}");
         let mut bad = good.clone();
         bad[1].kernel = vec![20.0];
-        let figs = figures(Scale::Quick, Vec::new(), &bad);
+        let figs = figures(Scale::Quick, Vec::new(), 150_000, &bad);
         assert_eq!(figs[0].outcome, Verdict::Differs);
         assert!(figs[0].verdict.contains("not: par-read"), "{}", figs[0].verdict);
         assert_eq!(figs[1].outcome, Verdict::Differs);
         assert_eq!(figs[2].outcome, Verdict::Matches, "random-readers' class holds on its own");
         assert_eq!(figs[0].series.len(), COLUMNS.len());
+        assert!(figs.iter().all(|f| f.rows.last().is_some_and(|r| r.1 == "150 us")));
     }
 
     #[test]
