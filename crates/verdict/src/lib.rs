@@ -12,6 +12,8 @@
 
 use serde::Serialize;
 
+pub mod stream_paper;
+
 /// How a figure compares with its paper.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]

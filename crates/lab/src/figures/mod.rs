@@ -18,6 +18,10 @@
 //!   FTP-like readers in one guest, then in each of two guests.
 //! * `peers` — not a paper figure: Linux 6.1's schedulers in the guest (bfq, mq-deadline,
 //!   kyber) beside headway's on the server (stream, as, cfq).
+//! * `ss_elevator` — the Stream Scheduling paper's Figures 3, 4, 5 (multi-threads) and 7(a)
+//!   with the `stream` elevator in the guest against the guest's mq-deadline and none.
+//! * `kernel_peers` — not a paper figure: the `stream` elevator against Linux's own
+//!   schedulers in the same kernel, by workload class.
 //! * `peers_kernel` — not a paper figure: headway's models of bfq, mq-deadline and kyber
 //!   against the kernel's own on the same job files and drive model (throughput and each
 //!   job's share of the drive's time, two-sided).
@@ -39,6 +43,7 @@ mod iopath_queue;
 mod kernel_peers;
 mod peers;
 mod peers_kernel;
+mod ss_elevator;
 mod tpcb;
 mod xen;
 
@@ -122,6 +127,7 @@ pub fn figures() -> Vec<LabFigure> {
     v.push(peers::FIGURE);
     v.push(peers_kernel::FIGURE);
     v.push(kernel_peers::FIGURE);
+    v.extend(ss_elevator::FIGURES);
     v
 }
 

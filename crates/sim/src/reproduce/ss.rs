@@ -6,6 +6,10 @@ use super::{
     Status,
 };
 use crate::{ContextMode, SimError};
+pub use headway_verdict::stream_paper::{
+    fig3_as_noop, fig3_ss_over, fig4_statements, fig5_mt_ss_over_deadline, fig7a_statements, FIG4_THINKTIMES,
+    FIG7A_SLICES, FIG7A_THINKTIMES,
+};
 
 pub(super) fn figures() -> Vec<Figure> {
     vec![
@@ -103,17 +107,16 @@ impl Fig3Ratios {
 
 /// The paper's statements on Figure 3's par-read (000 §3.3): Noop reads 16.0 MB/s (band
 /// ±20%: 12.8-19.2); SS "about 3.2X throughput improvement over the other schedulers"
-/// (over Noop and over Deadline: band ±15%, 2.7-3.7x); Deadline "as low as Noop", AS and
-/// CFQ "degenerate into work-conserving schedulers such as Deadline" (0.85-1.15x Noop).
+/// (over Noop and over Deadline, [`fig3_ss_over`]); Deadline "as low as Noop", AS and CFQ
+/// "degenerate into work-conserving schedulers such as Deadline" ([`fig3_as_noop`]).
 pub fn fig3_statements(r: Fig3Ratios) -> Vec<Statement> {
-    let words = "about 3.2X over the other schedulers";
     vec![
         Statement::band("Noop throughput", r.noop_mbps, 16.0, 12.8, 19.2, "MB/s", "16.0MB/s for Noop"),
-        Statement::ratio("SS / Noop", r.stream, 3.2, 2.7, 3.7, words),
-        Statement::ratio("SS / Deadline", r.stream / r.deadline, 3.2, 2.7, 3.7, words),
-        Statement::range("Deadline / Noop", r.deadline, 0.85, 1.15, "as low as Noop"),
-        Statement::range("AS / Noop", r.as_, 0.85, 1.15, "degenerates into a work-conserving scheduler"),
-        Statement::range("CFQ / Noop", r.cfq, 0.85, 1.15, "degenerates into a work-conserving scheduler"),
+        fig3_ss_over("SS / Noop", r.stream),
+        fig3_ss_over("SS / Deadline", r.stream / r.deadline),
+        fig3_as_noop("Deadline / Noop", r.deadline, "as low as Noop"),
+        fig3_as_noop("AS / Noop", r.as_, "degenerates into a work-conserving scheduler"),
+        fig3_as_noop("CFQ / Noop", r.cfq, "degenerates into a work-conserving scheduler"),
     ]
 }
 
@@ -253,9 +256,6 @@ fn fig3_explanation(r: &crate::Report, q: &crate::Report, one: &crate::Report, c
 /// window, 32 reads: 8500 / 32 - 200 = 65.6.
 pub const FIG3_HOST_READ_US: u64 = 65;
 
-/// Figure 4's thinktimes (µs).
-pub const FIG4_THINKTIMES: [u64; 5] = [0, 50, 100, 200, 400];
-
 /// Figure 4's job at thinktime `tt` µs: (its path beside the report, its text).
 pub fn fig4_job(tt: u64) -> (String, String) {
     let text = exp("par-read-buffered.fio").replace("size=1g", "size=256m");
@@ -279,33 +279,6 @@ pub fn fig4_ratios(host_us: u64) -> Result<Vec<(u64, f64, crate::Report)>, SimEr
             Ok((tt, ratio, r))
         })
         .collect()
-}
-
-/// The paper's statements on Figure 4 (000 §3.3), given SS / Deadline at each of
-/// [`FIG4_THINKTIMES`]: "about 3.2X" at thinktime 0 (band 2.7-3.7x); the improvement
-/// "becomes increasingly small" as the thinktime grows (each ratio at most 5% above the
-/// one before); from 200 µs streams break and SS "behave\[s\] like Deadline" (0.85-1.15x at
-/// 200 and 400 µs).
-pub fn fig4_statements(ratios: &[(u64, f64)]) -> Vec<Statement> {
-    let mut v =
-        vec![Statement::ratio("thinktime 0: SS / Deadline", ratios[0].1, 3.2, 2.7, 3.7, "about 3.2X")];
-    let falling = ratios.windows(2).all(|w| w[1].1 <= w[0].1 * 1.05);
-    v.push(Statement::new(
-        "the advantage shrinks as the thinktime grows",
-        ratios.iter().map(|(t, r)| format!("{r:.2}x at {t} us")).collect::<Vec<_>>().join(", "),
-        "increasingly small (each at most 5% above the one before)",
-        falling,
-    ));
-    for &(t, r) in ratios.iter().filter(|(t, _)| *t >= 200) {
-        v.push(Statement::range(
-            format!("thinktime {t} us: SS / Deadline"),
-            r,
-            0.85,
-            1.15,
-            "streams break, SS behaves like Deadline",
-        ));
-    }
-    v
 }
 
 fn fig4(_scale: Scale) -> Result<Outcome, SimError> {
@@ -411,7 +384,7 @@ pub struct Fig5Ratios {
 /// improves" (1.5-3.7x), AS and CFQ "only limited, if any, improvements" (0.9-1.3x Noop).
 pub fn fig5_statements(mt: Fig5Ratios, pvfs: Fig5Ratios, xen: Fig5Ratios) -> Vec<Statement> {
     let mut v = vec![
-        Statement::range("multi-threads: SS / Deadline", mt.ss_dl, 2.0, 3.7, "more than doubles"),
+        fig5_mt_ss_over_deadline(mt.ss_dl),
         Statement::range("multi-threads: AS / Noop", mt.as_noop, 0.5, 0.99, "even worse than Noop"),
         Statement::range("multi-threads: CFQ / Noop", mt.cfq_noop, 0.5, 0.99, "even worse than Noop"),
         Statement::ratio("PVFS: SS / Deadline", pvfs.ss_dl, 1.87, 1.6, 2.15, "+87%"),
@@ -538,52 +511,6 @@ fn fig5_explanation(r: &[Fig5Ratios], f: &[Fig5Facts]) -> String {
         r[2].as_noop,
         r[2].cfq_noop,
     )
-}
-
-/// Figure 7(a)'s time slices (ms).
-pub const FIG7A_SLICES: [u64; 6] = [10, 25, 50, 100, 124, 200];
-/// Figure 7(a)'s thinktimes (µs): I/O-intensive, and less so.
-pub const FIG7A_THINKTIMES: [u64; 2] = [0, 100];
-
-/// The paper's statements on Figure 7(a) (000 §3.6), given stream:deadline's MB/s at each
-/// of [`FIG7A_SLICES`], per thinktime of [`FIG7A_THINKTIMES`] (the first the most
-/// I/O-intensive): words only. "the throughput improves with the increasing time slice"
-/// (no step down by more than 5%); "improves quickly ... before the time slice reaches
-/// 100ms" (100 ms at least 1.3x 10 ms, at thinktime 0); "after that ... only diminishing
-/// returns" (200 ms within 0.95-1.1x 124 ms); "the more I/O intensive ... the larger the
-/// improvement" (the 100-over-10 ms gain smaller at the larger thinktime).
-pub fn fig7a_statements(curves: &[Vec<f64>]) -> Vec<Statement> {
-    let gain = |v: &[f64]| v[3] / v[0];
-    let v = &curves[0];
-    let mut out = vec![Statement::new(
-        "throughput never falls as the slice grows",
-        curves.iter().flatten().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(", "),
-        "improves with the increasing time slice (no step down by more than 5%)",
-        curves.iter().all(|c| c.windows(2).all(|w| w[1] >= 0.95 * w[0])),
-    )];
-    out.push(Statement::range(
-        "thinktime 0: 100 ms slice / 10 ms",
-        gain(v),
-        1.3,
-        10.0,
-        "improves quickly before 100ms",
-    ));
-    out.push(Statement::range(
-        "thinktime 0: 200 ms slice / 124 ms",
-        v[5] / v[4],
-        0.95,
-        1.1,
-        "only diminishing returns",
-    ));
-    if let Some(slow) = curves.get(1) {
-        out.push(Statement::new(
-            "the gain from 10 to 100 ms: less I/O-intensive over thinktime 0",
-            format!("{:.2}x against {:.2}x", gain(slow), gain(v)),
-            "the more I/O intensive, the larger the improvement",
-            gain(slow) < gain(v),
-        ));
-    }
-    out
 }
 
 fn fig7a(_scale: Scale) -> Result<Outcome, SimError> {

@@ -298,7 +298,8 @@ pub fn model_queue_depth(c: &Column) -> u32 {
 /// The model's run under `c`, each request costing the guest's one CPU `cpu_ns` (the lone
 /// reader's calibration, as `peers-kernel`).
 fn query(c: &Column, context: Option<&str>, cpu_ns: u64) -> ModelQuery {
-    let mut tunables: Vec<(String, String)> = c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut tunables: Vec<(String, String)> =
+        c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     if cpu_ns > 0 {
         tunables.push(("cpu_per_request".into(), format!("{cpu_ns}ns")));
     }
@@ -472,9 +473,8 @@ fn kernel_peers(
                 };
                 let model_value = match sim {
                     Ok((j, ctx)) => {
-                        let r = model.fio(&scaled(j, scale), &query(c, ctx, cpu_ns)).map_err(|e| LabError::Tool {
-                            what: format!("the model's run of {name}"),
-                            msg: e,
+                        let r = model.fio(&scaled(j, scale), &query(c, ctx, cpu_ns)).map_err(|e| {
+                            LabError::Tool { what: format!("the model's run of {name}"), msg: e }
                         })?;
                         Ok(model_measure(w.measure, &r))
                     }
@@ -536,9 +536,12 @@ fn calibrate(
     let none = COLUMNS.iter().find(|c| c.label == "none").expect("a none column");
     let tool = |e: String| LabError::Tool { what: "the model's run of the lone reader".into(), msg: e };
     let m = model.fio(&lone, &query(none, None, 0)).map_err(tool)?;
-    let mut costs = cal.runs.iter().map(|r| overhead_ns(r, &m)).collect::<Result<Vec<u64>, String>>().map_err(tool)?;
+    let mut costs =
+        cal.runs.iter().map(|r| overhead_ns(r, &m)).collect::<Result<Vec<u64>, String>>().map_err(tool)?;
     costs.sort_unstable();
-    let cpu = *costs.get(costs.len() / 2).ok_or_else(|| LabError::Missing { what: "the lone reader's runs".into() })?;
+    let cpu = *costs
+        .get(costs.len() / 2)
+        .ok_or_else(|| LabError::Missing { what: "the lone reader's runs".into() })?;
     log(&format!("a request costs the guest {:.0} us outside the model", cpu as f64 / 1e3));
     Ok(cpu)
 }
@@ -567,7 +570,8 @@ fn chosen(names: Option<&str>) -> Result<Option<Vec<&'static str>>, LabError> {
 pub fn figures(scale: Scale, commands: Vec<String>, cpu_ns: u64, points: &[Point]) -> Vec<FigureData> {
     let labels: Vec<&str> = COLUMNS.iter().map(|c| c.label).collect();
     let cpu_row = (
-        "the guest's cost per request outside the model (the lone reader's, the model's cpu_per_request)".to_string(),
+        "the guest's cost per request outside the model (the lone reader's, the model's cpu_per_request)"
+            .to_string(),
         format!("{:.0} us", cpu_ns as f64 / 1e3),
         "measured once per run, no scheduler fitted".to_string(),
     );
