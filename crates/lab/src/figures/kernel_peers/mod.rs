@@ -125,7 +125,7 @@ const WORKLOADS: [Workload; 13] = [
         memory_mb: 512,
         work: Work::Fio(lab!("par-read-ext4.fio")),
         measure: Measure::Bandwidth,
-        sim: Sim::Same,
+        sim: Sim::Job(lab!("par-read-ext4-model.fio"), None),
         what: "four processes, buffered sequential 4 KiB reads of their own 256 MiB files on ext4",
     },
     Workload {
@@ -135,7 +135,7 @@ const WORKLOADS: [Workload; 13] = [
         memory_mb: 512,
         work: Work::Fio(lab!("par-read-direct.fio")),
         measure: Measure::Bandwidth,
-        sim: Sim::Same,
+        sim: Sim::Job(lab!("par-read-direct-model.fio"), None),
         what: "four processes, direct sequential 4 KiB reads of their own 256 MiB files on ext4",
     },
     Workload {
