@@ -229,13 +229,21 @@ static void sg_request_merged(struct request_queue *q, struct request *rq,
 		ss_resize(&sd->core, &g->s, blk_rq_pos(rq), blk_rq_sectors(rq));
 }
 
-/* next was merged into rq; next will be freed. */
+/*
+ * next was merged into rq; next will be freed. It leaves the merge hash here:
+ * blk-mq's insert merge goes on merging the grown request into the one before
+ * it, so next may be a queued, hashed request, and a freed request left in the
+ * hash is found by the next lookup.
+ */
 static void sg_requests_merged(struct request_queue *q, struct request *rq,
 			       struct request *next)
 {
 	struct sg_data *sd = q->elevator->elevator_data;
 	struct sg_rq *g = sg_of(rq), *n = sg_of(next);
 
+	elv_rqhash_del(q, next);
+	if (q->last_merge == next)
+		q->last_merge = NULL;
 	if (g && n) {
 		ss_absorb(&sd->core, &g->s, &n->s);	/* counted by the core */
 	} else {

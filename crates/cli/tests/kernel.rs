@@ -107,6 +107,17 @@ fn verifies_and_unloads(flavour: &str, release_prefix: &str) {
     assert!(kernel.starts_with(release_prefix), "{kernel}");
     assert_eq!(run["lab"]["guest_scheduler"], "stream");
     assert_eq!(std::fs::read_to_string(results.join("status")).unwrap().trim(), "ok");
+    // requests merged into queued requests (the chained insert merge that freed a hashed
+    // request before the fix: a BUG in elv_rqhash_find within seconds)
+    let gaps = step_out(&results, 0);
+    let merged: u64 = gaps
+        .lines()
+        .find_map(|l| l.strip_prefix("gaps: merged="))
+        .unwrap_or_else(|| panic!("no merge count: {gaps}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(merged > 0, "{gaps}");
     // the two rounds of fio: six jobs each, all verified (fio exits non-zero otherwise,
     // which fails its step: this reads its report as well)
     assert_fio_verified(&step_out(&results, 1), 6, "first fio");
