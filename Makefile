@@ -32,6 +32,15 @@ deps: kmod-deps
 		{ $(SUDO) apt-get update && V=$$(apt-cache policy qemu-system-x86 | awk '/Candidate/{print $$2}') && \
 		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends --allow-downgrades \
 		    nbdkit libnbd-bin python3-libnbd fonts-dejavu-core libssl-dev pkg-config openssl blktrace gnuplot-nox python3-six qemu-system-x86=$$V qemu-utils=$$V $(LAB_PACKAGES); }
+	@# kernel-peers' NFS workload copies the NFS server's and client's programs into a guest:
+	@# installed with service starts refused (a policy-rc.d of our own while none exists), so
+	@# nothing serves NFS on this machine (on a systemd host the units stay enabled:
+	@# `systemctl disable nfs-server` if unwanted)
+	@{ command -v rpc.nfsd && command -v rpc.mountd && command -v exportfs && command -v mount.nfs; } >/dev/null 2>&1 || \
+		{ echo "deps: installing nfs-kernel-server and nfs-common (the lab's NFS workload), services not started"; \
+		  p=/usr/sbin/policy-rc.d; made=; if [ ! -e $$p ]; then printf '#!/bin/sh\nexit 101\n' | $(SUDO) tee $$p >/dev/null && $(SUDO) chmod +x $$p && made=1; fi; \
+		  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nfs-kernel-server nfs-common; rc=$$?; \
+		  [ -z "$$made" ] || $(SUDO) rm -f $$p; exit $$rc; }
 
 # The kernel face: stream-iosched.ko, the `stream` blk-mq elevator (kernel/), built out of
 # tree for the lab's Debian kernels (cloud: linux-image-cloud-amd64, 6.1; cloud-6.12: the

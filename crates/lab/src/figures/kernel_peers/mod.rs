@@ -17,7 +17,8 @@
 //! - process information present: par-read buffered and direct, the AS paper's
 //!   alternate-block readers;
 //! - missing or misleading: one process reading four files round robin; four readers whose
-//!   requests fio's offload threads submit; four readers of files on a loop device;
+//!   requests fio's offload threads submit; four readers of files on a loop device; four NFS
+//!   mounts of the guest's own NFS server (nfsd's threads issue the disk's requests);
 //! - no harm expected: four random readers, PostMark SS, SQLite TPC-B (as-fig11's steps), a
 //!   buffered writer beside two readers (with each side alone);
 //! - an interactive reader (20 random reads a second) beside four sequential readers: its
@@ -117,7 +118,7 @@ macro_rules! lab {
 
 const NOT_FIO: &str = "the simulator runs fio job files; this is a program in the guest";
 
-const WORKLOADS: [Workload; 13] = [
+const WORKLOADS: [Workload; 14] = [
     Workload {
         name: "par-read",
         class: Class::Present,
@@ -177,6 +178,16 @@ const WORKLOADS: [Workload; 13] = [
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("offload-model.fio"), Some("none")),
         what: "four sequential readers of files in an ext4 image on a loop device (the loop worker issues the disk's requests)",
+    },
+    Workload {
+        name: "nfs",
+        class: Class::Missing,
+        fs: "ext4",
+        memory_mb: 512,
+        work: Work::Steps(lab!("nfs-readers.toml"), &["nfsd", "nfsv4"]),
+        measure: Measure::Bandwidth,
+        sim: Sim::Job(lab!("nfs-model.fio"), Some("pool:8")),
+        what: "the kernel NFS server in the guest, four loopback NFSv4 mounts each reading its own 256 MiB file (nfsd's threads issue the disk's requests)",
     },
     Workload {
         name: "random-readers",
@@ -799,7 +810,17 @@ mod tests {
                 }
             }
             if let Work::Steps(section, _) = w.work {
-                assert!(scaled(section, Scale::Quick).contains("--size=64m --numjobs=4 --runtime=8s"));
+                let quick = scaled(section, Scale::Quick);
+                assert!(
+                    quick.contains("runtime=8s") && !quick.contains("runtime=20s"),
+                    "{}: {quick}",
+                    w.name
+                );
+                assert!(
+                    quick.contains("--size=64m") && !quick.contains("--size=256m"),
+                    "{}: {quick}",
+                    w.name
+                );
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
