@@ -104,6 +104,11 @@ struct Workload {
     class: Class,
     fs: &'static str,
     memory_mb: u32,
+    /// The emulated drive, and the commands it holds and reorders at once.
+    disk: &'static str,
+    drive_depth: u32,
+    /// The stream elevator's tunables for this workload (in the specs that run it).
+    stream_tunables: &'static [(&'static str, &'static str)],
     work: Work,
     measure: Measure,
     sim: Sim,
@@ -118,12 +123,15 @@ macro_rules! lab {
 
 const NOT_FIO: &str = "the simulator runs fio job files; this is a program in the guest";
 
-const WORKLOADS: [Workload; 14] = [
+const WORKLOADS: [Workload; 15] = [
     Workload {
         name: "par-read",
         class: Class::Present,
         fs: "ext4",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("par-read-ext4.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("par-read-ext4-model.fio"), None),
@@ -134,16 +142,35 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Present,
         fs: "ext4",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("par-read-direct.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("par-read-direct-model.fio"), None),
         what: "four processes, direct sequential 4 KiB reads of their own 256 MiB files on ext4",
     },
     Workload {
+        name: "par-read-queueing",
+        class: Class::Present,
+        fs: "ext4",
+        memory_mb: 512,
+        disk: "cheetah-15k3",
+        drive_depth: 4,
+        stream_tunables: &[("device_depth", "4")],
+        work: Work::Fio(lab!("par-read-ext4.fio")),
+        measure: Measure::Bandwidth,
+        sim: Sim::Job(lab!("par-read-ext4-model.fio"), None),
+        what: "par-read on a queueing drive: the emulated cheetah-15k3 holding and reordering four commands, the stream elevator keeping four in it (device_depth 4: tail mode)",
+    },
+    Workload {
         name: "alternate",
         class: Class::Present,
         fs: "raw",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("alternate-timed.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Same,
@@ -154,6 +181,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Missing,
         fs: "ext4",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("one-process.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("one-process-model.fio"), None),
@@ -164,6 +194,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Missing,
         fs: "ext4",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("offload.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("offload-model.fio"), Some("pool:4")),
@@ -174,6 +207,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Missing,
         fs: "ext4",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Steps(lab!("loop-readers.toml"), &["loop"]),
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("offload-model.fio"), Some("none")),
@@ -184,6 +220,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Missing,
         fs: "ext4",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Steps(lab!("nfs-readers.toml"), &["nfsd", "nfsv4"]),
         measure: Measure::Bandwidth,
         sim: Sim::Job(lab!("nfs-model.fio"), Some("pool:8")),
@@ -194,6 +233,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::NoHarm,
         fs: "raw",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("random-readers.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Same,
@@ -204,6 +246,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::NoHarm,
         fs: "ext4",
         memory_mb: 256,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Postmark,
         measure: Measure::Postmark,
         sim: Sim::Cannot(NOT_FIO),
@@ -214,6 +259,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::NoHarm,
         fs: "ext4",
         memory_mb: 256,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Tpcb,
         measure: Measure::Queries,
         sim: Sim::Cannot(NOT_FIO),
@@ -224,6 +272,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Starvation,
         fs: "raw",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("writer-readers.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Same,
@@ -234,6 +285,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Alone,
         fs: "raw",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("writer-alone.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Same,
@@ -244,6 +298,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Alone,
         fs: "raw",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("readers-alone.fio")),
         measure: Measure::Bandwidth,
         sim: Sim::Same,
@@ -254,6 +311,9 @@ const WORKLOADS: [Workload; 14] = [
         class: Class::Interactive,
         fs: "raw",
         memory_mb: 512,
+        disk: "wd5000aaks",
+        drive_depth: 1,
+        stream_tunables: &[],
         work: Work::Fio(lab!("interactive.fio")),
         measure: Measure::P99("interactive"),
         sim: Sim::Same,
@@ -308,18 +368,21 @@ pub fn model_queue_depth(c: &Column) -> u32 {
 
 /// The model's run under `c`, each request costing the guest's one CPU `cpu_ns` (the lone
 /// reader's calibration, as `peers-kernel`).
-fn query(c: &Column, context: Option<&str>, cpu_ns: u64) -> ModelQuery {
+fn query(w: &Workload, c: &Column, context: Option<&str>, cpu_ns: u64) -> ModelQuery {
     let mut tunables: Vec<(String, String)> =
         c.tunables.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     if cpu_ns > 0 {
         tunables.push(("cpu_per_request".into(), format!("{cpu_ns}ns")));
     }
+    // a queueing drive reorders its commands itself, whoever fills it
+    let (queue_depth, fcfs) =
+        if w.drive_depth > 1 { (w.drive_depth, false) } else { (model_queue_depth(c), true) };
     ModelQuery {
-        disk: "wd5000aaks".into(),
+        disk: w.disk.into(),
         scheduler: c.model.into(),
         tunables,
-        queue_depth: model_queue_depth(c),
-        fcfs: true,
+        queue_depth,
+        fcfs,
         context: context.map(str::to_string),
     }
 }
@@ -355,14 +418,20 @@ fn spec_text(name: &str, w: &Workload, columns: &[&Column], section: &str, repea
             modules.iter().map(|m| format!("\"{m}\"")).collect::<Vec<_>>().join(", ")
         );
     }
-    let tunables: Vec<_> = columns.iter().flat_map(|c| c.tunables.iter()).collect();
+    let stream = columns.iter().any(|c| c.guest == "stream");
+    let own = if stream { w.stream_tunables } else { &[] };
+    let tunables: Vec<_> = columns.iter().flat_map(|c| c.tunables.iter()).chain(own).collect();
     if !tunables.is_empty() {
         t += "[guest.tunables]\n";
         for (k, v) in tunables {
             t += &format!("{k} = {v}\n");
         }
     }
-    t + "[headway]\ndisk = \"wd5000aaks\"\n" + section
+    t += &format!("[headway]\ndisk = \"{}\"\n", w.disk);
+    if w.drive_depth > 1 {
+        t += &format!("queue_depth = {}\n", w.drive_depth);
+    }
+    t + section
 }
 
 /// The columns by spec: those without tunables share one, bfq with `low_latency=0` has its
@@ -484,7 +553,7 @@ fn kernel_peers(
                 };
                 let model_value = match sim {
                     Ok((j, ctx)) => {
-                        let r = model.fio(&scaled(j, scale), &query(c, ctx, cpu_ns)).map_err(|e| {
+                        let r = model.fio(&scaled(j, scale), &query(w, c, ctx, cpu_ns)).map_err(|e| {
                             LabError::Tool { what: format!("the model's run of {name}"), msg: e }
                         })?;
                         Ok(model_measure(w.measure, &r))
@@ -546,7 +615,7 @@ fn calibrate(
     commands.push(cmd);
     let none = COLUMNS.iter().find(|c| c.label == "none").expect("a none column");
     let tool = |e: String| LabError::Tool { what: "the model's run of the lone reader".into(), msg: e };
-    let m = model.fio(&lone, &query(none, None, 0)).map_err(tool)?;
+    let m = model.fio(&lone, &query(&WORKLOADS[0], none, None, 0)).map_err(tool)?;
     let mut costs =
         cal.runs.iter().map(|r| overhead_ns(r, &m)).collect::<Result<Vec<u64>, String>>().map_err(tool)?;
     costs.sort_unstable();
@@ -847,6 +916,25 @@ mod tests {
         assert_eq!(figs[2].outcome, Verdict::Matches, "random-readers' class holds on its own");
         assert_eq!(figs[0].series.len(), COLUMNS.len());
         assert!(figs.iter().all(|f| f.rows.last().is_some_and(|r| r.1 == "150 us")));
+    }
+
+    #[test]
+    fn the_queueing_drive_is_set_for_every_scheduler_and_deepened_for_stream_only() {
+        let w = WORKLOADS.iter().find(|w| w.name == "par-read-queueing").unwrap();
+        let [(_, main), (_, ll0)] = groups();
+        let a = spec_text(w.name, w, &main, "[workload]\nfio = \"j.fio\"\n", 1);
+        let b = spec_text(w.name, w, &ll0, "[workload]\nfio = \"j.fio\"\n", 1);
+        for t in [&a, &b] {
+            assert!(t.contains("disk = \"cheetah-15k3\"\nqueue_depth = 4\n"), "{t}");
+        }
+        assert!(a.contains("device_depth = 4") && !b.contains("device_depth"), "{a}\n{b}");
+        let stream = COLUMNS.iter().find(|c| c.label == "stream").unwrap();
+        let q = query(w, stream, None, 1000);
+        assert_eq!((q.disk.as_str(), q.queue_depth, q.fcfs), ("cheetah-15k3", 4, false));
+        assert!(q.tunables.contains(&("cpu_per_request".to_string(), "1000ns".to_string())));
+        let q = query(&WORKLOADS[0], stream, None, 0);
+        assert_eq!((q.disk.as_str(), q.queue_depth, q.fcfs), ("wd5000aaks", 1, true));
+        assert!(q.tunables.is_empty());
     }
 
     #[test]
