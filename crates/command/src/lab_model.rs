@@ -58,7 +58,13 @@ impl Model for SimModel {
                 },
             })
             .collect();
-        Ok(ModelRun { bw_bytes: r.aggregate.bw_bytes as f64, jobs })
+        let d = &r.device;
+        let mean_service_ns = if d.requests > 0 {
+            d.utilization * r.aggregate.runtime_ns as f64 / d.requests as f64
+        } else {
+            0.0
+        };
+        Ok(ModelRun { bw_bytes: r.aggregate.bw_bytes as f64, jobs, mean_service_ns })
     }
 }
 
@@ -84,6 +90,9 @@ mod tests {
         // a 4 KiB read costs at least its transfer, and a random one far less than a second
         assert!(r.jobs.iter().all(|j| j.clat_p99_ns > 10_000 && j.clat_p99_ns < 1_000_000_000), "{r:?}");
         assert!(r.bw_bytes > 0.0);
+        // a 4 KiB command takes at least its transfer off the media (about 40 us at 100 MB/s) and
+        // at most a full-stroke seek and a revolution (under 30 ms on this drive)
+        assert!(r.mean_service_ns > 40e3 && r.mean_service_ns < 30e6, "{}", r.mean_service_ns);
         let bad = ModelQuery { tunables: vec![("nope".into(), "1".into())], ..q.clone() };
         assert!(SimModel.fio(job, &bad).is_err());
         assert!(

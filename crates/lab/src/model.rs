@@ -46,6 +46,8 @@ pub struct ModelJob {
 pub struct ModelRun {
     pub bw_bytes: f64,
     pub jobs: Vec<ModelJob>,
+    /// The drive's mean time a command (its busy time over its commands), ns.
+    pub mean_service_ns: f64,
 }
 
 /// The simulator, as the lab sees it.

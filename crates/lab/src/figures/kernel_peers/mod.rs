@@ -479,6 +479,12 @@ fn unit(m: Measure) -> &'static str {
     }
 }
 
+/// The emulated drive's mean time a command over the run (every server), ms.
+fn mean_service_ms(run: &LabRun) -> Option<f64> {
+    let all: Vec<u64> = run.server.iter().flat_map(|s| s.served.service_ns.iter().copied()).collect();
+    (!all.is_empty()).then(|| all.iter().sum::<u64>() as f64 / all.len() as f64 / 1e6)
+}
+
 /// MB/s of each fio job name of a run, in first-seen order.
 fn job_parts(run: &LabRun) -> Vec<(String, f64)> {
     let mut v: Vec<(String, f64)> = Vec::new();
@@ -551,14 +557,14 @@ fn kernel_peers(
                     (Sim::Cannot(why), _) => Err(why.to_string()),
                     (Sim::Same, _) => Err(NOT_FIO.to_string()),
                 };
-                let model_value = match sim {
+                let (model_value, model_service) = match sim {
                     Ok((j, ctx)) => {
                         let r = model.fio(&scaled(j, scale), &query(w, c, ctx, cpu_ns)).map_err(|e| {
                             LabError::Tool { what: format!("the model's run of {name}"), msg: e }
                         })?;
-                        Ok(model_measure(w.measure, &r))
+                        (Ok(model_measure(w.measure, &r)), Some(r.mean_service_ns / 1e6))
                     }
-                    Err(why) => Err(why),
+                    Err(why) => (Err(why), None),
                 };
                 let mut parts: Vec<(String, Vec<f64>)> = Vec::new();
                 for r in &runs {
@@ -584,6 +590,8 @@ fn kernel_peers(
                     counters: (c.guest == "stream")
                         .then(|| (counter("waits_caught"), counter("waits_expired"), counter("streams"))),
                     seeks: runs.iter().map(|r| r.server.iter().map(|s| s.workload.seeks).sum()).collect(),
+                    service_ms: runs.iter().filter_map(|r| mean_service_ms(r)).collect(),
+                    model_service_ms: model_service,
                 });
             }
         }
@@ -691,7 +699,7 @@ pub fn figures(scale: Scale, commands: Vec<String>, cpu_ns: u64, points: &[Point
 
 #[cfg(test)]
 mod tests {
-    use super::verdict::{interactive_words, judge, median, shares, table_rows};
+    use super::verdict::{interactive_words, judge, median, ranking_explanation, shares, table_rows};
     use super::*;
     use crate::figures::{Check, Verdict};
 
@@ -706,6 +714,8 @@ mod tests {
             model: Ok(model),
             counters: None,
             seeks: Vec::new(),
+            service_ms: Vec::new(),
+            model_service_ms: None,
         }
     }
 
@@ -847,6 +857,47 @@ mod tests {
     }
 
     #[test]
+    fn a_ranking_that_disagrees_is_explained_from_the_drives_time_a_command() {
+        let with = |mut p: Point, k: f64, m: f64| {
+            p.service_ms = vec![k];
+            p.model_service_ms = Some(m);
+            p
+        };
+        let mk = |model_mq: f64, model_ms: f64| {
+            vec![
+                with(point("par-read", Class::Present, "mq-deadline", &[6.0], model_mq), 1.3, model_ms),
+                with(point("par-read", Class::Present, "kyber", &[9.0], model_mq), 1.1, model_ms),
+                with(point("par-read", Class::Present, "stream", &[3.0], 12.0), 3.5, 1.1),
+            ]
+        };
+        // the kernel: kyber > mq-deadline > stream; the model: stream first, its drive seeking
+        // (the work-conserving columns took 1.3 and 1.1 ms a command in the guest: median 1.2)
+        let off = mk(0.5, 8.3);
+        let refs: Vec<&Point> = off.iter().collect();
+        let e = ranking_explanation(&refs).expect("a disagreement to explain");
+        assert!(e.contains("1.20 ms a command in the guest's runs and 8.30 ms in the model's"), "{e}");
+        assert!(e.contains("read each stream ahead into its cache"), "{e}");
+        // the same ranking: nothing to explain
+        let same = vec![
+            with(point("w", Class::Present, "mq-deadline", &[6.0], 6.0), 1.0, 1.0),
+            with(point("w", Class::Present, "stream", &[3.0], 3.0), 1.0, 1.0),
+        ];
+        let refs: Vec<&Point> = same.iter().collect();
+        assert!(ranking_explanation(&refs).is_none());
+        // a disagreement with the drive agreeing says so
+        let alike = mk(0.5, 1.2);
+        let refs: Vec<&Point> = alike.iter().collect();
+        assert!(ranking_explanation(&refs).unwrap().contains("agrees within 2x"));
+        // the figure carries it
+        let f = figures(Scale::Quick, Vec::new(), 0, &off);
+        assert!(
+            f[0].explanation.contains("par-read: the simulator ranks stream first"),
+            "{}",
+            f[0].explanation
+        );
+    }
+
+    #[test]
     fn the_table_flags_repeats_that_disagree_and_gives_the_seeks() {
         let mut p = [
             point("w", Class::Present, "bfq", &[10.0, 10.5, 10.2], 1.0),
@@ -953,6 +1004,7 @@ mod tests {
     #[test]
     fn measures_come_from_the_runs_jobs() {
         let r = ModelRun {
+            mean_service_ns: 1e6,
             bw_bytes: 5e6,
             jobs: vec![
                 crate::model::ModelJob {
