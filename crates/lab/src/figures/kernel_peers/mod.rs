@@ -878,7 +878,7 @@ mod tests {
         assert!(e.contains("1.20 ms a command in the guest's runs and 8.30 ms in the model's"), "{e}");
         assert!(e.contains("read each stream ahead into its cache"), "{e}");
         // the same ranking: nothing to explain
-        let same = vec![
+        let same = [
             with(point("w", Class::Present, "mq-deadline", &[6.0], 6.0), 1.0, 1.0),
             with(point("w", Class::Present, "stream", &[3.0], 3.0), 1.0, 1.0),
         ];
