@@ -908,7 +908,7 @@ mod tests {
         let rows = table_rows(&refs, &refs);
         assert!(!rows[0].1.contains("disagree"), "{rows:?}");
         assert!(rows[1].1.contains("spread 33% (repeats disagree)"), "{rows:?}");
-        assert!(rows[1].1.contains("drive seeks 120, 130, 125"), "{rows:?}");
+        assert!(rows[1].1.contains("(seeks) 120, 130, 125"), "{rows:?}");
         assert!((median(&[3.0, 1.0, 2.0]) - 2.0).abs() < 1e-12 && (median(&[4.0, 1.0]) - 2.5).abs() < 1e-12);
     }
 

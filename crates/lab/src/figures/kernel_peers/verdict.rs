@@ -236,7 +236,7 @@ pub fn table_rows(points: &[&Point], all: &[&Point]) -> Vec<(String, String, Str
             let seeks = if p.seeks.is_empty() {
                 String::new()
             } else {
-                format!("; drive seeks {}", p.seeks.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+                format!("; the drive's commands not starting where the last ended (seeks) {}", p.seeks.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
             };
             let service = if p.service_ms.is_empty() {
                 String::new()
