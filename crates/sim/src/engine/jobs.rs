@@ -138,8 +138,14 @@ impl FioJobs {
                 && (job.issuer.barrier == 0 || self.since_barrier[j] < job.issuer.barrier))
             {
                 // (a job that ran out of work between requests, here with its final sync
-                // still to do; one without is reported as running to the last completion)
-                if job.progress.inflight == 0 && !job.wants_more(now) && job.end_fsync_due() {
+                // still to do, or while it waited for the host's CPU, which no completion
+                // will wake again; one with neither is reported as running to the last
+                // completion)
+                if job.progress.inflight == 0
+                    && !job.wants_more(now)
+                    && (job.end_fsync_due() || self.cpu_done[j].is_some())
+                {
+                    self.cpu_done[j] = None;
                     self.job_idle(m, j);
                 }
                 break;

@@ -197,7 +197,10 @@ impl<'a> Machine<'a> {
 
     /// The flusher's periodic check.
     pub fn periodic_flush(&mut self) {
-        let running = self.jobs.iter().any(|o| o.progress.finished_at.is_none());
+        // a job with nothing in flight, nothing more to submit and no sync to come is over
+        // even when nothing marked it finished (its last wake-up came after its runtime)
+        let now = self.core.now;
+        let running = self.jobs.iter().any(|o| o.progress.finished_at.is_none() && !o.done(now));
         if self.cache.periodic(&mut self.core, &mut self.block, running) {
             self.block.fill_kicked(&mut self.core);
         }
