@@ -590,8 +590,14 @@ fn kernel_peers(
                     counters: (c.guest == "stream")
                         .then(|| (counter("waits_caught"), counter("waits_expired"), counter("streams"))),
                     seeks: runs.iter().map(|r| r.server.iter().map(|s| s.workload.seeks).sum()).collect(),
-                    service_ms: runs.iter().filter_map(|r| mean_service_ms(r)).collect(),
-                    model_service_ms: model_service,
+                    // a queueing drive's dispatch-to-completion time holds its queue too:
+                    // not a time a command to compare
+                    service_ms: if w.drive_depth > 1 {
+                        Vec::new()
+                    } else {
+                        runs.iter().filter_map(|r| mean_service_ms(r)).collect()
+                    },
+                    model_service_ms: model_service.filter(|_| w.drive_depth == 1),
                 });
             }
         }
