@@ -166,6 +166,32 @@ impl Served {
         gaps
     }
 
+    /// The drive's busy time a command, ns: the union of its commands' dispatch-to-completion
+    /// spans over their number (requests dispatched together are one command). With one
+    /// command at a time it is the mean service time; with a queueing drive the overlapping
+    /// spans count once, so queueing inside the drive is not counted as work. `None` without
+    /// commands.
+    pub fn busy_ns_per_command(&self) -> Option<f64> {
+        // dispatch time -> the command's completion (its requests' latest)
+        let mut spans: BTreeMap<u64, u64> = BTreeMap::new();
+        for r in &self.requests {
+            let c = spans.entry(r.dispatch_ns).or_insert(r.complete_ns);
+            *c = (*c).max(r.complete_ns);
+        }
+        if spans.is_empty() {
+            return None;
+        }
+        let (mut busy, mut end) = (0u64, 0u64);
+        for (&from, &to) in &spans {
+            let from = from.max(end);
+            if to > from {
+                busy += to - from;
+                end = to;
+            }
+        }
+        Some(busy as f64 / spans.len() as f64)
+    }
+
     /// Response time of each read or write request (completion less arrival), ns, in
     /// completion order.
     pub fn response_ns(&self) -> Vec<u64> {
@@ -524,6 +550,30 @@ mod tests {
         // the whole trace, 8 -> 99, 107 -> 0, 32 -> 98 and 106 -> 0 are
         assert_eq!(c.seeks, 0);
         assert_eq!(all.seeks, 4);
+    }
+
+    #[test]
+    fn the_drives_busy_time_counts_overlapping_commands_once() {
+        let req = |d: f64, c: f64, sector: u64| Request {
+            connection: 1,
+            arrival_ns: 0,
+            dispatch_ns: (d * 1e9) as u64,
+            complete_ns: (c * 1e9) as u64,
+            write: false,
+            sector,
+            sectors: 8,
+        };
+        // one at a time: 1.0-1.1 and 2.0-2.3, the mean service 0.2 s
+        let one = Served { service_ns: Vec::new(), requests: vec![req(1.0, 1.1, 0), req(2.0, 2.3, 8)] };
+        assert!((one.busy_ns_per_command().unwrap() - 0.2e9).abs() < 1.0);
+        // queued: 1.0-1.4 and 1.1-1.5 overlap (busy 0.5 s), two requests merged into the
+        // command dispatched at 1.1: two commands, 0.25 s each
+        let q = Served {
+            service_ns: Vec::new(),
+            requests: vec![req(1.0, 1.4, 0), req(1.1, 1.5, 64), req(1.1, 1.5, 72)],
+        };
+        assert!((q.busy_ns_per_command().unwrap() - 0.25e9).abs() < 1.0);
+        assert_eq!(Served::default().busy_ns_per_command(), None);
     }
 
     #[test]

@@ -479,10 +479,10 @@ fn unit(m: Measure) -> &'static str {
     }
 }
 
-/// The emulated drive's mean time a command over the run (every server), ms.
-fn mean_service_ms(run: &LabRun) -> Option<f64> {
-    let all: Vec<u64> = run.server.iter().flat_map(|s| s.served.service_ns.iter().copied()).collect();
-    (!all.is_empty()).then(|| all.iter().sum::<u64>() as f64 / all.len() as f64 / 1e6)
+/// The emulated drive's busy time a command over the run, ms (its one server's; a queueing
+/// drive's overlapping commands counted once, as the model's busy time counts them).
+fn busy_ms_per_command(run: &LabRun) -> Option<f64> {
+    run.server.first().and_then(|s| s.served.busy_ns_per_command()).map(|ns| ns / 1e6)
 }
 
 /// MB/s of each fio job name of a run, in first-seen order.
@@ -590,14 +590,8 @@ fn kernel_peers(
                     counters: (c.guest == "stream")
                         .then(|| (counter("waits_caught"), counter("waits_expired"), counter("streams"))),
                     seeks: runs.iter().map(|r| r.server.iter().map(|s| s.workload.seeks).sum()).collect(),
-                    // a queueing drive's dispatch-to-completion time holds its queue too:
-                    // not a time a command to compare
-                    service_ms: if w.drive_depth > 1 {
-                        Vec::new()
-                    } else {
-                        runs.iter().filter_map(|r| mean_service_ms(r)).collect()
-                    },
-                    model_service_ms: model_service.filter(|_| w.drive_depth == 1),
+                    service_ms: runs.iter().filter_map(|r| busy_ms_per_command(r)).collect(),
+                    model_service_ms: model_service,
                 });
             }
         }
